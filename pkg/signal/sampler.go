@@ -1,0 +1,193 @@
+package signal
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/barometer-scaler/barometer/pkg/pressure"
+)
+
+// Snapshot is what the sampler publishes after every attempt: the current
+// signal plus the facts about sampling that surfaces need (staleness, the
+// last error, counters). A Snapshot is immutable once published.
+type Snapshot struct {
+	Signal ScalingSignal
+	// Interval is the sampler's sample interval, for staleness checks.
+	Interval time.Duration
+	// AttemptedAt is when the last sample was attempted (zero before any).
+	AttemptedAt time.Time
+	// LastErr is the last attempt's error, nil when it succeeded.
+	LastErr error
+	// LastDuration is how long the last attempt took.
+	LastDuration time.Duration
+	// Samples and Failures count attempts since start; SplitProbeFailures
+	// counts samples whose split probe failed open.
+	Samples, Failures, SplitProbeFailures uint64
+
+	next chan struct{}
+}
+
+// Next returns a channel that is closed once a newer snapshot is published.
+func (s *Snapshot) Next() <-chan struct{} { return s.next }
+
+// Stale reports whether the signal is older than 3 x the sample interval at
+// now, or has never been sampled.
+func (s *Snapshot) Stale(now time.Time) bool {
+	return s.Signal.WarmingUp() || now.Sub(s.Signal.SampledAt) > 3*s.Interval
+}
+
+// SamplerConfig wires a sampler.
+type SamplerConfig struct {
+	Source  pressure.Source
+	Compute pressure.ComputeCollector
+	// Storage folds the storage axis; nil leaves it empty.
+	Storage *pressure.StorageCollector
+	Options Options
+	// Interval between samples; <= 0 falls back to DefaultSampleInterval.
+	Interval time.Duration
+	// Timeout bounds one Observe call; <= 0 means 80 % of Interval.
+	Timeout time.Duration
+	// SplitFootprintTTL: see DefaultSplitFootprintTTL.
+	SplitFootprintTTL time.Duration
+	Clock             Clock
+	Logger            *slog.Logger
+}
+
+// Sampler runs a source on a timer, folds each observation through the
+// computer and publishes the result. Load is safe for concurrent use and never
+// blocks or allocates; Run and SampleOnce are serialised internally.
+type Sampler struct {
+	cfg      SamplerConfig
+	computer *Computer
+	splits   *splitTracker
+
+	mu      sync.Mutex // serialises sampling
+	current atomic.Pointer[Snapshot]
+}
+
+// NewSampler returns a sampler that publishes the warming-up signal until its
+// first sample.
+func NewSampler(cfg SamplerConfig) *Sampler {
+	if cfg.Interval <= 0 {
+		cfg.Interval = DefaultSampleInterval
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = cfg.Interval * 4 / 5
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = SystemClock{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Sampler{
+		cfg:      cfg,
+		computer: NewComputer(cfg.Options),
+		splits:   newSplitTracker(cfg.SplitFootprintTTL),
+	}
+	s.current.Store(&Snapshot{
+		Signal:   s.computer.WarmingUp(),
+		Interval: cfg.Interval,
+		next:     make(chan struct{}),
+	})
+	return s
+}
+
+// Load returns the latest snapshot. It never blocks and never allocates.
+func (s *Sampler) Load() *Snapshot { return s.current.Load() }
+
+// Interval is the sample interval in force.
+func (s *Sampler) Interval() time.Duration { return s.cfg.Interval }
+
+// Run samples at once and then every Interval until ctx ends.
+func (s *Sampler) Run(ctx context.Context) {
+	ticks, stop := s.cfg.Clock.NewTicker(s.cfg.Interval)
+	defer stop()
+	for {
+		s.SampleOnce(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticks:
+		}
+	}
+}
+
+// SampleOnce takes one sample and publishes the result. A failed sample keeps
+// the previous signal and records the error.
+func (s *Sampler) SampleOnce(ctx context.Context) *Snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	start := s.cfg.Clock.Now()
+	obsCtx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	obs, err := s.cfg.Source.Observe(obsCtx)
+	cancel()
+	if err == nil && len(obs.Replicas) == 0 {
+		err = errNoReplicas(obs)
+	}
+	now := s.cfg.Clock.Now()
+
+	prev := s.current.Load()
+	next := &Snapshot{
+		Signal:             prev.Signal,
+		Interval:           s.cfg.Interval,
+		AttemptedAt:        now,
+		LastErr:            err,
+		LastDuration:       now.Sub(start),
+		Samples:            prev.Samples + 1,
+		Failures:           prev.Failures,
+		SplitProbeFailures: prev.SplitProbeFailures,
+		next:               make(chan struct{}),
+	}
+	if err != nil {
+		next.Failures++
+		s.cfg.Logger.Warn("sample failed; previous signal stands", "err", err)
+	} else {
+		next.Signal = s.compute(obs, now, next)
+	}
+	s.current.Store(next)
+	close(prev.next)
+	return next
+}
+
+func (s *Sampler) compute(obs pressure.Observation, now time.Time, snap *Snapshot) ScalingSignal {
+	in := Input{Compute: s.cfg.Compute.Collect(obs)}
+	if s.cfg.Storage != nil && obs.Trees != nil {
+		in.Storage = s.cfg.Storage.Collect(obs.Trees, now)
+	} else {
+		in.Storage = pressure.StoragePressure{Accounts: []pressure.WalAccountPressure{}}
+	}
+	if s.cfg.Options.SplitAwareScaleIn {
+		in.SplitInFlight = s.probeSplits(obs, now, snap)
+	}
+	return s.computer.Compute(now, in)
+}
+
+// probeSplits fails open: when the footprint cannot be read it reports no
+// split in flight and logs, because a probe that failed closed would hold
+// scale-in for as long as it stays broken.
+func (s *Sampler) probeSplits(obs pressure.Observation, now time.Time, snap *Snapshot) bool {
+	if obs.SplitsErr != nil {
+		snap.SplitProbeFailures++
+		s.cfg.Logger.Warn("split probe failed; assuming no split in flight", "err", obs.SplitsErr)
+		return false
+	}
+	return s.splits.update(obs, now) > 0
+}
+
+// errNoReplicas explains an observation with nothing to fold.
+func errNoReplicas(obs pressure.Observation) error {
+	if len(obs.Missing) == 0 {
+		return errors.New("source reported no replicas")
+	}
+	errs := make([]error, 0, len(obs.Missing))
+	for _, m := range obs.Missing {
+		errs = append(errs, m.Err)
+	}
+	return errors.Join(append([]error{errors.New("no replica answered")}, errs...)...)
+}

@@ -1,0 +1,223 @@
+package signal
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/barometer-scaler/barometer/pkg/pressure"
+)
+
+// fakeClock is a manual clock: Now moves only when the test says, and the
+// ticker delivers only when the test calls tick.
+type fakeClock struct {
+	mu    sync.Mutex
+	now   time.Time
+	ticks chan time.Time
+}
+
+func newFakeClock() *fakeClock { return &fakeClock{now: t0, ticks: make(chan time.Time)} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+func (c *fakeClock) NewTicker(time.Duration) (<-chan time.Time, func()) { return c.ticks, func() {} }
+
+// scripted is a source that returns the next scripted observation or error.
+type scripted struct {
+	mu    sync.Mutex
+	steps []func() (pressure.Observation, error)
+}
+
+func (s *scripted) Observe(context.Context) (pressure.Observation, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.steps) == 0 {
+		return pressure.Observation{}, errors.New("script exhausted")
+	}
+	next := s.steps[0]
+	s.steps = s.steps[1:]
+	return next()
+}
+
+func replicas(cpu ...float64) func() (pressure.Observation, error) {
+	return func() (pressure.Observation, error) {
+		var obs pressure.Observation
+		for i, c := range cpu {
+			obs.Replicas = append(obs.Replicas, pressure.ReplicaObservation{Name: string(rune('a' + i)), CPUUtilisation: c})
+		}
+		return obs, nil
+	}
+}
+
+func fail(msg string) func() (pressure.Observation, error) {
+	return func() (pressure.Observation, error) { return pressure.Observation{}, errors.New(msg) }
+}
+
+func withSplits(splits float64, err error, cpu ...float64) func() (pressure.Observation, error) {
+	return func() (pressure.Observation, error) {
+		obs, _ := replicas(cpu...)()
+		obs.Replicas[0].HasSplits, obs.Replicas[0].SplitsInFlight = true, splits
+		obs.SplitsErr = err
+		return obs, nil
+	}
+}
+
+func newTestSampler(clock *fakeClock, src pressure.Source, opts Options) *Sampler {
+	return NewSampler(SamplerConfig{Source: src, Options: opts, Interval: 5 * time.Second, Clock: clock})
+}
+
+func TestSamplerWarmingUpThenSample(t *testing.T) {
+	clock := newFakeClock()
+	s := newTestSampler(clock, &scripted{steps: []func() (pressure.Observation, error){replicas(0.5, 0.7)}}, DefaultOptions())
+	first := s.Load()
+	if first.Signal.Reason != ReasonWarmingUp || !first.Stale(clock.Now()) {
+		t.Fatalf("before the first sample: %+v", first.Signal)
+	}
+	snap := s.SampleOnce(context.Background())
+	if snap.Signal.ScaleValue != 1.4 || snap.Signal.Reason != "resource pressure 0.70 across 2 replica(s)" {
+		t.Fatalf("first sample: %v %q", snap.Signal.ScaleValue, snap.Signal.Reason)
+	}
+	select {
+	case <-first.Next():
+	default:
+		t.Fatal("the old snapshot's Next channel was not closed on publish")
+	}
+	if s.Load() != snap || snap.Samples != 1 || snap.Failures != 0 {
+		t.Fatalf("published snapshot %+v", s.Load())
+	}
+}
+
+func TestSamplerFailedSampleKeepsSignal(t *testing.T) {
+	clock := newFakeClock()
+	s := newTestSampler(clock, &scripted{steps: []func() (pressure.Observation, error){
+		replicas(0.5), fail("connection refused"), replicas(0.8),
+	}}, DefaultOptions())
+	good := s.SampleOnce(context.Background())
+	clock.advance(5 * time.Second)
+	bad := s.SampleOnce(context.Background())
+	if bad.Signal.ScaleValue != good.Signal.ScaleValue || bad.Signal.SampledAt != good.Signal.SampledAt {
+		t.Fatalf("failed sample changed the signal: %+v", bad.Signal)
+	}
+	if bad.LastErr == nil || bad.Failures != 1 || bad.AttemptedAt != clock.Now() {
+		t.Fatalf("failure not recorded: err %v failures %d", bad.LastErr, bad.Failures)
+	}
+	clock.advance(5 * time.Second)
+	if next := s.SampleOnce(context.Background()); next.Signal.ScaleValue != 0.8 || next.LastErr != nil {
+		t.Fatalf("recovery: %v err %v", next.Signal.ScaleValue, next.LastErr)
+	}
+}
+
+func TestSamplerNoReplicasIsAFailure(t *testing.T) {
+	clock := newFakeClock()
+	allMissing := func() (pressure.Observation, error) {
+		return pressure.Observation{Missing: []pressure.MissingReplica{{Name: "a", Err: errors.New("timeout")}}}, nil
+	}
+	s := newTestSampler(clock, &scripted{steps: []func() (pressure.Observation, error){allMissing}}, DefaultOptions())
+	snap := s.SampleOnce(context.Background())
+	if snap.LastErr == nil || !snap.Signal.WarmingUp() {
+		t.Fatalf("no replicas should fail the sample: %+v", snap)
+	}
+}
+
+func TestSnapshotStaleness(t *testing.T) {
+	clock := newFakeClock()
+	s := newTestSampler(clock, &scripted{steps: []func() (pressure.Observation, error){replicas(0.5)}}, DefaultOptions())
+	snap := s.SampleOnce(context.Background())
+	if snap.Stale(clock.Now().Add(15 * time.Second)) {
+		t.Error("stale at exactly 3 intervals")
+	}
+	if !snap.Stale(clock.Now().Add(15*time.Second + time.Nanosecond)) {
+		t.Error("not stale past 3 intervals")
+	}
+}
+
+func TestSamplerSplitProbe(t *testing.T) {
+	o := DefaultOptions()
+	o.ScaleInGateWindow = 0
+	clock := newFakeClock()
+	s := NewSampler(SamplerConfig{
+		Options: o, Interval: 5 * time.Second, Clock: clock, SplitFootprintTTL: 30 * time.Second,
+		Source: &scripted{steps: []func() (pressure.Observation, error){
+			replicas(1, 1),               // 2.0
+			withSplits(2, nil, 0.1, 0.1), // split in flight: held
+			replicas(0.1, 0.1),           // replica a silent on splits: footprint still counts
+			withSplits(0, errors.New("probe down"), 0.1, 0.1), // fails open: not held by the split (arming tick)
+			replicas(0.1, 0.1), // footprint from 10 s still within TTL: held
+			replicas(0.1, 0.1), // t=40: expired: arming tick
+			replicas(0.1, 0.1), // released
+		}},
+	})
+	type want struct {
+		held, split bool
+	}
+	wants := []want{{false, false}, {true, true}, {true, true}, {true, false}, {true, true}, {true, false}, {false, false}}
+	steps := []time.Duration{0, 5, 5, 5, 5, 20, 5}
+	for i, w := range wants {
+		clock.advance(steps[i] * time.Second)
+		snap := s.SampleOnce(context.Background())
+		if snap.Signal.Held != w.held || snap.Signal.SplitInFlight != w.split {
+			t.Fatalf("sample %d: held %v split %v, want held %v split %v (%s)", i, snap.Signal.Held, snap.Signal.SplitInFlight, w.held, w.split, snap.Signal.Reason)
+		}
+	}
+	if got := s.Load().SplitProbeFailures; got != 1 {
+		t.Errorf("SplitProbeFailures = %d, want 1", got)
+	}
+}
+
+func TestSamplerRunSamplesAtOnceThenOnTicks(t *testing.T) {
+	clock := newFakeClock()
+	src := &scripted{steps: []func() (pressure.Observation, error){replicas(0.1), replicas(0.2), replicas(0.3)}}
+	s := newTestSampler(clock, src, DefaultOptions())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { s.Run(ctx); close(done) }()
+
+	waitFor := func(samples uint64) *Snapshot {
+		t.Helper()
+		for {
+			snap := s.Load()
+			if snap.Samples >= samples {
+				return snap
+			}
+			select {
+			case <-snap.Next():
+			case <-time.After(5 * time.Second):
+				t.Fatalf("sample %d never came", samples)
+			}
+		}
+	}
+	if got := waitFor(1); got.Signal.ScaleValue != 0.1 {
+		t.Fatalf("first sample %v", got.Signal.ScaleValue)
+	}
+	clock.advance(5 * time.Second)
+	clock.ticks <- clock.Now()
+	if got := waitFor(2); got.Signal.ScaleValue != 0.2 {
+		t.Fatalf("second sample %v", got.Signal.ScaleValue)
+	}
+	cancel()
+	<-done
+}
+
+func TestSamplerTimeoutBoundsObserve(t *testing.T) {
+	hang := pressure.SourceFunc(func(ctx context.Context) (pressure.Observation, error) {
+		<-ctx.Done()
+		return pressure.Observation{}, ctx.Err()
+	})
+	s := NewSampler(SamplerConfig{Source: hang, Interval: 50 * time.Millisecond})
+	snap := s.SampleOnce(context.Background())
+	if !errors.Is(snap.LastErr, context.DeadlineExceeded) {
+		t.Fatalf("LastErr = %v, want deadline exceeded", snap.LastErr)
+	}
+}

@@ -1,0 +1,71 @@
+package signal
+
+import (
+	"time"
+
+	"github.com/barometer-scaler/barometer/pkg/pressure"
+)
+
+// Dimension names the compute dimension that dominated a sample.
+type Dimension int
+
+// The compute dimensions, in the order that breaks ties.
+const (
+	Activation Dimension = iota
+	Resource
+	WalDispatch
+)
+
+var dimensionNames = [...]string{"activation", "resource", "wal-dispatch"}
+
+// String returns the dimension as it appears in a Reason.
+func (d Dimension) String() string {
+	if d < Activation || d > WalDispatch {
+		return "unknown"
+	}
+	return dimensionNames[d]
+}
+
+// MarshalText serves the dimension by name.
+func (d Dimension) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// ReasonWarmingUp is the Reason before the first sample lands.
+const ReasonWarmingUp = "warming up"
+
+// ScalingSignal is one published result. A value is never modified after it
+// is published, so readers share it freely.
+type ScalingSignal struct {
+	// ScaleValue is the smoothed, gated, floored replica demand an
+	// autoscaler acts on.
+	ScaleValue float64
+	// RecommendedReplicas is max(MinReplicas, ceil(ScaleValue)).
+	RecommendedReplicas int
+	Compute             pressure.ComputePressure
+	Storage             pressure.StoragePressure
+	Reason              string
+	// SampledAt is when the sample behind the signal was taken; zero while
+	// warming up.
+	SampledAt time.Time
+	// RawScaleValue is the instantaneous demand, dominant x replicas.
+	RawScaleValue float64
+	// Dominant is the dimension behind RawScaleValue.
+	Dominant Dimension
+	// Held is set when the gate held a falling signal at its previous value.
+	Held bool
+	// ScaleInAllowed reports whether the gate was open at this sample.
+	ScaleInAllowed bool
+	// SplitInFlight reports whether a split held scale-in at this sample.
+	SplitInFlight bool
+}
+
+// WarmingUp reports whether no sample has landed yet.
+func (s *ScalingSignal) WarmingUp() bool { return s.SampledAt.IsZero() }
+
+// warmingUp is the signal before the first sample.
+func warmingUp(opts Options) ScalingSignal {
+	return ScalingSignal{
+		RecommendedReplicas: max(opts.MinReplicas, 0),
+		Reason:              ReasonWarmingUp,
+		Storage:             pressure.StoragePressure{Accounts: []pressure.WalAccountPressure{}},
+	}
+}
