@@ -1,0 +1,227 @@
+// Package scaler is the KEDA external scaler: the gRPC ExternalScaler
+// service of KEDA's generated externalscaler package, answered from cached
+// signal snapshots.
+package scaler
+
+import (
+	"context"
+	"log/slog"
+	"math"
+	"time"
+
+	"github.com/kedacore/keda/v2/pkg/scalers/externalscaler"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/barometer-scaler/barometer/pkg/signal"
+	"github.com/barometer-scaler/barometer/pkg/target"
+)
+
+// DefaultWarmUpWait is how long GetMetrics waits for a new target's first
+// sample before it answers Unavailable. KEDA's HPA path runs under a ~3 s
+// deadline, so this stays well inside it.
+const DefaultWarmUpWait = time.Second
+
+// Server implements externalscaler.ExternalScalerServer. Every answer reads
+// a cached snapshot; the only wait is a new target's first sample, bounded
+// by WarmUpWait. Safe for concurrent use.
+type Server struct {
+	externalscaler.UnimplementedExternalScalerServer
+
+	reg        *target.Registry
+	now        func() time.Time
+	warmUpWait time.Duration
+	logger     *slog.Logger
+	shutdown   chan struct{}
+}
+
+// Config wires a Server.
+type Config struct {
+	Registry   *target.Registry
+	Now        func() time.Time
+	WarmUpWait time.Duration
+	Logger     *slog.Logger
+}
+
+// New returns a server over the registry's targets.
+func New(cfg Config) *Server {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.WarmUpWait <= 0 {
+		cfg.WarmUpWait = DefaultWarmUpWait
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Server{reg: cfg.Registry, now: cfg.Now, warmUpWait: cfg.WarmUpWait, logger: cfg.Logger, shutdown: make(chan struct{})}
+}
+
+// Shutdown ends every open stream cleanly (status OK), so KEDA reconnects
+// without growing its backoff. Call it before grpc.Server.GracefulStop,
+// which otherwise waits for streams forever.
+func (s *Server) Shutdown() {
+	select {
+	case <-s.shutdown:
+	default:
+		close(s.shutdown)
+	}
+}
+
+// resolve parses a ScaledObject's metadata and returns its target.
+func (s *Server) resolve(ref *externalscaler.ScaledObjectRef) (*target.Target, target.Metadata, error) {
+	if ref == nil {
+		return nil, target.Metadata{}, status.Error(codes.InvalidArgument, "scaledObjectRef is required")
+	}
+	md, err := s.reg.Parse(ref.GetScalerMetadata())
+	if err != nil {
+		return nil, md, status.Error(codes.InvalidArgument, err.Error())
+	}
+	t, err := s.reg.Acquire(target.Ref{Namespace: ref.GetNamespace(), Name: ref.GetName()}, md)
+	if err != nil {
+		// The metadata parsed, but its source could not be built (for
+		// example an unreadable host): a configuration problem of the
+		// scaler, not something KEDA's retry will fix.
+		return nil, md, status.Error(codes.FailedPrecondition, err.Error())
+	}
+	return t, md, nil
+}
+
+func spec(md target.Metadata) *externalscaler.GetMetricSpecResponse {
+	return &externalscaler.GetMetricSpecResponse{MetricSpecs: []*externalscaler.MetricSpec{{
+		MetricName:      md.MetricName,
+		TargetSizeFloat: md.TargetPressure,
+		// The deprecated integer field, for clients that predate floats:
+		// the nearest whole number, never 0 (0 means "unset" to KEDA).
+		TargetSize: max(1, int64(math.Round(md.TargetPressure))),
+	}}}
+}
+
+// GetMetricSpec fails only for invalid metadata: KEDA counts its failures
+// nowhere, so a sampling problem here would silently stall the ScaledObject.
+// It starts the target's sampler so the first GetMetrics finds a sample.
+func (s *Server) GetMetricSpec(_ context.Context, ref *externalscaler.ScaledObjectRef) (*externalscaler.GetMetricSpecResponse, error) {
+	_, md, err := s.resolve(ref)
+	if status.Code(err) == codes.InvalidArgument {
+		return nil, err
+	}
+	if err != nil {
+		s.logger.Warn("target not started; GetMetrics will report it", "scaledObject", ref.GetNamespace()+"/"+ref.GetName(), "err", err)
+	}
+	return spec(md), nil
+}
+
+// GetMetrics answers the current ScaleValue, or Unavailable while warming up
+// or stale so that KEDA's fallback counts the failure instead of acting on a
+// made-up zero.
+func (s *Server) GetMetrics(ctx context.Context, req *externalscaler.GetMetricsRequest) (*externalscaler.GetMetricsResponse, error) {
+	t, md, err := s.resolve(req.GetScaledObjectRef())
+	if err != nil {
+		return nil, err
+	}
+	if name := req.GetMetricName(); name != "" && name != md.MetricName {
+		return nil, status.Errorf(codes.InvalidArgument, "metric %q is not served for this ScaledObject (its metricName is %q)", name, md.MetricName)
+	}
+	snap, err := s.current(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	v := snap.Signal.ScaleValue
+	return &externalscaler.GetMetricsResponse{MetricValues: []*externalscaler.MetricValue{{
+		MetricName:       md.MetricName,
+		MetricValueFloat: v,
+		MetricValue:      int64(math.Round(v)),
+	}}}, nil
+}
+
+// IsActive reports ScaleValue > activationValue.
+func (s *Server) IsActive(ctx context.Context, ref *externalscaler.ScaledObjectRef) (*externalscaler.IsActiveResponse, error) {
+	t, md, err := s.resolve(ref)
+	if err != nil {
+		return nil, err
+	}
+	snap, err := s.current(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	return &externalscaler.IsActiveResponse{Result: snap.Signal.ScaleValue > md.ActivationValue}, nil
+}
+
+// current returns a usable snapshot: it waits briefly for a first sample and
+// refuses a stale one.
+func (s *Server) current(ctx context.Context, t *target.Target) (*signal.Snapshot, error) {
+	snap := t.WaitFirst(ctx, s.warmUpWait)
+	return snap, usable(snap, s.now())
+}
+
+func usable(snap *signal.Snapshot, now time.Time) error {
+	switch {
+	case snap.Signal.WarmingUp():
+		msg := "warming up: no sample yet"
+		if snap.LastErr != nil {
+			msg += "; last error: " + snap.LastErr.Error()
+		}
+		return status.Error(codes.Unavailable, msg)
+	case snap.Stale(now):
+		msg := "signal stale: last sample at " + snap.Signal.SampledAt.UTC().Format(time.RFC3339) +
+			", more than 3 x " + snap.Interval.String() + " ago"
+		if snap.LastErr != nil {
+			msg += "; last error: " + snap.LastErr.Error()
+		}
+		return status.Error(codes.Unavailable, msg)
+	}
+	return nil
+}
+
+// StreamIsActive sends the activity once a usable signal exists, then only
+// when it changes: KEDA restarts its cooldown on every true it receives. A
+// stale signal sends nothing (KEDA ignores false anyway). The stream ends
+// with the client's context, or cleanly (OK) on Shutdown.
+func (s *Server) StreamIsActive(ref *externalscaler.ScaledObjectRef, stream externalscaler.ExternalScaler_StreamIsActiveServer) error {
+	t, md, err := s.resolve(ref)
+	if err != nil {
+		return err
+	}
+	ctx := stream.Context()
+	sent, last := false, false
+	for {
+		snap := t.Load()
+		s.reg.Touch(t)
+		if usable(snap, s.now()) == nil {
+			active := snap.Signal.ScaleValue > md.ActivationValue
+			if !sent || active != last {
+				if err := stream.Send(&externalscaler.IsActiveResponse{Result: active}); err != nil {
+					return err
+				}
+				sent, last = true, active
+			}
+		}
+		select {
+		case <-snap.Next():
+		case <-ctx.Done():
+			return status.FromContextError(ctx.Err()).Err()
+		case <-s.shutdown:
+			return nil
+		}
+	}
+}
+
+// StreamMetricSpec sends the spec at once. The spec is a function of the
+// metadata, which is fixed for the life of a stream, so there is never a
+// change to push; the stream stays open until the client or Shutdown ends
+// it, and never sends an empty update.
+func (s *Server) StreamMetricSpec(ref *externalscaler.ScaledObjectRef, stream externalscaler.ExternalScaler_StreamMetricSpecServer) error {
+	_, md, err := s.resolve(ref)
+	if status.Code(err) == codes.InvalidArgument {
+		return err
+	}
+	if err := stream.Send(spec(md)); err != nil {
+		return err
+	}
+	select {
+	case <-stream.Context().Done():
+		return status.FromContextError(stream.Context().Err()).Err()
+	case <-s.shutdown:
+		return nil
+	}
+}

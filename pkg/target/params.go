@@ -1,0 +1,163 @@
+package target
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// MetadataError is invalid trigger metadata: it names the key and says what
+// is allowed. Surfaces map it to InvalidArgument.
+type MetadataError struct {
+	Key     string
+	Value   string
+	Allowed string
+}
+
+func (e *MetadataError) Error() string {
+	if e.Value == "" {
+		return fmt.Sprintf("metadata key %q: %s", e.Key, e.Allowed)
+	}
+	return fmt.Sprintf("metadata key %q: invalid value %q: %s", e.Key, e.Value, e.Allowed)
+}
+
+// Params reads trigger metadata key by key, remembering which keys were
+// read so that anything left over is reported as unknown. Keys ending in
+// FromEnv arrive from KEDA already resolved under their own name.
+type Params struct {
+	raw  map[string]string
+	used map[string]bool
+}
+
+// NewParams wraps a ScaledObject's scalerMetadata.
+func NewParams(raw map[string]string) *Params {
+	return &Params{raw: raw, used: map[string]bool{}}
+}
+
+// Lookup returns a key's trimmed value and whether it is set (non-empty).
+func (p *Params) Lookup(key string) (string, bool) {
+	p.used[key] = true
+	v := strings.TrimSpace(p.raw[key])
+	return v, v != ""
+}
+
+// String returns a key's value or def.
+func (p *Params) String(key, def string) string {
+	if v, ok := p.Lookup(key); ok {
+		return v
+	}
+	return def
+}
+
+// Enum returns a key's value, which must be one of allowed; def when unset.
+func (p *Params) Enum(key, def string, allowed ...string) (string, error) {
+	v := p.String(key, def)
+	if !slices.Contains(allowed, v) {
+		return "", &MetadataError{Key: key, Value: v, Allowed: "one of " + strings.Join(allowed, ", ")}
+	}
+	return v, nil
+}
+
+// Float returns a finite number within [lo, hi]; def when unset.
+func (p *Params) Float(key string, def, lo, hi float64) (float64, error) {
+	s, ok := p.Lookup(key)
+	if !ok {
+		return def, nil
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < lo || v > hi {
+		return 0, &MetadataError{Key: key, Value: s, Allowed: rangeText("a number", lo, hi)}
+	}
+	return v, nil
+}
+
+// PositiveFloat returns a finite number > 0; def when unset.
+func (p *Params) PositiveFloat(key string, def float64) (float64, error) {
+	s, ok := p.Lookup(key)
+	if !ok {
+		return def, nil
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
+		return 0, &MetadataError{Key: key, Value: s, Allowed: "a number greater than 0"}
+	}
+	return v, nil
+}
+
+// Int returns a whole number within [lo, hi]; def when unset.
+func (p *Params) Int(key string, def, lo, hi int) (int, error) {
+	s, ok := p.Lookup(key)
+	if !ok {
+		return def, nil
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil || v < lo || v > hi {
+		return 0, &MetadataError{Key: key, Value: s, Allowed: rangeText("a whole number", float64(lo), float64(hi))}
+	}
+	return v, nil
+}
+
+// Duration returns a Go duration ("30s", "2m") within [lo, hi]; def when unset.
+func (p *Params) Duration(key string, def, lo, hi time.Duration) (time.Duration, error) {
+	s, ok := p.Lookup(key)
+	if !ok {
+		return def, nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil || v < lo || v > hi {
+		return 0, &MetadataError{Key: key, Value: s, Allowed: fmt.Sprintf("a duration such as 30s or 2m, from %s to %s", lo, hi)}
+	}
+	return v, nil
+}
+
+// Bool returns true or false; def when unset.
+func (p *Params) Bool(key string, def bool) (bool, error) {
+	s, ok := p.Lookup(key)
+	if !ok {
+		return def, nil
+	}
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return false, &MetadataError{Key: key, Value: s, Allowed: "true or false"}
+	}
+	return v, nil
+}
+
+// Ignore marks keys that are accepted and have no meaning here.
+func (p *Params) Ignore(keys ...string) {
+	for _, k := range keys {
+		p.used[k] = true
+	}
+}
+
+// Unknown reports the first key (in sorted order) that nothing read.
+func (p *Params) Unknown() error {
+	var left []string
+	for k := range p.raw {
+		if !p.used[k] {
+			left = append(left, k)
+		}
+	}
+	if len(left) == 0 {
+		return nil
+	}
+	slices.Sort(left)
+	known := make([]string, 0, len(p.used))
+	for k := range p.used {
+		known = append(known, k)
+	}
+	slices.Sort(known)
+	return &MetadataError{Key: left[0], Allowed: "unknown key; allowed keys: " + strings.Join(known, ", ")}
+}
+
+func rangeText(kind string, lo, hi float64) string {
+	switch {
+	case math.IsInf(hi, 1) || hi == math.MaxInt:
+		return fmt.Sprintf("%s of at least %g", kind, lo)
+	default:
+		return fmt.Sprintf("%s from %g to %g", kind, lo, hi)
+	}
+}

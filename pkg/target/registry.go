@@ -1,0 +1,292 @@
+package target
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/barometer-scaler/barometer/pkg/pressure"
+	"github.com/barometer-scaler/barometer/pkg/signal"
+)
+
+// Ref names a ScaledObject.
+type Ref struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+}
+
+func (r Ref) String() string { return r.Namespace + "/" + r.Name }
+
+// Target is one running sampler and the metadata that asked for it. Targets
+// are shared: every ScaledObject whose metadata gives the same SamplerKey
+// reads the same Target.
+type Target struct {
+	Key      string
+	Metadata Metadata
+	sampler  *signal.Sampler
+	cancel   context.CancelFunc
+	done     chan struct{}
+	lastUsed atomic.Int64 // unix nanoseconds
+	pinned   bool         // the default target is never reaped
+}
+
+// Load returns the latest snapshot (one atomic load).
+func (t *Target) Load() *signal.Snapshot { return t.sampler.Load() }
+
+// WaitFirst waits up to max for the first sample and returns the snapshot
+// then in force, warming up or not.
+func (t *Target) WaitFirst(ctx context.Context, max time.Duration) *signal.Snapshot {
+	timer := time.NewTimer(max)
+	defer timer.Stop()
+	for {
+		snap := t.Load()
+		if !snap.Signal.WarmingUp() || snap.Samples > 0 && snap.LastErr != nil {
+			return snap
+		}
+		select {
+		case <-snap.Next():
+		case <-timer.C:
+			return t.Load()
+		case <-ctx.Done():
+			return t.Load()
+		}
+	}
+}
+
+// Config wires a Registry.
+type Config struct {
+	Sources *Sources
+	// DefaultInterval is the sample interval when metadata sets none.
+	DefaultInterval time.Duration
+	// IdleTimeout stops a sampler nobody has read for this long.
+	IdleTimeout time.Duration
+	Clock       signal.Clock
+	Logger      *slog.Logger
+}
+
+// Registry owns the samplers: it starts one on first use, shares it between
+// identical configurations and stops it once idle. Safe for concurrent use.
+type Registry struct {
+	cfg Config
+	ctx context.Context
+
+	mu      sync.Mutex
+	targets map[string]*Target
+	refs    map[Ref]string // ScaledObject -> the key it last used
+	def     *Target
+}
+
+// DefaultIdleTimeout is how long an unread sampler keeps running.
+const DefaultIdleTimeout = 10 * time.Minute
+
+// NewRegistry returns a registry whose samplers live until ctx ends.
+func NewRegistry(ctx context.Context, cfg Config) *Registry {
+	if cfg.DefaultInterval <= 0 {
+		cfg.DefaultInterval = signal.DefaultSampleInterval
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = signal.SystemClock{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Registry{cfg: cfg, ctx: ctx, targets: map[string]*Target{}, refs: map[Ref]string{}}
+}
+
+// Parse reads a ScaledObject's metadata with this registry's sources.
+func (r *Registry) Parse(raw map[string]string) (Metadata, error) {
+	return r.cfg.Sources.Parse(raw, r.cfg.DefaultInterval)
+}
+
+// Acquire returns the target for md, starting its sampler if needed, and
+// records that ref uses it.
+func (r *Registry) Acquire(ref Ref, md Metadata) (*Target, error) {
+	key := md.SamplerKey()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t, ok := r.targets[key]
+	if !ok {
+		var err error
+		if t, err = r.start(key, md); err != nil {
+			return nil, err
+		}
+	}
+	t.lastUsed.Store(r.cfg.Clock.Now().UnixNano())
+	if ref != (Ref{}) {
+		r.refs[ref] = key
+	}
+	return t, nil
+}
+
+// SetDefault starts the target served at /scale; it is never reaped.
+func (r *Registry) SetDefault(md Metadata) (*Target, error) {
+	t, err := r.Acquire(Ref{}, md)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	t.pinned, r.def = true, t
+	r.mu.Unlock()
+	return t, nil
+}
+
+// Default returns the default target, nil when none is set.
+func (r *Registry) Default() *Target {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.def
+}
+
+// ErrUnknownRef is returned by Lookup for a ScaledObject never seen (or
+// whose target was reaped).
+var ErrUnknownRef = errors.New("no target serves this ScaledObject")
+
+// Lookup returns the target that last served ref.
+func (r *Registry) Lookup(ref Ref) (*Target, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if t, ok := r.targets[r.refs[ref]]; ok {
+		return t, nil
+	}
+	return nil, fmt.Errorf("%w: %s", ErrUnknownRef, ref)
+}
+
+// Info describes a target for listings.
+type Info struct {
+	Key        string    `json:"key"`
+	Source     string    `json:"source"`
+	Interval   string    `json:"sampleInterval"`
+	Default    bool      `json:"default"`
+	LastUsed   time.Time `json:"lastUsed"`
+	ScaledObjs []Ref     `json:"scaledObjects"`
+	target     *Target
+}
+
+// Target returns the listed target.
+func (i Info) Target() *Target { return i.target }
+
+// List returns every running target, sorted by key.
+func (r *Registry) List() []Info {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]Info, 0, len(r.targets))
+	for key, t := range r.targets {
+		info := Info{
+			Key: key, Source: t.Metadata.Source.Key(), Interval: t.Metadata.Interval.String(),
+			Default: t == r.def, LastUsed: time.Unix(0, t.lastUsed.Load()).UTC(), ScaledObjs: []Ref{}, target: t,
+		}
+		for ref, k := range r.refs {
+			if k == key {
+				info.ScaledObjs = append(info.ScaledObjs, ref)
+			}
+		}
+		slices.SortFunc(info.ScaledObjs, func(a, b Ref) int { return cmpString(a.String(), b.String()) })
+		out = append(out, info)
+	}
+	slices.SortFunc(out, func(a, b Info) int { return cmpString(a.Key, b.Key) })
+	return out
+}
+
+// ReapIdle stops samplers unread for longer than the idle timeout and
+// forgets the ScaledObjects that used them. Run calls it periodically.
+func (r *Registry) ReapIdle() int {
+	cutoff := r.cfg.Clock.Now().Add(-r.cfg.IdleTimeout).UnixNano()
+	r.mu.Lock()
+	var stopped []*Target
+	for key, t := range r.targets {
+		if t.pinned || t.lastUsed.Load() >= cutoff {
+			continue
+		}
+		delete(r.targets, key)
+		for ref, k := range r.refs {
+			if k == key {
+				delete(r.refs, ref)
+			}
+		}
+		stopped = append(stopped, t)
+	}
+	r.mu.Unlock()
+	for _, t := range stopped {
+		t.cancel()
+		<-t.done
+		r.cfg.Logger.Info("stopped idle sampler", "target", t.Key)
+	}
+	return len(stopped)
+}
+
+// Run reaps idle samplers until ctx ends, then waits for every sampler to
+// stop.
+func (r *Registry) Run(ctx context.Context) {
+	ticks, stop := r.cfg.Clock.NewTicker(r.cfg.IdleTimeout / 4)
+	defer stop()
+	for {
+		select {
+		case <-ctx.Done():
+			r.stopAll()
+			return
+		case <-ticks:
+			r.ReapIdle()
+		}
+	}
+}
+
+func (r *Registry) stopAll() {
+	r.mu.Lock()
+	targets := make([]*Target, 0, len(r.targets))
+	for _, t := range r.targets {
+		targets = append(targets, t)
+	}
+	r.mu.Unlock()
+	for _, t := range targets {
+		t.cancel()
+		<-t.done
+	}
+}
+
+// start builds the source and runs its sampler; r.mu is held.
+func (r *Registry) start(key string, md Metadata) (*Target, error) {
+	logger := r.cfg.Logger.With("target", key)
+	src, err := md.Source.New(logger)
+	if err != nil {
+		return nil, fmt.Errorf("start source %s: %w", md.Source.Key(), err)
+	}
+	sampler := signal.NewSampler(signal.SamplerConfig{
+		Source:   src,
+		Compute:  pressure.ComputeCollector{ActivationWorkingSetTarget: md.ActivationWorkingSetTarget},
+		Storage:  pressure.NewStorageCollector(pressure.DefaultStorageOptions()),
+		Options:  md.Signal,
+		Interval: md.Interval,
+		Clock:    r.cfg.Clock,
+		Logger:   logger,
+	})
+	ctx, cancel := context.WithCancel(r.ctx)
+	t := &Target{Key: key, Metadata: md, sampler: sampler, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(t.done)
+		sampler.Run(ctx)
+	}()
+	r.targets[key] = t
+	logger.Info("started sampler", "interval", md.Interval)
+	return t, nil
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Touch marks the target used now, so the reaper keeps it.
+func (r *Registry) Touch(t *Target) { t.lastUsed.Store(r.cfg.Clock.Now().UnixNano()) }

@@ -1,0 +1,158 @@
+package target
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/barometer-scaler/barometer/pkg/pressure"
+	"github.com/barometer-scaler/barometer/pkg/signal"
+)
+
+// constSpec is a source with fixed pressure, standing in for a workload
+// because the registry's bookkeeping, not sampling, is under test.
+type constSpec string
+
+func (c constSpec) Key() string { return "const:" + string(c) }
+func (c constSpec) New(*slog.Logger) (pressure.Source, error) {
+	if c == "broken" {
+		return nil, errors.New("cannot build")
+	}
+	return pressure.SourceFunc(func(context.Context) (pressure.Observation, error) {
+		return pressure.Observation{Replicas: []pressure.ReplicaObservation{{Name: "a", CPUUtilisation: 0.5}}}, nil
+	}), nil
+}
+
+func testSources() *Sources {
+	s := NewSources()
+	s.Register("host", ParseHost)
+	s.Register("const", func(p *Params) (SourceSpec, error) { return constSpec(p.String("name", "x")), nil })
+	return s
+}
+
+func TestParseDefaults(t *testing.T) {
+	md, err := testSources().Parse(map[string]string{"scalerAddress": "x:6000"}, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := signal.DefaultOptions()
+	if md.Source.Key() != "host" || md.TargetPressure != 0.7 || md.ActivationValue != 0 || md.MetricName != "barometer-pressure" ||
+		md.Floor != FloorTarget || md.Interval != 5*time.Second || md.Signal != want || md.ActivationWorkingSetTarget != 100000 {
+		t.Fatalf("defaults: %+v", md)
+	}
+}
+
+func TestParseEveryKey(t *testing.T) {
+	md, err := testSources().Parse(map[string]string{
+		"source": "const", "name": "q", "targetPressure": "0.5", "activationValue": "0.2", "metricName": "orders.p",
+		"floor": "target", "sampleInterval": "2s", "activationWorkingSetTarget": "500", "minReplicas": "2",
+		"ewmaHalfLife": "1m", "scaleInGateWindow": "30s", "activationScaleInThreshold": "0.1",
+		"resourceScaleInThreshold": "0.2", "walDispatchScaleInThreshold": "0.3", "splitAwareScaleIn": "false",
+		"enableTLS": "true", "unsafeSsl": "true",
+	}, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := signal.Options{MinReplicas: 2, FloorTarget: 0.5, EwmaHalfLife: time.Minute, ScaleInGateWindow: 30 * time.Second,
+		ActivationScaleInThreshold: 0.1, ResourceScaleInThreshold: 0.2, WalDispatchScaleInThreshold: 0.3}
+	if md.Signal != want || md.Source.Key() != "const:q" || md.Interval != 2*time.Second || md.ActivationWorkingSetTarget != 500 ||
+		md.MetricName != "orders.p" || md.ActivationValue != 0.2 {
+		t.Fatalf("parsed: %+v", md)
+	}
+	md, err = testSources().Parse(map[string]string{"minReplicas": "2", "floor": "replicas"}, time.Second)
+	if err != nil || md.Signal.FloorTarget != 0 {
+		t.Fatalf("floor replicas: %+v %v", md.Signal, err)
+	}
+}
+
+func TestParseErrorsNameTheKey(t *testing.T) {
+	var me *MetadataError
+	_, err := testSources().Parse(map[string]string{"sampleInterval": "1h"}, time.Second)
+	if !errors.As(err, &me) || me.Key != "sampleInterval" || !strings.Contains(err.Error(), "from 100ms to 10m0s") {
+		t.Fatalf("range error: %v", err)
+	}
+	_, err = testSources().Parse(map[string]string{"tagetPressure": "0.5"}, time.Second)
+	if !errors.As(err, &me) || me.Key != "tagetPressure" || !strings.Contains(err.Error(), "targetPressure") {
+		t.Fatalf("unknown key error should list the allowed keys: %v", err)
+	}
+}
+
+// manualClock moves only when told; its ticker never fires on its own.
+type manualClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *manualClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+func (c *manualClock) advance(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
+func (c *manualClock) NewTicker(time.Duration) (<-chan time.Time, func()) {
+	return make(chan time.Time), func() {}
+}
+
+func TestRegistryLifecycle(t *testing.T) {
+	clock := &manualClock{now: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	reg := NewRegistry(ctx, Config{Sources: testSources(), IdleTimeout: time.Minute, Clock: clock})
+	parse := func(raw map[string]string) Metadata {
+		md, err := reg.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return md
+	}
+	def, err := reg.SetDefault(parse(map[string]string{"source": "const", "name": "default"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	orders := Ref{Namespace: "shop", Name: "orders"}
+	a, _ := reg.Acquire(orders, parse(map[string]string{"source": "const", "name": "q"}))
+	b, _ := reg.Acquire(Ref{Namespace: "shop", Name: "billing"}, parse(map[string]string{"source": "const", "name": "q", "targetPressure": "0.3"}))
+	if a != b {
+		t.Fatal("same source and signal options did not share a sampler")
+	}
+	if snap := a.WaitFirst(ctx, 5*time.Second); snap.Signal.WarmingUp() {
+		t.Fatal("first sample never came")
+	}
+	if got, err := reg.Lookup(orders); err != nil || got != a {
+		t.Fatalf("Lookup: %v %v", got, err)
+	}
+	if _, err := reg.Lookup(Ref{Namespace: "x", Name: "y"}); !errors.Is(err, ErrUnknownRef) {
+		t.Fatalf("unknown ref: %v", err)
+	}
+	if _, err := reg.Acquire(orders, parse(map[string]string{"source": "const", "name": "broken"})); err == nil {
+		t.Fatal("a source that cannot be built was accepted")
+	}
+	list := reg.List()
+	if len(list) != 2 || !list[1].Default && !list[0].Default {
+		t.Fatalf("List: %+v", list)
+	}
+
+	clock.advance(59 * time.Second)
+	if n := reg.ReapIdle(); n != 0 {
+		t.Fatalf("reaped %d before the idle timeout", n)
+	}
+	reg.Touch(a)
+	clock.advance(59 * time.Second)
+	if n := reg.ReapIdle(); n != 0 {
+		t.Fatalf("reaped %d a touched target", n)
+	}
+	clock.advance(2 * time.Second)
+	if n := reg.ReapIdle(); n != 1 {
+		t.Fatalf("reaped %d, want the idle shared target only", n)
+	}
+	if _, err := reg.Lookup(orders); !errors.Is(err, ErrUnknownRef) {
+		t.Fatalf("reaped target still looked up: %v", err)
+	}
+	if reg.Default() != def || len(reg.List()) != 1 {
+		t.Fatal("the default target must never be reaped")
+	}
+}
