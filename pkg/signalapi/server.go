@@ -1,0 +1,95 @@
+package signalapi
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/barometer-scaler/barometer/pkg/signal"
+	"github.com/barometer-scaler/barometer/pkg/target"
+	barometerv1 "github.com/barometer-scaler/barometer/proto/barometer/v1"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// Registry is what the server reads from *target.Registry.
+type Registry interface {
+	// Default returns the default target, nil when none is set.
+	Default() *target.Target
+	// Lookup returns the target serving a ScaledObject; an error wrapping
+	// target.ErrUnknownRef when none does.
+	Lookup(ref target.Ref) (*target.Target, error)
+}
+
+// Server implements barometerv1.SignalServiceServer.
+type Server struct {
+	barometerv1.UnimplementedSignalServiceServer
+
+	reg Registry
+	now func() time.Time
+
+	shutdownOnce sync.Once
+	done         chan struct{}
+}
+
+var (
+	_ barometerv1.SignalServiceServer = (*Server)(nil)
+	_ Registry                        = (*target.Registry)(nil)
+)
+
+// NewServer returns a server reading reg. now judges staleness; nil means
+// time.Now. It must agree with the registry's clock, or every signal reads
+// stale (or never does).
+func NewServer(reg Registry, now func() time.Time) *Server {
+	if now == nil {
+		now = time.Now
+	}
+	return &Server{reg: reg, now: now, done: make(chan struct{})}
+}
+
+// Shutdown ends every open Watch stream with OK and refuses new ones with
+// UNAVAILABLE. Call it before grpc.Server.GracefulStop, which otherwise waits
+// for the streams forever. Safe to call more than once.
+func (s *Server) Shutdown() {
+	s.shutdownOnce.Do(func() { close(s.done) })
+}
+
+// Get returns the current signal of one target.
+func (s *Server) Get(_ context.Context, req *barometerv1.GetRequest) (*barometerv1.ScalingSignal, error) {
+	t, err := s.resolve(req.GetNamespace(), req.GetName())
+	if err != nil {
+		return nil, err
+	}
+	return s.convert(t, t.Load()), nil
+}
+
+// convert stamps a snapshot with the facts Get and Watch add to the signal.
+func (s *Server) convert(t *target.Target, snap *signal.Snapshot) *barometerv1.ScalingSignal {
+	return ToProto(snap.Signal, t.Key, snap.Stale(s.now()))
+}
+
+// resolve finds the target a request names and maps failures to the status
+// a client can act on.
+func (s *Server) resolve(namespace, name string) (*target.Target, error) {
+	switch {
+	case namespace == "" && name == "":
+		if t := s.reg.Default(); t != nil {
+			return t, nil
+		}
+		return nil, status.Error(codes.Unavailable, "no default target is configured; name a ScaledObject (namespace and name)")
+	case namespace == "" || name == "":
+		return nil, status.Errorf(codes.InvalidArgument,
+			"namespace %q and name %q: give both to name a ScaledObject, or neither for the default target", namespace, name)
+	}
+	ref := target.Ref{Namespace: namespace, Name: name}
+	t, err := s.reg.Lookup(ref)
+	switch {
+	case errors.Is(err, target.ErrUnknownRef):
+		return nil, status.Errorf(codes.NotFound,
+			"no target serves ScaledObject %s: KEDA has not asked the scaler about it, or stopped asking long enough ago that its sampler was stopped", ref)
+	case err != nil:
+		return nil, status.Errorf(codes.Internal, "look up ScaledObject %s: %v", ref, err)
+	}
+	return t, nil
+}

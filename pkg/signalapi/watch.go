@@ -1,0 +1,96 @@
+package signalapi
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/barometer-scaler/barometer/pkg/signal"
+	"github.com/barometer-scaler/barometer/pkg/target"
+	barometerv1 "github.com/barometer-scaler/barometer/proto/barometer/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// errShutdown ends a stream with OK: the server, not the client or the
+// target, went away.
+var errShutdown = errors.New("server shutting down")
+
+// Watch sends the target's current signal at once, then the signal after
+// every sampling attempt. It follows snapshots, not a timer: one message per
+// publish, and a reader that falls behind skips to the latest snapshot
+// instead of queueing stale ones.
+func (s *Server) Watch(req *barometerv1.WatchRequest, stream grpc.ServerStreamingServer[barometerv1.ScalingSignal]) error {
+	select {
+	case <-s.done:
+		// A draining server refuses new streams so clients reconnect
+		// elsewhere instead of spinning on instant clean ends.
+		return status.Error(codes.Unavailable, "server is shutting down")
+	default:
+	}
+	ns, name := req.GetNamespace(), req.GetName()
+	t, err := s.resolve(ns, name)
+	if err != nil {
+		return err
+	}
+	snap := t.Load()
+	recheck := time.NewTicker(recheckEvery(snap))
+	defer recheck.Stop()
+	for {
+		if err := stream.Send(s.convert(t, snap)); err != nil {
+			return err
+		}
+		t, err = s.await(stream.Context(), ns, name, t, snap, recheck)
+		switch {
+		case errors.Is(err, errShutdown):
+			return nil
+		case err != nil:
+			return err
+		}
+		snap = t.Load()
+	}
+}
+
+// await blocks until there is something new to send and returns the target
+// to read it from: t after it publishes, or the target now serving the
+// ScaledObject if that changed. It asks the registry after every publish and
+// on every recheck tick, because a ScaledObject whose settings changed moves
+// to another target (the old one keeps publishing until it is reaped), and a
+// reaped target never publishes again: a stream left on either would show a
+// signal KEDA no longer uses, or freeze silently. A forgotten ScaledObject
+// ends the stream with NOT_FOUND.
+func (s *Server) await(ctx context.Context, ns, name string, t *target.Target, snap *signal.Snapshot, recheck *time.Ticker) (*target.Target, error) {
+	for {
+		published := false
+		select {
+		case <-snap.Next():
+			published = true
+		case <-recheck.C:
+		case <-ctx.Done():
+			return nil, status.FromContextError(ctx.Err()).Err()
+		case <-s.done:
+			return nil, errShutdown
+		}
+		cur, err := s.resolve(ns, name)
+		switch {
+		case err != nil:
+			return nil, err
+		case cur != t:
+			recheck.Reset(recheckEvery(cur.Load()))
+			return cur, nil
+		case published:
+			return t, nil
+		}
+	}
+}
+
+// recheckEvery is the staleness horizon: by then a live target has
+// published, so a stopped one is noticed no later than its signal would read
+// stale anyway.
+func recheckEvery(snap *signal.Snapshot) time.Duration {
+	if snap.Interval <= 0 {
+		return 3 * signal.DefaultSampleInterval
+	}
+	return 3 * snap.Interval
+}
