@@ -2,6 +2,7 @@ package target
 
 import (
 	"fmt"
+	"hash/fnv"
 	"math"
 	"regexp"
 	"time"
@@ -53,8 +54,12 @@ type Metadata struct {
 // SamplerKey identifies the sampler a target needs: the same source with the
 // same signal options shares one sampler; read-side keys (target, activation,
 // metric name) do not split it.
+// The key reads as the source's own key and a short hash of the rest, so it
+// stays short enough for a metric label.
 func (m Metadata) SamplerKey() string {
-	return fmt.Sprintf("%s|%s|%+v|%g", m.Source.Key(), m.Interval, m.Signal, m.ActivationWorkingSetTarget)
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s|%+v|%g", m.Interval, m.Signal, m.ActivationWorkingSetTarget)
+	return fmt.Sprintf("%s@%016x", m.Source.Key(), h.Sum64())
 }
 
 // Parse reads scalerMetadata. Every error is a *MetadataError naming the key.
@@ -71,7 +76,7 @@ func (s *Sources) Parse(raw map[string]string, defaultInterval time.Duration) (M
 	if err != nil {
 		return fail(err)
 	}
-	if m.TargetPressure, err = p.Float("targetPressure", DefaultTargetPressure, math.SmallestNonzeroFloat64, 1e9); err != nil {
+	if m.TargetPressure, err = p.PositiveFloat("targetPressure", DefaultTargetPressure); err != nil {
 		return fail(err)
 	}
 	if m.ActivationValue, err = p.Float("activationValue", 0, 0, math.Inf(1)); err != nil {

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/caarlos0/env/v11"
+)
+
+// config is the server's configuration, read from the environment.
+type config struct {
+	GRPCAddr       string        `env:"BAROMETER_GRPC_ADDR" envDefault:":6000"`
+	HTTPAddr       string        `env:"BAROMETER_HTTP_ADDR" envDefault:":8080"`
+	SampleInterval time.Duration `env:"BAROMETER_SAMPLE_INTERVAL" envDefault:"5s"`
+	// DefaultTarget is the trigger metadata of the target served at /scale,
+	// as key=value pairs separated by ';' (the host source when empty).
+	DefaultTarget   map[string]string `env:"BAROMETER_DEFAULT_TARGET" envSeparator:";" envKeyValSeparator:"="`
+	IdleTimeout     time.Duration     `env:"BAROMETER_IDLE_TIMEOUT" envDefault:"10m"`
+	ShutdownTimeout time.Duration     `env:"BAROMETER_SHUTDOWN_TIMEOUT" envDefault:"20s"`
+	TLSCertFile     string            `env:"BAROMETER_TLS_CERT_FILE"`
+	TLSKeyFile      string            `env:"BAROMETER_TLS_KEY_FILE"`
+	TLSClientCAFile string            `env:"BAROMETER_TLS_CLIENT_CA_FILE"`
+	LogLevel        string            `env:"BAROMETER_LOG_LEVEL" envDefault:"info"`
+	LogFormat       string            `env:"BAROMETER_LOG_FORMAT" envDefault:"text"`
+}
+
+func loadConfig() (config, error) {
+	cfg, err := env.ParseAs[config]()
+	if err != nil {
+		return cfg, fmt.Errorf("configuration: %w", err)
+	}
+	return cfg, cfg.validate()
+}
+
+func (c config) validate() error {
+	if c.SampleInterval < 100*time.Millisecond || c.SampleInterval > 10*time.Minute {
+		return fmt.Errorf("BAROMETER_SAMPLE_INTERVAL %s: allowed from 100ms to 10m", c.SampleInterval)
+	}
+	if c.IdleTimeout < time.Minute {
+		return fmt.Errorf("BAROMETER_IDLE_TIMEOUT %s: allowed 1m or more", c.IdleTimeout)
+	}
+	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
+		return fmt.Errorf("BAROMETER_TLS_CERT_FILE and BAROMETER_TLS_KEY_FILE must be set together")
+	}
+	if c.TLSClientCAFile != "" && c.TLSCertFile == "" {
+		return fmt.Errorf("BAROMETER_TLS_CLIENT_CA_FILE needs BAROMETER_TLS_CERT_FILE and BAROMETER_TLS_KEY_FILE")
+	}
+	if _, err := parseLevel(c.LogLevel); err != nil {
+		return err
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		return fmt.Errorf("BAROMETER_LOG_FORMAT %q: allowed text or json", c.LogFormat)
+	}
+	return nil
+}
+
+func parseLevel(s string) (slog.Level, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(s)); err != nil {
+		return l, fmt.Errorf("BAROMETER_LOG_LEVEL %q: allowed debug, info, warn or error", s)
+	}
+	return l, nil
+}
+
+func newLogger(cfg config, w io.Writer) *slog.Logger {
+	level, _ := parseLevel(cfg.LogLevel)
+	opts := &slog.HandlerOptions{Level: level}
+	if strings.EqualFold(cfg.LogFormat, "json") {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}

@@ -1,0 +1,213 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/barometer-scaler/barometer/pkg/httpapi"
+	"github.com/barometer-scaler/barometer/pkg/pressure"
+	"github.com/barometer-scaler/barometer/pkg/target"
+)
+
+// fakeClock stands still until a test moves it; its tickers never fire, so
+// every sampler takes exactly its first sample.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+func (c *fakeClock) NewTicker(time.Duration) (<-chan time.Time, func()) {
+	return make(chan time.Time), func() {}
+}
+
+// scripted is a source whose answer the test sets before the target starts.
+type scripted struct {
+	obs pressure.Observation
+	err error
+}
+
+func (s *scripted) Observe(context.Context) (pressure.Observation, error) { return s.obs, s.err }
+
+// scriptedSpec selects one script by name (metadata key "script"); each
+// script is its own sampler.
+type scriptedSpec struct {
+	name string
+	src  *scripted
+}
+
+func (s scriptedSpec) Key() string                               { return "scripted/" + s.name }
+func (s scriptedSpec) New(*slog.Logger) (pressure.Source, error) { return s.src, nil }
+
+const interval = 5 * time.Second
+
+// fixture is the HTTP surface over a live registry offering the host
+// source and the test's scripts, driven by a fake clock.
+type fixture struct {
+	clock    *fakeClock
+	reg      *target.Registry
+	draining atomic.Bool
+	handler  http.Handler
+}
+
+func newFixture(t *testing.T, scripts map[string]*scripted, customize ...func(*httpapi.Config)) *fixture {
+	t.Helper()
+	sources := target.NewSources()
+	sources.Register("host", target.ParseHost)
+	sources.Register("scripted", func(p *target.Params) (target.SourceSpec, error) {
+		name := p.String("script", "")
+		src, ok := scripts[name]
+		if !ok {
+			return nil, &target.MetadataError{Key: "script", Value: name, Allowed: "a script the test defined"}
+		}
+		return scriptedSpec{name: name, src: src}, nil
+	})
+	f := &fixture{clock: &fakeClock{t: time.Date(2025, 6, 1, 12, 0, 0, 123456789, time.UTC)}}
+	ctx, cancel := context.WithCancel(context.Background())
+	f.reg = target.NewRegistry(ctx, target.Config{Sources: sources, DefaultInterval: interval, Clock: f.clock})
+	done := make(chan struct{})
+	go func() { defer close(done); f.reg.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	cfg := httpapi.Config{Registry: f.reg, Now: f.clock.Now, Draining: f.draining.Load}
+	for _, c := range customize {
+		c(&cfg)
+	}
+	f.handler = httpapi.New(cfg)
+	return f
+}
+
+// use starts (or joins) the target for a script on behalf of ref and waits
+// for its first sample attempt. A zero ref makes it the default target.
+func (f *fixture) use(t *testing.T, ref target.Ref, raw map[string]string) *target.Target {
+	t.Helper()
+	md, err := f.reg.Parse(raw)
+	if err != nil {
+		t.Fatalf("parse %v: %v", raw, err)
+	}
+	var tg *target.Target
+	if ref == (target.Ref{}) {
+		tg, err = f.reg.SetDefault(md)
+	} else {
+		tg, err = f.reg.Acquire(ref, md)
+	}
+	if err != nil {
+		t.Fatalf("start target: %v", err)
+	}
+	deadline := time.After(10 * time.Second)
+	for snap := tg.Load(); snap.Samples == 0; snap = tg.Load() {
+		select {
+		case <-snap.Next():
+		case <-deadline:
+			t.Fatalf("target %s: no sample attempt within 10s", tg.Key)
+		}
+	}
+	return tg
+}
+
+func script(name string) map[string]string {
+	return map[string]string{"source": "scripted", "script": name}
+}
+
+// response is one recorded answer.
+type response struct {
+	code   int
+	header http.Header
+	body   []byte
+}
+
+func (f *fixture) do(t *testing.T, method, path string) response {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	f.handler.ServeHTTP(rec, httptest.NewRequest(method, path, nil))
+	body, _ := io.ReadAll(rec.Result().Body)
+	return response{code: rec.Code, header: rec.Header(), body: body}
+}
+
+func (f *fixture) get(t *testing.T, path string) response { return f.do(t, http.MethodGet, path) }
+
+// decode unmarshals a JSON body, failing the test on a bad one.
+func decode[T any](t *testing.T, r response) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal(r.body, &v); err != nil {
+		t.Fatalf("decode %q: %v", r.body, err)
+	}
+	return v
+}
+
+// keys returns an object's keys in the order they appear in raw.
+func keys(t *testing.T, raw json.RawMessage) []string {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		t.Fatalf("not a JSON object: %s", raw)
+	}
+	var out []string
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, tok.(string))
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// field returns one member of a JSON object.
+func field(t *testing.T, raw json.RawMessage, name string) json.RawMessage {
+	t.Helper()
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatalf("not a JSON object: %s", raw)
+	}
+	v, ok := m[name]
+	if !ok {
+		t.Fatalf("no %q in %s", name, raw)
+	}
+	return v
+}
+
+// wantError checks an error response: the code and a JSON message that
+// mentions each of wants.
+func wantError(t *testing.T, r response, code int, wants ...string) {
+	t.Helper()
+	if r.code != code {
+		t.Fatalf("status %d, want %d: %s", r.code, code, r.body)
+	}
+	if ct := r.header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("Content-Type %q, want application/json", ct)
+	}
+	e := decode[struct {
+		Error string `json:"error"`
+	}](t, r)
+	for _, w := range wants {
+		if !strings.Contains(e.Error, w) {
+			t.Errorf("error %q does not mention %q", e.Error, w)
+		}
+	}
+}

@@ -1,0 +1,97 @@
+// Package httpapi is Barometer's HTTP surface: the scaling signal as JSON
+// (the original endpoint's shape), the running targets, Prometheus metrics,
+// the process probes and the workload's health projection. Every handler
+// reads published snapshots only; none of them samples.
+package httpapi
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/barometer-scaler/barometer/pkg/health"
+	"github.com/barometer-scaler/barometer/pkg/target"
+)
+
+// Config wires the HTTP surface.
+type Config struct {
+	// Registry holds the targets; required.
+	Registry *target.Registry
+	// Metrics serves /metrics (metrics.Metrics.Handler); nil leaves
+	// /metrics unrouted.
+	Metrics http.Handler
+	// Now is the clock staleness is judged by; nil means time.Now.
+	Now func() time.Time
+	// Draining reports that the process is shutting down, which takes
+	// /readyz down; nil means never.
+	Draining func() bool
+	// Logger receives errors the handlers cannot report to the client;
+	// nil discards them.
+	Logger *slog.Logger
+	// Health tunes the /health/signal projection. The zero value means
+	// health.DefaultOptions(); to turn the compute tiers off, set
+	// ComputeTiers false with any non-zero threshold.
+	Health health.Options
+}
+
+// server holds the defaulted configuration the handlers share. It is
+// immutable after New, so handlers run concurrently without locks.
+type server struct {
+	reg      *target.Registry
+	now      func() time.Time
+	draining func() bool
+	log      *slog.Logger
+	health   health.Options
+}
+
+// New returns the HTTP handler:
+//
+//	GET /scale                          the default target's signal
+//	GET /scale/{namespace}/{name}       the signal serving that ScaledObject
+//	GET /targets                        the running targets
+//	GET /metrics                        Prometheus metrics (when configured)
+//	GET /livez, /readyz                 process probes
+//	GET /health/signal                  the default target's health projection
+//	GET /health/signal/{namespace}/{name}
+//
+// Every route answers GET and HEAD; other methods get 405, unknown paths
+// 404, both as {"error": "..."}. New panics when cfg.Registry is nil: that
+// is a wiring mistake, not a runtime condition.
+func New(cfg Config) http.Handler {
+	if cfg.Registry == nil {
+		panic("httpapi: Config.Registry is nil")
+	}
+	s := &server{reg: cfg.Registry, now: cfg.Now, draining: cfg.Draining, log: cfg.Logger, health: cfg.Health}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.draining == nil {
+		s.draining = func() bool { return false }
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.health == (health.Options{}) {
+		s.health = health.DefaultOptions()
+	}
+
+	mux := http.NewServeMux()
+	route := func(pattern string, h http.Handler) { mux.Handle(pattern, s.readOnly(h)) }
+	route("/scale", http.HandlerFunc(s.scaleDefault))
+	route("/scale/{namespace}/{name}", http.HandlerFunc(s.scaleRef))
+	route("/targets", http.HandlerFunc(s.targets))
+	if cfg.Metrics != nil {
+		route("/metrics", cfg.Metrics)
+	}
+	route("/livez", s.livez())
+	route("/readyz", s.readyz())
+	route("/health/signal", http.HandlerFunc(s.signalHealthDefault))
+	route("/health/signal/{namespace}/{name}", http.HandlerFunc(s.signalHealthRef))
+	// The catch-all answers every other path, whatever the method, so that
+	// an unknown path is a JSON 404 rather than ServeMux's plain text.
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, http.StatusNotFound, "no such endpoint: "+r.URL.Path+
+			" (endpoints: /scale, /scale/{namespace}/{name}, /targets, /metrics, /livez, /readyz, /health/signal)")
+	})
+	return mux
+}

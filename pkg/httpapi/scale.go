@@ -1,0 +1,78 @@
+package httpapi
+
+import (
+	"math"
+	"net/http"
+	"strconv"
+
+	"github.com/barometer-scaler/barometer/pkg/health"
+	"github.com/barometer-scaler/barometer/pkg/signal"
+	"github.com/barometer-scaler/barometer/pkg/target"
+)
+
+// scaleDefault serves GET /scale: the default target's signal.
+func (s *server) scaleDefault(w http.ResponseWriter, _ *http.Request) {
+	t := s.reg.Default()
+	if t == nil {
+		s.writeError(w, http.StatusNotFound,
+			"no default target: the scaler was started without one; ask for /scale/{namespace}/{name}")
+		return
+	}
+	s.serveScale(w, t)
+}
+
+// scaleRef serves GET /scale/{namespace}/{name}: the signal serving that
+// ScaledObject.
+func (s *server) scaleRef(w http.ResponseWriter, r *http.Request) {
+	if t, ok := s.lookup(w, r); ok {
+		s.serveScale(w, t)
+	}
+}
+
+// serveScale writes a target's signal.
+//
+// A stale signal (never sampled, or older than 3 x the sample interval) is
+// answered 503 with the full body, stale true and the reason. The reader
+// this endpoint exists for is KEDA's metrics-api trigger, which reads
+// valueLocation from a 200 and counts anything else as a failure; only a
+// failure lets the ScaledObject's fallback take over. A 200 would hand it
+// the warming-up ScaleValue of 0 or a value frozen by a broken source as if
+// it were current, which is exactly the fake zero the gRPC surface refuses
+// with Unavailable. People and dashboards still get the last signal in the
+// body, flagged.
+func (s *server) serveScale(w http.ResponseWriter, t *target.Target) {
+	snap := t.Load()
+	staleErr := health.Fresh(snap, s.now())
+	code := http.StatusOK
+	if staleErr != nil {
+		code = http.StatusServiceUnavailable
+		retryAfter(w, snap)
+	}
+	s.writeJSON(w, code, newScaleView(&snap.Signal, t.Key, staleErr))
+}
+
+// targets serves GET /targets: every running target, sorted by key.
+func (s *server) targets(w http.ResponseWriter, _ *http.Request) {
+	s.writeJSON(w, http.StatusOK, s.reg.List())
+}
+
+// lookup resolves the {namespace}/{name} of the path to its target, or
+// answers 404.
+func (s *server) lookup(w http.ResponseWriter, r *http.Request) (*target.Target, bool) {
+	ref := target.Ref{Namespace: r.PathValue("namespace"), Name: r.PathValue("name")}
+	t, err := s.reg.Lookup(ref)
+	if err != nil {
+		s.writeError(w, http.StatusNotFound, err.Error()+
+			" (the scaler learns a ScaledObject when KEDA first calls it for that object,"+
+			" and forgets it when its sampler is stopped after idling)")
+		return nil, false
+	}
+	return t, true
+}
+
+// retryAfter tells a client refused for staleness to come back after one
+// sample interval, when a fresh sample is due.
+func retryAfter(w http.ResponseWriter, snap *signal.Snapshot) {
+	secs := max(1, int(math.Ceil(snap.Interval.Seconds())))
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+}

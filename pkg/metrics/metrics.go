@@ -1,0 +1,69 @@
+// Package metrics exposes Barometer to Prometheus: every running target's
+// signal and sampling facts, read from its latest snapshot at scrape time,
+// and per-RPC counts and latencies of the gRPC server.
+//
+// Everything lives on a private prometheus.Registry owned by Metrics, never
+// on the global default registry, so two servers (or two tests) in one
+// process do not collide.
+package metrics
+
+import (
+	"net/http"
+	"time"
+
+	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/barometer-scaler/barometer/pkg/target"
+)
+
+// Namespace prefixes every metric Barometer defines.
+const Namespace = "barometer"
+
+// Metrics owns the scaler's Prometheus registry. It is safe for concurrent
+// use: the HTTP server scrapes it while gRPC handlers record RPCs.
+type Metrics struct {
+	registry *prometheus.Registry
+	grpc     *grpcprom.ServerMetrics
+}
+
+// New returns the metrics of a server whose targets live in reg. now is the
+// clock the signal's age and staleness are measured against (nil means
+// time.Now); it should be the clock the surfaces use, so that /metrics and
+// /scale agree on what is stale.
+func New(reg *target.Registry, now func() time.Time) *Metrics {
+	if now == nil {
+		now = time.Now
+	}
+	m := &Metrics{registry: prometheus.NewRegistry(), grpc: newGRPCMetrics()}
+	m.registry.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		collectors.NewBuildInfoCollector(),
+		newSignalCollector(reg, now),
+		m.grpc,
+	)
+	return m
+}
+
+// Handler serves the registry in the Prometheus exposition formats.
+//
+// A collection error is served as a partial scrape (and counted in
+// promhttp_metric_handler_errors_total) rather than a 500: losing every
+// metric because one was bad would hide exactly the scrape an operator
+// needs.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.InstrumentMetricHandler(m.registry, promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{
+		ErrorHandling: promhttp.ContinueOnError,
+		Registry:      m.registry,
+	}))
+}
+
+// Registerer lets other components (TLS reloads, say) add their own
+// collectors to the same /metrics.
+func (m *Metrics) Registerer() prometheus.Registerer { return m.registry }
+
+// Gatherer reads the registry directly, for tests and diagnostics.
+func (m *Metrics) Gatherer() prometheus.Gatherer { return m.registry }

@@ -1,0 +1,133 @@
+package target
+
+import (
+	"errors"
+	"maps"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/barometer-scaler/barometer/pkg/allow"
+	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
+	"github.com/barometer-scaler/barometer/pkg/pressure/promsource"
+)
+
+const promServer = "http://prometheus.monitoring.svc:9090"
+
+// parseProm parses prometheus metadata with the default allow-list,
+// adding source and serverAddress unless given.
+func parseProm(t *testing.T, list *allow.List, kv map[string]string) (prometheusSpec, error) {
+	t.Helper()
+	raw := map[string]string{"source": SourcePrometheus, "serverAddress": promServer}
+	maps.Copy(raw, kv)
+	s := NewSources()
+	s.Register(SourcePrometheus, PrometheusParser(list))
+	md, err := s.Parse(raw, 5*time.Second)
+	if err != nil {
+		return prometheusSpec{}, err
+	}
+	return md.Source.(prometheusSpec), nil
+}
+
+func TestPrometheusDefaults(t *testing.T) {
+	spec, err := parseProm(t, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := promsource.DefaultQueries(exposition.DefaultNames(), "", 0)
+	if spec.server != promServer || spec.label != "pod" || spec.timeout != 3*time.Second || spec.queries != want {
+		t.Errorf("defaults = %+v", spec)
+	}
+	if _, err := spec.New(nil); err != nil {
+		t.Errorf("New: %v", err)
+	}
+}
+
+func TestPrometheusKeys(t *testing.T) {
+	spec, err := parseProm(t, nil, map[string]string{
+		"selector": `job="shop", namespace=~"prod|stage"`, "replicaLabel": "instance", "queryTimeout": "1s",
+		"activationMetric": "shop_sessions", "cpuLimitCores": "2",
+		"replicasQuery": `up{job="shop"}`, "walStateQuery": "max by (instance) (wal)",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := spec.queries
+	if q.Activation != `shop_sessions{job="shop", namespace=~"prod|stage"}` || q.Replicas != `up{job="shop"}` ||
+		q.WalState != "max by (instance) (wal)" || !strings.Contains(q.CPU, " / 2)") {
+		t.Errorf("queries = %+v", q)
+	}
+	if spec.label != "instance" || spec.timeout != time.Second {
+		t.Errorf("spec = %+v", spec)
+	}
+
+	spec, err = parseProm(t, nil, map[string]string{"resourceQuery": "max by (pod) (util)"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q := spec.queries; q.Resource != "max by (pod) (util)" || q.CPU != "" || q.Memory != "" || q.MemoryLimit != "" {
+		t.Errorf("resourceQuery must replace cpu and memory: %+v", q)
+	}
+}
+
+func TestPrometheusErrorsNameTheKey(t *testing.T) {
+	loopback, err := allow.Parse("127.0.0.0/8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		kv      map[string]string
+		key     string
+		mention string
+	}{
+		{map[string]string{"serverAddress": ""}, "serverAddress", "required"},
+		{map[string]string{"serverAddress": "prometheus:9090"}, "serverAddress", "http or https URL"},
+		{map[string]string{"serverAddress": "http://u:p@prometheus.svc"}, "serverAddress", "without credentials"},
+		{map[string]string{"serverAddress": "http://127.0.0.1:9090"}, "serverAddress", allow.EnvVar},
+		{map[string]string{"serverAddress": "http://example.com"}, "serverAddress", "example.com"},
+		{map[string]string{"replicaLabel": "pod-name"}, "replicaLabel", "label name"},
+		{map[string]string{"selector": `job="x"} or vector(1) or up{a="b"`}, "selector", "label matchers"},
+		{map[string]string{"queryTimeout": "5m"}, "queryTimeout", "duration"},
+		{map[string]string{"activationMetric": "a-b"}, "activationMetric", "metric name"},
+		{map[string]string{"cpuMetric": "c", "cpuQuery": "q"}, "cpuMetric", "set one or the other"},
+		{map[string]string{"resourceQuery": "r", "memoryQuery": "m"}, "resourceQuery", "memoryQuery"},
+		{map[string]string{"targets": "http://x.svc"}, "targets", "unknown key"},
+	} {
+		_, err := parseProm(t, nil, tc.kv)
+		var me *MetadataError
+		if !errors.As(err, &me) || me.Key != tc.key || !strings.Contains(err.Error(), tc.mention) {
+			t.Errorf("%v: err = %v, want a MetadataError on %s mentioning %q", tc.kv, err, tc.key, tc.mention)
+		}
+	}
+	// Loopback is reached once the list allows it explicitly.
+	if _, err := parseProm(t, loopback, map[string]string{"serverAddress": "http://127.0.0.1:9090"}); err != nil {
+		t.Errorf("allowed loopback refused: %v", err)
+	}
+}
+
+func TestPrometheusKeyIsCanonical(t *testing.T) {
+	key := func(kv map[string]string) string {
+		spec, err := parseProm(t, nil, kv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return spec.Key()
+	}
+	base := key(nil)
+	for _, same := range []map[string]string{
+		{"serverAddress": "HTTP://Prometheus.Monitoring.svc:9090/"},
+		{"activationQuery": exposition.Activations, "replicaLabel": "pod", "queryTimeout": "3000ms"},
+	} {
+		if k := key(same); k != base {
+			t.Errorf("%v: key %s\nwant %s", same, k, base)
+		}
+	}
+	for _, other := range []map[string]string{
+		{"selector": `job="a"`}, {"replicaLabel": "instance"}, {"splitsInFlightQuery": "s"},
+		{"serverAddress": "http://prometheus.monitoring.svc:9090/prefix"},
+	} {
+		if k := key(other); k == base {
+			t.Errorf("%v: same key as the defaults", other)
+		}
+	}
+}
