@@ -104,7 +104,7 @@ func runSimulate(args []string, stdout io.Writer) error {
 }
 
 func parseSimulate(args []string) (simulateOptions, *flag.FlagSet, error) {
-	m, hpa, bar := sim.ReferenceModel(), sim.DefaultHPAOptions(), sim.DefaultBarometerOptions()
+	m, hpa := sim.ReferenceModel(), sim.DefaultHPAOptions()
 	var o simulateOptions
 	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -133,13 +133,13 @@ func parseSimulate(args []string) (simulateOptions, *flag.FlagSet, error) {
 	fs.IntVar(&o.downPercent, "hpa-down-percent", 100, "hpa: scale-down percent policy")
 	fs.StringVar(&o.preset, "preset", "default", "barometer: default, delay-aware or best; the flags below override it")
 	fs.Float64Var(&o.kedaTarget, "keda-target", 0, "barometer: KEDA targetValue, replicas = ceil(ScaleValue / it) (0: the occupancy target)")
-	fs.DurationVar(&o.ewma, "ewma-half-life", bar.Signal.EwmaHalfLife, "barometer: EWMA half-life of a falling signal (0: off)")
-	fs.DurationVar(&o.gate, "gate-window", bar.Signal.ScaleInGateWindow, "barometer: scale-in gate window")
-	fs.Float64Var(&o.resThr, "resource-threshold", bar.Signal.ResourceScaleInThreshold, "barometer: resource pressure at or above which scale-in is blocked")
-	fs.IntVar(&o.minReplicas, "signal-min-replicas", bar.Signal.MinReplicas, "barometer: the signal's MinReplicas floor")
-	fs.IntVar(&o.trend, "trend-window", 0, "barometer: samples in the lead's trend (0 or 1: no lead)")
-	fs.Float64Var(&o.hysteresis, "hysteresis", 0, "barometer: scale-in hysteresis on stale samples (0.05 = 5 %)")
-	fs.BoolVar(&o.surge, "surge", false, "barometer: saturation surge (2n, or n + 4 when stale)")
+	fs.DurationVar(&o.ewma, "ewma-half-life", 0, "barometer: EWMA half-life of a falling signal, 0 for none (unset: the preset's)")
+	fs.DurationVar(&o.gate, "gate-window", 0, "barometer: scale-in gate window (unset: the preset's)")
+	fs.Float64Var(&o.resThr, "resource-threshold", 0, "barometer: resource pressure at or above which scale-in is blocked (unset: the preset's)")
+	fs.IntVar(&o.minReplicas, "signal-min-replicas", 0, "barometer: the signal's MinReplicas floor (unset: the preset's)")
+	fs.IntVar(&o.trend, "trend-window", 0, "barometer: samples in the lead's trend, 0 or 1 for no lead (unset: the preset's)")
+	fs.Float64Var(&o.hysteresis, "hysteresis", 0, "barometer: scale-in hysteresis on stale samples, 0.05 = 5 % (unset: the preset's)")
+	fs.BoolVar(&o.surge, "surge", false, "barometer: saturation surge, 2n or n + 4 when stale (unset: the preset's)")
 	if err := fs.Parse(args); err != nil {
 		return o, fs, err
 	}

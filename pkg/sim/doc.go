@@ -1,0 +1,16 @@
+// Package sim is Barometer's decision-quality simulator: a deterministic,
+// turn-based closed loop that measures how a scaling controller behaves when
+// its metric arrives late.
+//
+// One turn is one measurement interval. Each turn the loop measures the
+// per-replica occupancy (load / (ready replicas x saturation)), pushes the
+// sample into a metric pipeline that delivers it Delay turns later, asks a
+// Controller for the replica count, and scores that count against the
+// replicas the turn's load required.
+//
+// The series generator, the required-replica rule and the Naive controller
+// reproduce the reference model (002) number for number; HPA follows the
+// Kubernetes HorizontalPodAutoscaler's algorithm; Barometer drives the real
+// pkg/signal computer through the real pkg/pressure collector and reads it the
+// way KEDA does.
+package sim

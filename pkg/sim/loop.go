@@ -1,0 +1,115 @@
+package sim
+
+import "time"
+
+// Reading is one metric sample as it reaches a controller.
+type Reading struct {
+	// Turn is the turn the sample was taken in.
+	Turn int
+	// Occupancy is load / (Replicas x Saturation). It is not capped: a
+	// controller that reads a saturating metric caps it itself.
+	Occupancy float64
+	// Replicas is the number of ready replicas the sample was measured
+	// across; the pipeline carries it along with the occupancy.
+	Replicas int
+}
+
+// State is what a controller sees when it decides one turn.
+type State struct {
+	Turn int
+	// Now is the turn's wall-clock time: Epoch + Turn x turn length.
+	Now time.Time
+	// Replicas is the provisioned replica count (the last decision).
+	Replicas int
+	// Ready is how many of them serve now.
+	Ready int
+	// Reading is the newest sample the pipeline has delivered.
+	Reading Reading
+}
+
+// Controller decides the replica count for one turn. Controllers keep state
+// across turns, so each run needs a fresh one.
+type Controller interface {
+	Decide(s State) int
+}
+
+// Epoch is the wall-clock time of turn 0.
+var Epoch = time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
+
+// Config is one run's set-up.
+type Config struct {
+	Model Model
+	// Delay is the metric delay in turns: the decision in turn t reads the
+	// sample taken in turn max(0, t - Delay).
+	Delay int
+	// StartupTurns is how many turns a new replica takes to become ready;
+	// 0 (the reference) serves at once.
+	StartupTurns int
+	// Turn is the wall-clock length of one turn (DefaultTurn when zero).
+	Turn time.Duration
+}
+
+func (c Config) turn() time.Duration {
+	if c.Turn <= 0 {
+		return DefaultTurn
+	}
+	return c.Turn
+}
+
+// Step is one turn of a run.
+type Step struct {
+	Turn     int     `json:"turn"`
+	Load     float64 `json:"load"`
+	Required int     `json:"required"`
+	// Replicas is the count provisioned (and paid for) after the decision.
+	Replicas int `json:"replicas"`
+	// Ready is the count serving after the decision.
+	Ready int `json:"ready"`
+	// Measured is the occupancy of the sample the decision read.
+	Measured float64 `json:"measured"`
+}
+
+// Result is one run: every turn and its scores.
+type Result struct {
+	Steps []Step `json:"steps"`
+	Score Score  `json:"score"`
+}
+
+// Run drives the closed loop over a series.
+func Run(cfg Config, s Series, c Controller) Result {
+	m := cfg.Model
+	provisioned := m.InitialReplicas
+	var starting []int // turns at which not-yet-ready replicas serve, oldest first
+	readings := make([]Reading, 0, len(s.Load))
+	steps := make([]Step, 0, len(s.Load))
+	for t, load := range s.Load {
+		starting = dropReady(starting, t)
+		ready := provisioned - len(starting)
+		readings = append(readings, Reading{Turn: t, Occupancy: load / (float64(ready) * m.Saturation), Replicas: ready})
+		r := readings[max(0, t-cfg.Delay)]
+		want := m.Clamp(c.Decide(State{
+			Turn: t, Now: Epoch.Add(time.Duration(t) * cfg.turn()),
+			Replicas: provisioned, Ready: ready, Reading: r,
+		}))
+		for ; provisioned < want; provisioned++ {
+			starting = append(starting, t+cfg.StartupTurns)
+		}
+		if cut := provisioned - want; cut > 0 {
+			// Replicas still starting are removed first.
+			starting = starting[:len(starting)-min(cut, len(starting))]
+			provisioned = want
+		}
+		starting = dropReady(starting, t)
+		steps = append(steps, Step{Turn: t, Load: load, Required: m.Required(load),
+			Replicas: provisioned, Ready: provisioned - len(starting), Measured: r.Occupancy})
+	}
+	return Result{Steps: steps, Score: score(steps, s, m.InitialReplicas, cfg.turn())}
+}
+
+func dropReady(starting []int, t int) []int {
+	i := 0
+	for i < len(starting) && starting[i] <= t {
+		i++
+	}
+	return starting[i:]
+}

@@ -1,0 +1,41 @@
+package sim
+
+import "math"
+
+// NaiveOptions are the reference's two dampers.
+type NaiveOptions struct {
+	// Window holds a scale-in until the desired count has come in low for
+	// Window turns in a row; <= 1 applies it at once.
+	Window int
+	// Step caps the change in one turn; 0 is no limit.
+	Step int
+}
+
+// Naive is the reference's controller: the CURRENT replica count times the
+// delayed occupancy, over the target.
+type Naive struct {
+	model     Model
+	opts      NaiveOptions
+	lowStreak int
+}
+
+// NewNaive returns the reference's controller.
+func NewNaive(m Model, opts NaiveOptions) *Naive { return &Naive{model: m, opts: opts} }
+
+// Decide applies the rule, then the step limit, then the wait window.
+func (n *Naive) Decide(s State) int {
+	replicas := s.Replicas
+	desired := n.model.Clamp(int(math.Ceil(float64(replicas) * s.Reading.Occupancy / n.model.Target)))
+	if n.opts.Step > 0 {
+		desired = min(replicas+n.opts.Step, max(replicas-n.opts.Step, desired))
+	}
+	if desired < replicas {
+		n.lowStreak++
+		if n.lowStreak < n.opts.Window {
+			desired = replicas
+		}
+	} else {
+		n.lowStreak = 0
+	}
+	return desired
+}
