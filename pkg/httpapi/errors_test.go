@@ -6,10 +6,11 @@ import (
 
 	"github.com/barometer-scaler/barometer/pkg/httpapi"
 	"github.com/barometer-scaler/barometer/pkg/target"
+	"github.com/barometer-scaler/barometer/pkg/target/targettest"
 )
 
 func TestMethodsOtherThanGETAre405(t *testing.T) {
-	f := newFixture(t, map[string]*scripted{"busy": busy()})
+	f := newFixture(t, map[string]*targettest.Script{"busy": busy()})
 	f.use(t, target.Ref{}, script("busy"))
 	for _, path := range []string{"/scale", "/scale/ns/app", "/targets", "/livez", "/readyz", "/health/signal"} {
 		for _, method := range []string{http.MethodPost, http.MethodPut, http.MethodDelete} {

@@ -1,93 +1,41 @@
 package httpapi_test
 
 import (
-	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/httpapi"
-	"github.com/barometer-scaler/barometer/pkg/pressure"
+	"github.com/barometer-scaler/barometer/pkg/signal/signaltest"
 	"github.com/barometer-scaler/barometer/pkg/target"
+	"github.com/barometer-scaler/barometer/pkg/target/targettest"
 )
-
-// fakeClock stands still until a test moves it; its tickers never fire, so
-// every sampler takes exactly its first sample.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
-func (c *fakeClock) NewTicker(time.Duration) (<-chan time.Time, func()) {
-	return make(chan time.Time), func() {}
-}
-
-// scripted is a source whose answer the test sets before the target starts.
-type scripted struct {
-	obs pressure.Observation
-	err error
-}
-
-func (s *scripted) Observe(context.Context) (pressure.Observation, error) { return s.obs, s.err }
-
-// scriptedSpec selects one script by name (metadata key "script"); each
-// script is its own sampler.
-type scriptedSpec struct {
-	name string
-	src  *scripted
-}
-
-func (s scriptedSpec) Key() string                               { return "scripted/" + s.name }
-func (s scriptedSpec) New(*slog.Logger) (pressure.Source, error) { return s.src, nil }
 
 const interval = 5 * time.Second
 
 // fixture is the HTTP surface over a live registry offering the host
-// source and the test's scripts, driven by a fake clock.
+// source and the test's scripts (source kind "scripted", metadata key
+// "script"), driven by a fake clock whose tickers fire only when told, so
+// every sampler takes exactly its first sample.
 type fixture struct {
-	clock    *fakeClock
+	clock    *signaltest.FakeClock
 	reg      *target.Registry
 	draining atomic.Bool
 	handler  http.Handler
 }
 
-func newFixture(t *testing.T, scripts map[string]*scripted, customize ...func(*httpapi.Config)) *fixture {
+func newFixture(t *testing.T, scripts map[string]*targettest.Script, customize ...func(*httpapi.Config)) *fixture {
 	t.Helper()
 	sources := target.NewSources()
 	sources.Register("host", target.ParseHost)
-	sources.Register("scripted", func(p *target.Params) (target.SourceSpec, error) {
-		name := p.String("script", "")
-		src, ok := scripts[name]
-		if !ok {
-			return nil, &target.MetadataError{Key: "script", Value: name, Allowed: "a script the test defined"}
-		}
-		return scriptedSpec{name: name, src: src}, nil
-	})
-	f := &fixture{clock: &fakeClock{t: time.Date(2025, 6, 1, 12, 0, 0, 123456789, time.UTC)}}
-	ctx, cancel := context.WithCancel(context.Background())
-	f.reg = target.NewRegistry(ctx, target.Config{Sources: sources, DefaultInterval: interval, Clock: f.clock})
-	done := make(chan struct{})
-	go func() { defer close(done); f.reg.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	targettest.Register(sources, "scripted", "", func(name string) *targettest.Script { return scripts[name] })
+	f := &fixture{clock: signaltest.NewFakeClock(time.Date(2025, 6, 1, 12, 0, 0, 123456789, time.UTC))}
+	f.reg = targettest.NewRegistry(t, target.Config{Sources: sources, DefaultInterval: interval, Clock: f.clock})
 
 	cfg := httpapi.Config{Registry: f.reg, Now: f.clock.Now, Draining: f.draining.Load}
 	for _, c := range customize {
@@ -114,14 +62,7 @@ func (f *fixture) use(t *testing.T, ref target.Ref, raw map[string]string) *targ
 	if err != nil {
 		t.Fatalf("start target: %v", err)
 	}
-	deadline := time.After(10 * time.Second)
-	for snap := tg.Load(); snap.Samples == 0; snap = tg.Load() {
-		select {
-		case <-snap.Next():
-		case <-deadline:
-			t.Fatalf("target %s: no sample attempt within 10s", tg.Key)
-		}
-	}
+	targettest.WaitSampled(t, tg)
 	return tg
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/target"
+	"github.com/barometer-scaler/barometer/pkg/target/targettest"
 )
 
 type probeBody struct {
@@ -19,7 +20,7 @@ type probeBody struct {
 
 func TestReadiness(t *testing.T) {
 	// The workload is saturated (Unhealthy): readiness must not care.
-	f := newFixture(t, map[string]*scripted{"hot": replicas(1, pressure.Saturated)})
+	f := newFixture(t, map[string]*targettest.Script{"hot": replicas(1, pressure.Saturated)})
 	f.use(t, target.Ref{}, script("hot"))
 
 	ready := func(wantCode int, wantDown string) {
@@ -54,7 +55,7 @@ func TestReadiness(t *testing.T) {
 }
 
 func TestReadinessWhileWarmingUp(t *testing.T) {
-	f := newFixture(t, map[string]*scripted{"down": failing()})
+	f := newFixture(t, map[string]*targettest.Script{"down": failing()})
 	f.use(t, target.Ref{}, script("down"))
 	r := f.get(t, "/readyz")
 	if r.code != http.StatusServiceUnavailable || !strings.Contains(string(r.body), "warming up") {

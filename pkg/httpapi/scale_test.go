@@ -12,14 +12,15 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/metrics"
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/target"
+	"github.com/barometer-scaler/barometer/pkg/target/targettest"
 )
 
 // busy is two replicas, the worst at CPU 0.6 with its WAL throttled (0.5):
 // resource dominates, raw = 0.6 x 2 = 1.2. Its storage puts 900 of 1000
 // budgeted bytes on acct-a (capacity-bound) and nothing on acct-b, so a
 // rebalance is recommended.
-func busy() *scripted {
-	return &scripted{obs: pressure.Observation{
+func busy() *targettest.Script {
+	return targettest.Returning(pressure.Observation{
 		Replicas: []pressure.ReplicaObservation{
 			{Name: "a", CPUUtilisation: 0.6, WalSaturation: pressure.Throttled},
 			{Name: "b", CPUUtilisation: 0.2},
@@ -28,17 +29,17 @@ func busy() *scripted {
 			{Tree: "t1", RetainedBytes: 900, RetainedBytesCeiling: 1000, PartitionAccounts: []string{"acct-a"}},
 			{Tree: "t2", RetainedBytes: 0, RetainedBytesCeiling: 1000, PartitionAccounts: []string{"acct-b"}},
 		},
-	}}
+	})
 }
 
 // replicas is n replicas at the given CPU, WAL healthy.
-func replicas(cpu float64, wal pressure.WalSaturationState) *scripted {
-	return &scripted{obs: pressure.Observation{Replicas: []pressure.ReplicaObservation{
+func replicas(cpu float64, wal pressure.WalSaturationState) *targettest.Script {
+	return targettest.Returning(pressure.Observation{Replicas: []pressure.ReplicaObservation{
 		{Name: "a", CPUUtilisation: cpu, WalSaturation: wal},
-	}}}
+	}})
 }
 
-func failing() *scripted { return &scripted{err: errScripted{}} }
+func failing() *targettest.Script { return targettest.Failing(errScripted{}) }
 
 type errScripted struct{}
 
@@ -47,7 +48,7 @@ func (errScripted) Error() string { return "scripted source down" }
 // The body has the original endpoint's fields in the original order, at
 // every level, then stale and target.
 func TestScaleKeepsTheOriginalFieldOrder(t *testing.T) {
-	f := newFixture(t, map[string]*scripted{"busy": busy()})
+	f := newFixture(t, map[string]*targettest.Script{"busy": busy()})
 	tg := f.use(t, target.Ref{}, script("busy"))
 
 	r := f.get(t, "/scale")
@@ -143,7 +144,7 @@ func TestScaleRefusesStaleSignalsWith503(t *testing.T) {
 	}
 
 	t.Run("warming up", func(t *testing.T) {
-		f := newFixture(t, map[string]*scripted{"down": failing()})
+		f := newFixture(t, map[string]*targettest.Script{"down": failing()})
 		f.use(t, target.Ref{}, script("down"))
 		r := f.get(t, "/scale")
 		if r.code != http.StatusServiceUnavailable {
@@ -162,7 +163,7 @@ func TestScaleRefusesStaleSignalsWith503(t *testing.T) {
 	})
 
 	t.Run("stale", func(t *testing.T) {
-		f := newFixture(t, map[string]*scripted{"busy": busy()})
+		f := newFixture(t, map[string]*targettest.Script{"busy": busy()})
 		f.use(t, target.Ref{}, script("busy"))
 		f.clock.Advance(3 * interval) // exactly 3 x the interval is still fresh
 		if r := f.get(t, "/scale"); r.code != http.StatusOK {
@@ -184,7 +185,7 @@ func TestScaleRefusesStaleSignalsWith503(t *testing.T) {
 }
 
 func TestScaleForAScaledObject(t *testing.T) {
-	f := newFixture(t, map[string]*scripted{"busy": busy(), "calm": replicas(0.1, pressure.Healthy)})
+	f := newFixture(t, map[string]*targettest.Script{"busy": busy(), "calm": replicas(0.1, pressure.Healthy)})
 	f.use(t, target.Ref{}, script("busy"))
 	calm := f.use(t, target.Ref{Namespace: "shop", Name: "checkout"}, script("calm"))
 
@@ -230,7 +231,7 @@ func TestScaleServesTheHostSignal(t *testing.T) {
 }
 
 func TestTargetsListsTheRegistry(t *testing.T) {
-	f := newFixture(t, map[string]*scripted{"busy": busy(), "calm": replicas(0.1, pressure.Healthy)})
+	f := newFixture(t, map[string]*targettest.Script{"busy": busy(), "calm": replicas(0.1, pressure.Healthy)})
 	def := f.use(t, target.Ref{}, script("busy"))
 	calm := f.use(t, target.Ref{Namespace: "shop", Name: "checkout"}, script("calm"))
 	f.use(t, target.Ref{Namespace: "shop", Name: "cart"}, script("calm"))
@@ -261,7 +262,7 @@ func TestTargetsListsTheRegistry(t *testing.T) {
 
 func TestMetricsEndpoint(t *testing.T) {
 	var m *metrics.Metrics
-	f := newFixture(t, map[string]*scripted{"busy": busy()}, func(c *httpapi.Config) {
+	f := newFixture(t, map[string]*targettest.Script{"busy": busy()}, func(c *httpapi.Config) {
 		m = metrics.New(c.Registry, c.Now)
 		c.Metrics = m.Handler()
 	})

@@ -8,6 +8,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/httpapi"
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/target"
+	"github.com/barometer-scaler/barometer/pkg/target/targettest"
 )
 
 type verdictBody struct {
@@ -22,7 +23,7 @@ type verdictBody struct {
 }
 
 func TestSignalHealthProjection(t *testing.T) {
-	f := newFixture(t, map[string]*scripted{
+	f := newFixture(t, map[string]*targettest.Script{
 		"calm":      replicas(0.1, pressure.Healthy),
 		"throttled": replicas(0.1, pressure.Throttled),
 		"warm":      replicas(0.9, pressure.Healthy),
@@ -77,7 +78,7 @@ func TestSignalHealthProjection(t *testing.T) {
 // The zero Health options mean the documented tiers; explicit options
 // replace them.
 func TestSignalHealthOptions(t *testing.T) {
-	scripts := map[string]*scripted{"warm": replicas(0.9, pressure.Healthy)}
+	scripts := map[string]*targettest.Script{"warm": replicas(0.9, pressure.Healthy)}
 	f := newFixture(t, scripts)
 	f.use(t, target.Ref{}, script("warm"))
 	if v := decode[verdictBody](t, f.get(t, "/health/signal")); v.Status != "Degraded" {

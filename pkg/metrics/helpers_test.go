@@ -1,11 +1,8 @@
 package metrics_test
 
 import (
-	"context"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,77 +10,28 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/barometer-scaler/barometer/pkg/pressure"
+	"github.com/barometer-scaler/barometer/pkg/signal/signaltest"
 	"github.com/barometer-scaler/barometer/pkg/target"
+	"github.com/barometer-scaler/barometer/pkg/target/targettest"
 )
 
-// fakeClock stands still until a test moves it; its tickers never fire, so
-// every sampler takes exactly its first sample.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
-func (c *fakeClock) NewTicker(time.Duration) (<-chan time.Time, func()) {
-	return make(chan time.Time), func() {}
-}
-
-// scripted is a source whose answer the test sets.
-type scripted struct {
-	obs pressure.Observation
-	err error
-}
-
-func (s *scripted) Observe(context.Context) (pressure.Observation, error) { return s.obs, s.err }
-
-// scriptedSpec selects one script by name (metadata key "script").
-type scriptedSpec struct {
-	name string
-	src  *scripted
-}
-
-func (s scriptedSpec) Key() string                               { return "scripted/" + s.name }
-func (s scriptedSpec) New(*slog.Logger) (pressure.Source, error) { return s.src, nil }
-
 // fixture is a live registry with the host source and the scripted source
-// registered, driven by a fake clock.
+// (metadata key "script") registered, driven by a fake clock whose tickers
+// fire only when told, so every sampler takes exactly its first sample.
 type fixture struct {
-	clock *fakeClock
+	clock *signaltest.FakeClock
 	reg   *target.Registry
 }
 
 const interval = 5 * time.Second
 
-func newFixture(t *testing.T, scripts map[string]*scripted) *fixture {
+func newFixture(t *testing.T, scripts map[string]*targettest.Script) *fixture {
 	t.Helper()
 	sources := target.NewSources()
 	sources.Register("host", target.ParseHost)
-	sources.Register("scripted", func(p *target.Params) (target.SourceSpec, error) {
-		name := p.String("script", "")
-		src, ok := scripts[name]
-		if !ok {
-			return nil, &target.MetadataError{Key: "script", Value: name, Allowed: "a script the test defined"}
-		}
-		return scriptedSpec{name: name, src: src}, nil
-	})
-	clock := &fakeClock{t: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)}
-	ctx, cancel := context.WithCancel(context.Background())
-	reg := target.NewRegistry(ctx, target.Config{Sources: sources, DefaultInterval: interval, Clock: clock})
-	done := make(chan struct{})
-	go func() { defer close(done); reg.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	targettest.Register(sources, "scripted", "", func(name string) *targettest.Script { return scripts[name] })
+	clock := signaltest.NewFakeClock(time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC))
+	reg := targettest.NewRegistry(t, target.Config{Sources: sources, DefaultInterval: interval, Clock: clock})
 	return &fixture{clock: clock, reg: reg}
 }
 
@@ -99,24 +47,8 @@ func (f *fixture) acquire(t *testing.T, ref target.Ref, raw map[string]string) *
 	if err != nil {
 		t.Fatalf("acquire: %v", err)
 	}
-	waitSampled(t, tg)
+	targettest.WaitSampled(t, tg)
 	return tg
-}
-
-func waitSampled(t *testing.T, tg *target.Target) {
-	t.Helper()
-	deadline := time.After(10 * time.Second)
-	for {
-		snap := tg.Load()
-		if snap.Samples > 0 {
-			return
-		}
-		select {
-		case <-snap.Next():
-		case <-deadline:
-			t.Fatalf("target %s: no sample attempt within 10s", tg.Key)
-		}
-	}
 }
 
 // scrape GETs /metrics in the text format and parses it.

@@ -11,19 +11,20 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/metrics"
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/target"
+	"github.com/barometer-scaler/barometer/pkg/target/targettest"
 )
 
 // busy is two replicas, the worst at CPU 0.6, with the WAL throttled (0.5):
 // resource dominates, raw = 0.6 x 2 = 1.2, and the first sample publishes it.
-func busy() *scripted {
-	return &scripted{obs: pressure.Observation{Replicas: []pressure.ReplicaObservation{
+func busy() *targettest.Script {
+	return targettest.Returning(pressure.Observation{Replicas: []pressure.ReplicaObservation{
 		{Name: "a", CPUUtilisation: 0.6, WalSaturation: pressure.Throttled},
 		{Name: "b", CPUUtilisation: 0.2},
-	}}}
+	}})
 }
 
 func TestSignalMetricsReportTheSnapshot(t *testing.T) {
-	f := newFixture(t, map[string]*scripted{"busy": busy()})
+	f := newFixture(t, map[string]*targettest.Script{"busy": busy()})
 	tg := f.acquire(t, target.Ref{Namespace: "ns", Name: "app"}, map[string]string{"source": "scripted", "script": "busy"})
 	m := metrics.New(f.reg, f.clock.Now)
 
@@ -100,7 +101,7 @@ func TestSignalMetricsReportTheSnapshot(t *testing.T) {
 // Before the first successful sample there is no signal to report: the
 // value series are absent (no fake zeros) and the sampling facts say why.
 func TestSignalMetricsWarmingUpHaveNoFakeZeros(t *testing.T) {
-	f := newFixture(t, map[string]*scripted{"down": {err: errors.New("scripted failure")}})
+	f := newFixture(t, map[string]*targettest.Script{"down": targettest.Failing(errors.New("scripted failure"))})
 	tg := f.acquire(t, target.Ref{}, map[string]string{"source": "scripted", "script": "down"})
 	fams := scrape(t, metrics.New(f.reg, f.clock.Now))
 	lbl := map[string]string{"target": tg.Key}

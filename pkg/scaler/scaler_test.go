@@ -5,12 +5,10 @@ import (
 	"crypto/tls"
 	"errors"
 	"io"
-	"log/slog"
 	"net"
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,52 +21,27 @@ import (
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/target"
+	"github.com/barometer-scaler/barometer/pkg/target/targettest"
 	"github.com/barometer-scaler/barometer/pkg/tlsreload"
 	"github.com/barometer-scaler/barometer/pkg/tlsreload/tlstest"
 )
 
-// workload is a pressure source the test steers: its CPU utilisation across
-// a number of replicas, whether it fails, and a gate that holds Observe.
-// It stands in for a real workload only because the scaler's contract with
-// KEDA is what is under test here; the sources have their own tests against
-// real targets.
-type workload struct {
-	cpu      atomic.Value // float64
-	replicas atomic.Int32
-	failing  atomic.Bool
-	hold     chan struct{} // Observe waits on it when non-nil
-}
-
-func (w *workload) Observe(ctx context.Context) (pressure.Observation, error) {
-	if w.hold != nil {
-		select {
-		case <-w.hold:
-		case <-ctx.Done():
-			return pressure.Observation{}, ctx.Err()
-		}
-	}
-	if w.failing.Load() {
-		return pressure.Observation{}, errors.New("workload unreachable")
-	}
+// load is n replicas at CPU utilisation cpu: what a scripted workload
+// reports. Scripted workloads stand in for real ones only because the
+// scaler's contract with KEDA is what is under test here; the sources have
+// their own tests against real targets.
+func load(cpu float64, n int) pressure.Observation {
 	var obs pressure.Observation
-	for i := range int(w.replicas.Load()) {
-		obs.Replicas = append(obs.Replicas, pressure.ReplicaObservation{Name: string(rune('a' + i)), CPUUtilisation: w.cpu.Load().(float64)})
+	for i := range n {
+		obs.Replicas = append(obs.Replicas, pressure.ReplicaObservation{Name: string(rune('a' + i)), CPUUtilisation: cpu})
 	}
-	return obs, nil
+	return obs
 }
-
-type workloadSpec struct {
-	name string
-	w    *workload
-}
-
-func (s workloadSpec) Key() string                               { return "workload:" + s.name }
-func (s workloadSpec) New(*slog.Logger) (pressure.Source, error) { return s.w, nil }
 
 // harness is a scaler on a real loopback gRPC server with KEDA's client.
 type harness struct {
 	mu        sync.Mutex
-	workloads map[string]*workload
+	workloads map[string]*targettest.Script
 	reg       *target.Registry
 	srv       *Server
 	grpc      *grpc.Server
@@ -76,14 +49,14 @@ type harness struct {
 	client    externalscaler.ExternalScalerClient
 }
 
-func (h *harness) workload(name string) *workload {
+// workload returns the script of the named workload (metadata key
+// "script"), made on first use at CPU 0.5 across 2 replicas.
+func (h *harness) workload(name string) *targettest.Script {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	w, ok := h.workloads[name]
 	if !ok {
-		w = &workload{}
-		w.cpu.Store(0.5)
-		w.replicas.Store(2)
+		w = targettest.Returning(load(0.5, 2))
 		h.workloads[name] = w
 	}
 	return w
@@ -91,14 +64,10 @@ func (h *harness) workload(name string) *workload {
 
 func newHarness(t *testing.T, opts ...grpc.ServerOption) *harness {
 	t.Helper()
-	h := &harness{workloads: map[string]*workload{}}
+	h := &harness{workloads: map[string]*targettest.Script{}}
 	sources := target.NewSources()
-	sources.Register("workload", func(p *target.Params) (target.SourceSpec, error) {
-		name := p.String("workload", "default")
-		return workloadSpec{name: name, w: h.workload(name)}, nil
-	})
-	ctx, cancel := context.WithCancel(context.Background())
-	h.reg = target.NewRegistry(ctx, target.Config{Sources: sources, DefaultInterval: 50 * time.Millisecond})
+	targettest.Register(sources, "workload", "default", h.workload)
+	h.reg = targettest.NewRegistry(t, target.Config{Sources: sources, DefaultInterval: 50 * time.Millisecond})
 	h.srv = New(Config{Registry: h.reg, WarmUpWait: 300 * time.Millisecond})
 	h.grpc = grpc.NewServer(opts...)
 	externalscaler.RegisterExternalScalerServer(h.grpc, h.srv)
@@ -111,7 +80,6 @@ func newHarness(t *testing.T, opts ...grpc.ServerOption) *harness {
 	t.Cleanup(func() {
 		h.srv.Shutdown()
 		h.grpc.GracefulStop()
-		cancel()
 	})
 	h.client = dial(t, h.addr, insecure.NewCredentials())
 	return h
@@ -207,9 +175,8 @@ func TestInvalidMetadata(t *testing.T) {
 func TestGetMetricsAndIsActive(t *testing.T) {
 	h := newHarness(t)
 	w := h.workload("shop")
-	w.cpu.Store(0.6)
-	w.replicas.Store(3)
-	r := ref("orders", map[string]string{"workload": "shop", "activationValue": "1.5"})
+	w.Set(load(0.6, 3))
+	r := ref("orders", map[string]string{"script": "shop", "activationValue": "1.5"})
 	got, err := h.client.GetMetrics(ctxT(t), &externalscaler.GetMetricsRequest{ScaledObjectRef: r, MetricName: "barometer-pressure"})
 	if err != nil {
 		t.Fatal(err)
@@ -235,10 +202,18 @@ func TestGetMetricsAndIsActive(t *testing.T) {
 func TestUnavailableWhileWarmingUp(t *testing.T) {
 	h := newHarness(t)
 	w := h.workload("slow")
-	w.hold = make(chan struct{})
+	hold := make(chan struct{})
+	w.SetFunc(func(ctx context.Context) (pressure.Observation, error) {
+		select {
+		case <-hold:
+			return load(0.5, 2), nil
+		case <-ctx.Done():
+			return pressure.Observation{}, ctx.Err()
+		}
+	})
 	// A long interval gives the held first sample a long budget, so the
 	// wait below is the scaler's warm-up wait, not a failed sample.
-	r := ref("slow", map[string]string{"workload": "slow", "sampleInterval": "5s"})
+	r := ref("slow", map[string]string{"script": "slow", "sampleInterval": "5s"})
 	start := time.Now()
 	_, err := h.client.GetMetrics(ctxT(t), &externalscaler.GetMetricsRequest{ScaledObjectRef: r, MetricName: "barometer-pressure"})
 	if status.Code(err) != codes.Unavailable || !strings.Contains(err.Error(), "warming up") {
@@ -251,7 +226,7 @@ func TestUnavailableWhileWarmingUp(t *testing.T) {
 	if _, err := h.client.GetMetricSpec(ctxT(t), r); err != nil {
 		t.Fatalf("GetMetricSpec while warming up: %v", err)
 	}
-	close(w.hold)
+	close(hold)
 	if _, err := h.client.GetMetrics(ctxT(t), &externalscaler.GetMetricsRequest{ScaledObjectRef: r, MetricName: "barometer-pressure"}); err != nil {
 		t.Fatalf("after the first sample: %v", err)
 	}
@@ -260,12 +235,12 @@ func TestUnavailableWhileWarmingUp(t *testing.T) {
 func TestUnavailableWhenStale(t *testing.T) {
 	h := newHarness(t)
 	w := h.workload("flaky")
-	r := ref("flaky", map[string]string{"workload": "flaky"})
+	r := ref("flaky", map[string]string{"script": "flaky"})
 	req := &externalscaler.GetMetricsRequest{ScaledObjectRef: r, MetricName: "barometer-pressure"}
 	if _, err := h.client.GetMetrics(ctxT(t), req); err != nil {
 		t.Fatal(err)
 	}
-	w.failing.Store(true)
+	w.Fail(errors.New("workload unreachable"))
 	deadline := time.Now().Add(3 * time.Second)
 	for {
 		_, err := h.client.GetMetrics(ctxT(t), req)
@@ -291,8 +266,8 @@ func TestUnavailableWhenStale(t *testing.T) {
 func TestStreamIsActive(t *testing.T) {
 	h := newHarness(t)
 	w := h.workload("push")
-	w.cpu.Store(0.0)
-	stream, err := h.client.StreamIsActive(ctxT(t), ref("push", map[string]string{"workload": "push"}))
+	w.Set(load(0, 2))
+	stream, err := h.client.StreamIsActive(ctxT(t), ref("push", map[string]string{"script": "push"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +284,7 @@ func TestStreamIsActive(t *testing.T) {
 	}
 	// Many samples pass at zero pressure; nothing is sent until it changes.
 	time.Sleep(300 * time.Millisecond)
-	w.cpu.Store(0.9)
+	w.Set(load(0.9, 2))
 	if !recv() {
 		t.Fatal("second message should be the change to active")
 	}
@@ -361,10 +336,10 @@ func TestStreamEndsWithClientContext(t *testing.T) {
 func TestSamplersAreShared(t *testing.T) {
 	h := newHarness(t)
 	for _, r := range []*externalscaler.ScaledObjectRef{
-		ref("a", map[string]string{"workload": "s"}),
-		ref("b", map[string]string{"workload": "s", "targetPressure": "0.4", "activationValue": "1"}), // read-side only
-		ref("c", map[string]string{"workload": "s", "ewmaHalfLife": "10s"}),                           // another computer
-		ref("d", map[string]string{"workload": "t"}),                                                  // another source
+		ref("a", map[string]string{"script": "s"}),
+		ref("b", map[string]string{"script": "s", "targetPressure": "0.4", "activationValue": "1"}), // read-side only
+		ref("c", map[string]string{"script": "s", "ewmaHalfLife": "10s"}),                           // another computer
+		ref("d", map[string]string{"script": "t"}),                                                  // another source
 	} {
 		if _, err := h.client.GetMetricSpec(ctxT(t), r); err != nil {
 			t.Fatal(err)

@@ -8,31 +8,12 @@ import (
 	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
+	"github.com/barometer-scaler/barometer/pkg/signal/signaltest"
 )
 
-// fakeClock is a manual clock: Now moves only when the test says, and the
-// ticker delivers only when the test calls tick.
-type fakeClock struct {
-	mu    sync.Mutex
-	now   time.Time
-	ticks chan time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{now: t0, ticks: make(chan time.Time)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
-func (c *fakeClock) NewTicker(time.Duration) (<-chan time.Time, func()) { return c.ticks, func() {} }
+// newFakeClock returns a manual clock at t0: Now moves only when the test
+// says, and the sampler's ticker delivers only when the test ticks it.
+func newFakeClock() *signaltest.FakeClock { return signaltest.NewFakeClock(t0) }
 
 // scripted is a source that returns the next scripted observation or error.
 type scripted struct {
@@ -74,7 +55,7 @@ func withSplits(splits float64, err error, cpu ...float64) func() (pressure.Obse
 	}
 }
 
-func newTestSampler(clock *fakeClock, src pressure.Source, opts Options) *Sampler {
+func newTestSampler(clock *signaltest.FakeClock, src pressure.Source, opts Options) *Sampler {
 	return NewSampler(SamplerConfig{Source: src, Options: opts, Interval: 5 * time.Second, Clock: clock})
 }
 
@@ -105,7 +86,7 @@ func TestSamplerFailedSampleKeepsSignal(t *testing.T) {
 		replicas(0.5), fail("connection refused"), replicas(0.8),
 	}}, DefaultOptions())
 	good := s.SampleOnce(context.Background())
-	clock.advance(5 * time.Second)
+	clock.Advance(5 * time.Second)
 	bad := s.SampleOnce(context.Background())
 	if bad.Signal.ScaleValue != good.Signal.ScaleValue || bad.Signal.SampledAt != good.Signal.SampledAt {
 		t.Fatalf("failed sample changed the signal: %+v", bad.Signal)
@@ -113,7 +94,7 @@ func TestSamplerFailedSampleKeepsSignal(t *testing.T) {
 	if bad.LastErr == nil || bad.Failures != 1 || bad.AttemptedAt != clock.Now() {
 		t.Fatalf("failure not recorded: err %v failures %d", bad.LastErr, bad.Failures)
 	}
-	clock.advance(5 * time.Second)
+	clock.Advance(5 * time.Second)
 	if next := s.SampleOnce(context.Background()); next.Signal.ScaleValue != 0.8 || next.LastErr != nil {
 		t.Fatalf("recovery: %v err %v", next.Signal.ScaleValue, next.LastErr)
 	}
@@ -165,7 +146,7 @@ func TestSamplerSplitProbe(t *testing.T) {
 	wants := []want{{false, false}, {true, true}, {true, true}, {true, false}, {true, true}, {true, false}, {false, false}}
 	steps := []time.Duration{0, 5, 5, 5, 5, 20, 5}
 	for i, w := range wants {
-		clock.advance(steps[i] * time.Second)
+		clock.Advance(steps[i] * time.Second)
 		snap := s.SampleOnce(context.Background())
 		if snap.Signal.Held != w.held || snap.Signal.SplitInFlight != w.split {
 			t.Fatalf("sample %d: held %v split %v, want held %v split %v (%s)", i, snap.Signal.Held, snap.Signal.SplitInFlight, w.held, w.split, snap.Signal.Reason)
@@ -201,8 +182,7 @@ func TestSamplerRunSamplesAtOnceThenOnTicks(t *testing.T) {
 	if got := waitFor(1); got.Signal.ScaleValue != 0.1 {
 		t.Fatalf("first sample %v", got.Signal.ScaleValue)
 	}
-	clock.advance(5 * time.Second)
-	clock.ticks <- clock.Now()
+	clock.Tick(t, 5*time.Second)
 	if got := waitFor(2); got.Signal.ScaleValue != 0.2 {
 		t.Fatalf("second sample %v", got.Signal.ScaleValue)
 	}

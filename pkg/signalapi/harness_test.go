@@ -2,144 +2,54 @@ package signalapi
 
 import (
 	"context"
-	"log/slog"
-	"math"
 	"net"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
+	"github.com/barometer-scaler/barometer/pkg/signal/signaltest"
 	"github.com/barometer-scaler/barometer/pkg/target"
+	"github.com/barometer-scaler/barometer/pkg/target/targettest"
 	barometerv1 "github.com/barometer-scaler/barometer/proto/barometer/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 )
 
 // interval is the sample interval of every test target. Samplers run on
-// fakeClock, so it only sets timestamps, staleness and the Watch recheck.
+// a fake clock, so it only sets timestamps, staleness and the Watch recheck.
 const interval = 100 * time.Millisecond
 
-// fakeClock is a signal.Clock whose ticks the test sends one by one, so a
-// test decides exactly when a sampler samples.
-type fakeClock struct {
-	mu      sync.Mutex
-	now     time.Time
-	tickers map[chan time.Time]time.Duration
+// oneReplica is the observation of script name: one replica at cpu.
+func oneReplica(name string, cpu float64) pressure.Observation {
+	return pressure.Observation{Replicas: []pressure.ReplicaObservation{{Name: name + "-0", CPUUtilisation: cpu}}}
 }
 
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), tickers: map[chan time.Time]time.Duration{}}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) NewTicker(d time.Duration) (<-chan time.Time, func()) {
-	ch := make(chan time.Time)
-	c.mu.Lock()
-	c.tickers[ch] = d
-	c.mu.Unlock()
-	return ch, func() {
-		c.mu.Lock()
-		delete(c.tickers, ch)
-		c.mu.Unlock()
-	}
-}
-
-func (c *fakeClock) Advance(d time.Duration) time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-	return c.now
-}
-
-// Tick advances the clock by one interval and delivers a tick to every
-// sampler ticker, blocking until each sampler has taken it. That sampler
-// then samples once and publishes.
-func (c *fakeClock) Tick(t *testing.T) time.Time {
-	t.Helper()
-	now := c.Advance(interval)
-	c.mu.Lock()
-	var chans []chan time.Time
-	for ch, d := range c.tickers {
-		if d == interval {
-			chans = append(chans, ch)
-		}
-	}
-	c.mu.Unlock()
-	if len(chans) == 0 {
-		t.Fatal("no sampler ticker to tick")
-	}
-	for _, ch := range chans {
-		select {
-		case ch <- now:
-		case <-time.After(5 * time.Second):
-			t.Fatal("sampler did not take its tick")
-		}
-	}
-	return now
-}
-
-// scriptSource is a source whose one replica reports the CPU the test set.
-type scriptSource struct {
-	name string
-	cpu  atomic.Uint64 // float64 bits
-}
-
-func (s *scriptSource) Set(cpu float64) { s.cpu.Store(math.Float64bits(cpu)) }
-
-func (s *scriptSource) Observe(context.Context) (pressure.Observation, error) {
-	return pressure.Observation{Replicas: []pressure.ReplicaObservation{
-		{Name: s.name + "-0", CPUUtilisation: math.Float64frombits(s.cpu.Load())},
-	}}, nil
-}
-
-type scriptSpec struct{ src *scriptSource }
-
-func (s scriptSpec) Key() string                               { return "script/" + s.src.name }
-func (s scriptSpec) New(*slog.Logger) (pressure.Source, error) { return s.src, nil }
-
-// env is a registry of scripted targets served over loopback gRPC.
+// env is a registry of scripted targets served over loopback gRPC. Its
+// samplers run on a fake clock, which ticks only when the test says.
 type env struct {
-	clock   *fakeClock
+	clock   *signaltest.FakeClock
 	reg     *target.Registry
-	scripts map[string]*scriptSource
+	scripts map[string]*targettest.Script
 	srv     *Server
 	grpc    *grpc.Server
 	client  barometerv1.SignalServiceClient
 }
 
+// set makes script name report one replica at cpu from its next sample.
+func (e *env) set(name string, cpu float64) { e.scripts[name].Set(oneReplica(name, cpu)) }
+
 // newEnv starts a registry with source kind "script" (metadata key "script"
-// picks one of the named sources), a SignalService on 127.0.0.1:0 and a
-// generated client connected to it.
+// picks one of the named sources, each at CPU 0 until set), a
+// SignalService on 127.0.0.1:0 and a generated client connected to it.
 func newEnv(t *testing.T, scripts ...string) *env {
 	t.Helper()
-	e := &env{clock: newFakeClock(), scripts: map[string]*scriptSource{}}
+	e := &env{clock: signaltest.NewFakeClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)), scripts: map[string]*targettest.Script{}}
 	sources := target.NewSources()
 	for _, name := range scripts {
-		e.scripts[name] = &scriptSource{name: name}
+		e.scripts[name] = targettest.Returning(oneReplica(name, 0))
 	}
-	sources.Register("script", func(p *target.Params) (target.SourceSpec, error) {
-		v := p.String("script", scripts[0])
-		src, ok := e.scripts[v]
-		if !ok {
-			return nil, &target.MetadataError{Key: "script", Value: v, Allowed: "a script the test made"}
-		}
-		return scriptSpec{src}, nil
-	})
-
-	ctx, cancel := context.WithCancel(context.Background())
-	e.reg = target.NewRegistry(ctx, target.Config{Sources: sources, DefaultInterval: interval, Clock: e.clock})
-	running := make(chan struct{})
-	go func() {
-		defer close(running)
-		e.reg.Run(ctx)
-	}()
+	targettest.Register(sources, "script", scripts[0], func(name string) *targettest.Script { return e.scripts[name] })
+	e.reg = targettest.NewRegistry(t, target.Config{Sources: sources, DefaultInterval: interval, Clock: e.clock})
 
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -164,8 +74,8 @@ func newEnv(t *testing.T, scripts ...string) *env {
 		e.srv.Shutdown()
 		e.grpc.Stop()
 		<-served
-		cancel()
-		<-running // every sampler has stopped
+		// targettest.NewRegistry's cleanup, registered first, runs last and
+		// waits for every sampler to stop.
 	})
 	return e
 }

@@ -14,8 +14,8 @@ import (
 
 func TestGetDefaultAndByRef(t *testing.T) {
 	e := newEnv(t, "a", "b")
-	e.scripts["a"].Set(0.4)
-	e.scripts["b"].Set(0.9)
+	e.set("a", 0.4)
+	e.set("b", 0.9)
 	def := e.acquire(t, target.Ref{}, map[string]string{"script": "a"})
 	ref := target.Ref{Namespace: "shop", Name: "checkout"}
 	byRef := e.acquire(t, ref, map[string]string{"script": "b"})

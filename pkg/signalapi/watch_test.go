@@ -79,8 +79,7 @@ func (w *watcher) ended(t *testing.T) error {
 
 func TestWatchSendsAtOnceThenOnePerSampleAndEndsCleanly(t *testing.T) {
 	e := newEnv(t, "a")
-	src := e.scripts["a"]
-	src.Set(0.1)
+	e.set("a", 0.1)
 	def := e.acquire(t, target.Ref{}, map[string]string{})
 
 	w := e.watch(context.Background(), t, target.Ref{})
@@ -89,8 +88,8 @@ func TestWatchSendsAtOnceThenOnePerSampleAndEndsCleanly(t *testing.T) {
 	w.none(t)
 
 	for _, cpu := range []float64{0.3, 0.6, 0.2} {
-		src.Set(cpu)
-		at := e.clock.Tick(t)
+		e.set("a", cpu)
+		at := e.clock.Tick(t, interval)
 		wantSignal(t, w.next(t), def.Key, cpu, at)
 		w.none(t)
 	}

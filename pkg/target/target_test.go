@@ -5,12 +5,12 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/signal"
+	"github.com/barometer-scaler/barometer/pkg/signal/signaltest"
 )
 
 // constSpec is a source with fixed pressure, standing in for a workload
@@ -81,24 +81,8 @@ func TestParseErrorsNameTheKey(t *testing.T) {
 	}
 }
 
-// manualClock moves only when told; its ticker never fires on its own.
-type manualClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *manualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-func (c *manualClock) advance(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
-func (c *manualClock) NewTicker(time.Duration) (<-chan time.Time, func()) {
-	return make(chan time.Time), func() {}
-}
-
 func TestRegistryLifecycle(t *testing.T) {
-	clock := &manualClock{now: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)}
+	clock := signaltest.NewFakeClock(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)) // never ticked: the test reaps by hand
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	reg := NewRegistry(ctx, Config{Sources: testSources(), IdleTimeout: time.Minute, Clock: clock})
@@ -136,16 +120,16 @@ func TestRegistryLifecycle(t *testing.T) {
 		t.Fatalf("List: %+v", list)
 	}
 
-	clock.advance(59 * time.Second)
+	clock.Advance(59 * time.Second)
 	if n := reg.ReapIdle(); n != 0 {
 		t.Fatalf("reaped %d before the idle timeout", n)
 	}
 	reg.Touch(a)
-	clock.advance(59 * time.Second)
+	clock.Advance(59 * time.Second)
 	if n := reg.ReapIdle(); n != 0 {
 		t.Fatalf("reaped %d a touched target", n)
 	}
-	clock.advance(2 * time.Second)
+	clock.Advance(2 * time.Second)
 	if n := reg.ReapIdle(); n != 1 {
 		t.Fatalf("reaped %d, want the idle shared target only", n)
 	}
