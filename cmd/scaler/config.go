@@ -17,14 +17,17 @@ type config struct {
 	SampleInterval time.Duration `env:"BAROMETER_SAMPLE_INTERVAL" envDefault:"5s"`
 	// DefaultTarget is the trigger metadata of the target served at /scale,
 	// as key=value pairs separated by ';' (the host source when empty).
-	DefaultTarget   map[string]string `env:"BAROMETER_DEFAULT_TARGET" envSeparator:";" envKeyValSeparator:"="`
-	IdleTimeout     time.Duration     `env:"BAROMETER_IDLE_TIMEOUT" envDefault:"10m"`
-	ShutdownTimeout time.Duration     `env:"BAROMETER_SHUTDOWN_TIMEOUT" envDefault:"20s"`
-	TLSCertFile     string            `env:"BAROMETER_TLS_CERT_FILE"`
-	TLSKeyFile      string            `env:"BAROMETER_TLS_KEY_FILE"`
-	TLSClientCAFile string            `env:"BAROMETER_TLS_CLIENT_CA_FILE"`
-	LogLevel        string            `env:"BAROMETER_LOG_LEVEL" envDefault:"info"`
-	LogFormat       string            `env:"BAROMETER_LOG_FORMAT" envDefault:"text"`
+	DefaultTarget map[string]string `env:"BAROMETER_DEFAULT_TARGET" envSeparator:";" envKeyValSeparator:"="`
+	// AllowedTargets admits the addresses trigger metadata may name (CIDRs,
+	// host patterns, !CIDR denials); see pkg/allow.
+	AllowedTargets  string        `env:"BAROMETER_ALLOWED_TARGETS" envDefault:"*.svc,*.svc.cluster.local"`
+	IdleTimeout     time.Duration `env:"BAROMETER_IDLE_TIMEOUT" envDefault:"10m"`
+	ShutdownTimeout time.Duration `env:"BAROMETER_SHUTDOWN_TIMEOUT" envDefault:"20s"`
+	TLSCertFile     string        `env:"BAROMETER_TLS_CERT_FILE"`
+	TLSKeyFile      string        `env:"BAROMETER_TLS_KEY_FILE"`
+	TLSClientCAFile string        `env:"BAROMETER_TLS_CLIENT_CA_FILE"`
+	LogLevel        string        `env:"BAROMETER_LOG_LEVEL" envDefault:"info"`
+	LogFormat       string        `env:"BAROMETER_LOG_FORMAT" envDefault:"text"`
 }
 
 func loadConfig() (config, error) {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
 
+	"github.com/barometer-scaler/barometer/pkg/allow"
 	"github.com/barometer-scaler/barometer/pkg/health"
 	"github.com/barometer-scaler/barometer/pkg/httpapi"
 	"github.com/barometer-scaler/barometer/pkg/metrics"
@@ -37,8 +39,16 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- li
 	runCtx, stopSamplers := context.WithCancel(context.Background())
 	defer stopSamplers()
 
+	spec := cfg.AllowedTargets
+	if strings.TrimSpace(spec) == "" {
+		spec = allow.DefaultSpec // set but empty reads as unset
+	}
+	allowed, err := allow.Parse(spec)
+	if err != nil {
+		return err
+	}
 	reg := target.NewRegistry(runCtx, target.Config{
-		Sources:         newSources(cfg),
+		Sources:         newSources(allowed),
 		DefaultInterval: cfg.SampleInterval,
 		IdleTimeout:     cfg.IdleTimeout,
 		Logger:          logger,
@@ -98,7 +108,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- li
 	go func() { errs <- grpcServer.Serve(grpcLis) }()
 	go func() { errs <- httpServer.Serve(httpLis) }()
 	logger.Info("serving", "grpc", grpcLis.Addr().String(), "http", httpLis.Addr().String(),
-		"tls", files.Enabled(), "mtls", cfg.TLSClientCAFile != "", "defaultTarget", md.SamplerKey(), "version", buildVersion())
+		"allowedTargets", allowed.String(), "tls", files.Enabled(), "mtls", cfg.TLSClientCAFile != "", "defaultTarget", md.SamplerKey(), "version", buildVersion())
 	if ready != nil {
 		ready <- listening{GRPC: grpcLis.Addr().String(), HTTP: httpLis.Addr().String()}
 	}
@@ -137,9 +147,12 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- li
 	return nil
 }
 
-// newSources is the set of source kinds this binary offers.
-func newSources(config) *target.Sources {
+// newSources is the set of source kinds this binary offers. Addresses that
+// metadata names are reached only when the allow-list admits them.
+func newSources(allowed *allow.List) *target.Sources {
 	s := target.NewSources()
 	s.Register("host", target.ParseHost)
+	s.Register(target.SourceScrape, target.ScrapeParser(allowed))
+	s.Register(target.SourcePrometheus, target.PrometheusParser(allowed))
 	return s
 }

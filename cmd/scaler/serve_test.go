@@ -14,12 +14,14 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/barometer-scaler/barometer/pkg/allow"
 )
 
 func testConfig() config {
 	return config{
 		GRPCAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0", SampleInterval: 200 * time.Millisecond,
-		IdleTimeout: time.Minute, ShutdownTimeout: 5 * time.Second, LogLevel: "info", LogFormat: "text",
+		AllowedTargets: allow.DefaultSpec, IdleTimeout: time.Minute, ShutdownTimeout: 5 * time.Second, LogLevel: "info", LogFormat: "text",
 	}
 }
 

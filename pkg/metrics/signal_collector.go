@@ -41,6 +41,13 @@ type signalDescs struct {
 	age, stale, warmingUp, interval       *prometheus.Desc
 	lastDuration, lastSuccess             *prometheus.Desc
 	samples, failures, splitProbeFailures *prometheus.Desc
+	scrapeErrors                          *prometheus.Desc // also labelled replica
+}
+
+// replicaErrorCounter is what a source that reads replicas one by one (the
+// scrape source) offers: failures per replica since it was first targeted.
+type replicaErrorCounter interface {
+	ErrorCounts() map[string]uint64
 }
 
 func newSignalCollector(reg *target.Registry, now func() time.Time) *signalCollector {
@@ -77,6 +84,7 @@ func newSignalCollector(reg *target.Registry, now func() time.Time) *signalColle
 		samples:            d("samples_total", "Sample attempts since the target started."),
 		failures:           d("sample_failures_total", "Failed sample attempts; each kept the previous signal."),
 		splitProbeFailures: d("split_probe_failures_total", "Samples whose split probe failed open (assumed no split)."),
+		scrapeErrors:       d("scrape_errors_total", "Failed scrapes per replica; each left the replica out of its sample.", "replica"),
 	}}
 }
 
@@ -88,7 +96,7 @@ func (c *signalCollector) Describe(ch chan<- *prometheus.Desc) {
 		d.observedReplicas, d.missingReplicas, d.walSaturation, d.walSaturationState,
 		d.storageOverThreshold, d.storageRetainedBytes, d.scaleInAllowed, d.scaleInHeld, d.splitInFlight,
 		d.age, d.stale, d.warmingUp, d.interval, d.lastDuration, d.lastSuccess,
-		d.samples, d.failures, d.splitProbeFailures,
+		d.samples, d.failures, d.splitProbeFailures, d.scrapeErrors,
 	} {
 		ch <- desc
 	}
@@ -101,6 +109,11 @@ func (c *signalCollector) Collect(ch chan<- prometheus.Metric) {
 	now := c.now()
 	for _, info := range infos {
 		c.collectTarget(ch, info.Key, info.Source, info.Target().Load(), now)
+		if ec, ok := info.Target().Source().(replicaErrorCounter); ok {
+			for replica, n := range ec.ErrorCounts() {
+				ch <- prometheus.MustNewConstMetric(c.desc.scrapeErrors, prometheus.CounterValue, float64(n), info.Key, info.Source, replica)
+			}
+		}
 	}
 }
 

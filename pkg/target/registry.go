@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"slices"
 	"sync"
@@ -33,7 +34,12 @@ type Target struct {
 	done     chan struct{}
 	lastUsed atomic.Int64 // unix nanoseconds
 	pinned   bool         // the default target is never reaped
+	source   pressure.Source
 }
+
+// Source returns the target's pressure source, for surfaces that report
+// source-specific facts (such as per-replica scrape errors).
+func (t *Target) Source() pressure.Source { return t.source }
 
 // Load returns the latest snapshot (one atomic load).
 func (t *Target) Load() *signal.Snapshot { return t.sampler.Load() }
@@ -268,10 +274,17 @@ func (r *Registry) start(key string, md Metadata) (*Target, error) {
 		Logger:   logger,
 	})
 	ctx, cancel := context.WithCancel(r.ctx)
-	t := &Target{Key: key, Metadata: md, sampler: sampler, cancel: cancel, done: make(chan struct{})}
+	t := &Target{Key: key, Metadata: md, sampler: sampler, cancel: cancel, done: make(chan struct{}), source: src}
 	go func() {
 		defer close(t.done)
 		sampler.Run(ctx)
+		// A source may hold connections (kept-alive scrapes); release them
+		// as soon as nobody samples it.
+		if c, ok := src.(io.Closer); ok {
+			if err := c.Close(); err != nil {
+				logger.Warn("closing source", "err", err)
+			}
+		}
 	}()
 	r.targets[key] = t
 	logger.Info("started sampler", "interval", md.Interval)

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# One scrape sample over 1,000 loopback replicas of ~320 series each
+# (pkg/pressure/scrape BenchmarkSample1000Replicas), text and protobuf.
+#
+#   bench/scrape.sh             # one core (GOMAXPROCS=1), 20 samples each
+#   CPU=1,2 COUNT=3 bench/scrape.sh
+#
+# Reports ns/op (one sample, the replicas' in-process HTTP server included),
+# B/op and allocs/op, and live-MB-first / live-MB-last: the live heap after
+# the first sample and after the last, which stay level when memory is flat
+# across samples. Needs about 4,000 file descriptors.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ulimit -n 8192 2>/dev/null || true
+go test -run '^$' -bench 'BenchmarkSample1000Replicas' \
+	-benchtime "${BENCHTIME:-20x}" -count "${COUNT:-1}" -cpu "${CPU:-1}" \
+	./pkg/pressure/scrape/

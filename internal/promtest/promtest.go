@@ -1,0 +1,300 @@
+// Package promtest starts a real Prometheus server for tests: Debian's
+// prometheus binary (installed by .ci/install-prometheus.sh), run as a child
+// process on a free loopback port with its own configuration and storage in
+// the test's temporary directory, scraping the loopback targets the test
+// gives it. It never uses a server the machine may already run (the Debian
+// package's service listens on :9090); every test gets its own.
+//
+// When the binary is missing the test fails under CI (CI set and not
+// "false"), so a CI that lost the package cannot go green by skipping, and
+// is skipped with the install command elsewhere.
+package promtest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/api"
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+)
+
+// BinaryEnv overrides where the prometheus binary is looked for.
+const BinaryEnv = "BAROMETER_PROMETHEUS"
+
+// InstallHint is what to run when the binary is missing.
+const InstallHint = "bash .ci/install-prometheus.sh (apt-get install prometheus)"
+
+// Target is one scrape target.
+type Target struct {
+	// URL is the target's metrics URL, e.g. http://127.0.0.1:41234/metrics.
+	URL string
+	// Labels are attached to every series scraped from the target, e.g.
+	// {"pod": "replica-0"} to stand in for Kubernetes' pod label. job is
+	// "test" unless set here.
+	Labels map[string]string
+}
+
+// Options tune a server; the zero value is what most tests want.
+type Options struct {
+	// ScrapeInterval defaults to 1s, short enough that a test waits a
+	// couple of seconds for two scrapes (one rate) of every target.
+	ScrapeInterval time.Duration
+}
+
+// Server is a running Prometheus.
+type Server struct {
+	// URL is the server's base URL, http://127.0.0.1:<port>.
+	URL string
+	API v1.API
+}
+
+// Binary returns the prometheus binary to run, or fails or skips t when
+// there is none (see the package comment).
+func Binary(t testing.TB) string {
+	t.Helper()
+	bin, err := lookup()
+	if err == nil {
+		return bin
+	}
+	msg := err.Error() + "; install it with: " + InstallHint
+	if ci := os.Getenv("CI"); ci != "" && ci != "false" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg + " (skipped because CI is not set; under CI this fails)")
+	return ""
+}
+
+// lookup finds the binary: $BAROMETER_PROMETHEUS when set (and then only
+// there), else $PATH, else Debian's /usr/bin/prometheus.
+func lookup() (string, error) {
+	if p := os.Getenv(BinaryEnv); p != "" {
+		if _, err := exec.LookPath(p); err != nil {
+			return "", fmt.Errorf("prometheus binary $%s=%s: %w", BinaryEnv, p, err)
+		}
+		return p, nil
+	}
+	if p, err := exec.LookPath("prometheus"); err == nil {
+		return p, nil
+	}
+	if p, err := exec.LookPath("/usr/bin/prometheus"); err == nil {
+		return p, nil
+	}
+	return "", errors.New("prometheus binary not found (looked at $" + BinaryEnv + ", $PATH and /usr/bin/prometheus)")
+}
+
+// Start runs a Prometheus scraping targets and waits until it is ready. It
+// is stopped when the test ends.
+func Start(t testing.TB, targets []Target, opts Options) *Server {
+	t.Helper()
+	bin := Binary(t)
+	if opts.ScrapeInterval <= 0 {
+		opts.ScrapeInterval = time.Second
+	}
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "prometheus.yml")
+	cfg, err := config(targets, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfgPath, cfg, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A port picked then freed can be taken by someone else before
+	// Prometheus binds it; a start that fails for that is retried.
+	var lastErr error
+	for attempt := 0; attempt < 3; attempt++ {
+		srv, err := launch(t, bin, cfgPath, filepath.Join(dir, fmt.Sprintf("data-%d", attempt)))
+		if err == nil {
+			return srv
+		}
+		lastErr = err
+		if !strings.Contains(err.Error(), "address already in use") {
+			break
+		}
+	}
+	t.Fatalf("start prometheus: %v", lastErr)
+	return nil
+}
+
+// config writes the configuration as JSON, which is YAML, so no quoting of
+// URLs or labels can go wrong. One scrape job per target lets each keep
+// its own scheme and path.
+func config(targets []Target, opts Options) ([]byte, error) {
+	type staticConfig struct {
+		Targets []string          `json:"targets"`
+		Labels  map[string]string `json:"labels"`
+	}
+	type scrapeConfig struct {
+		JobName       string         `json:"job_name"`
+		Scheme        string         `json:"scheme"`
+		MetricsPath   string         `json:"metrics_path"`
+		StaticConfigs []staticConfig `json:"static_configs"`
+	}
+	jobs := make([]scrapeConfig, 0, len(targets))
+	for i, tg := range targets {
+		u, err := url.Parse(tg.URL)
+		if err != nil || u.Host == "" {
+			return nil, fmt.Errorf("target %q is not a URL", tg.URL)
+		}
+		labels := map[string]string{"job": "test"}
+		for k, v := range tg.Labels {
+			labels[k] = v
+		}
+		jobs = append(jobs, scrapeConfig{
+			JobName: fmt.Sprintf("target-%d", i), Scheme: u.Scheme, MetricsPath: u.Path,
+			StaticConfigs: []staticConfig{{Targets: []string{u.Host}, Labels: labels}},
+		})
+	}
+	interval := model.Duration(opts.ScrapeInterval).String()
+	return json.MarshalIndent(map[string]any{
+		"global": map[string]string{
+			"scrape_interval": interval, "scrape_timeout": interval, "evaluation_interval": interval,
+		},
+		"scrape_configs": jobs,
+	}, "", "  ")
+}
+
+// logBuffer keeps the child's output for the failure message.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func launch(t testing.TB, bin, cfgPath, dataDir string) (*Server, error) {
+	addr, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	logs := &logBuffer{}
+	cmd := exec.Command(bin,
+		"--config.file="+cfgPath,
+		"--storage.tsdb.path="+dataDir,
+		"--web.listen-address="+addr,
+		"--log.level=warn",
+	)
+	// One core is plenty for a handful of targets, and the machine is shared.
+	cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("run %s: %w", bin, err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	stop := func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+	}
+	base := "http://" + addr
+	if err := waitReady(base, exited, 60*time.Second); err != nil {
+		stop()
+		return nil, fmt.Errorf("%w\nprometheus output:\n%s", err, logs.String())
+	}
+	t.Cleanup(func() {
+		stop()
+		if t.Failed() {
+			t.Logf("prometheus output:\n%s", logs.String())
+		}
+	})
+	client, err := api.NewClient(api.Config{Address: base})
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	return &Server{URL: base, API: v1.NewAPI(client)}, nil
+}
+
+func freePort() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// waitReady polls /-/ready, which answers 200 once the TSDB is open and
+// the server takes queries.
+func waitReady(base string, exited <-chan struct{}, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	client := &http.Client{Timeout: time.Second}
+	for {
+		resp, err := client.Get(base + "/-/ready")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-exited:
+			return errors.New("prometheus exited before it was ready")
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("prometheus not ready at %s after %v", base, timeout)
+		}
+	}
+}
+
+// WaitFor polls query until ok accepts its result, or fails t after timeout.
+// Tests use it to wait until every target has been scraped (twice, for a
+// rate) before reading through the source under test.
+func (s *Server) WaitFor(t testing.TB, query string, timeout time.Duration, ok func(model.Vector) bool) model.Vector {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var (
+		last model.Vector
+		err  error
+	)
+	for time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		var v model.Value
+		v, _, _, err = s.API.Query(ctx, query, time.Time{})
+		cancel()
+		if vec, isVec := v.(model.Vector); err == nil && isVec {
+			if last = vec; ok(vec) {
+				return vec
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("prometheus: %q not satisfied after %v: last result %v, error %v", query, timeout, last, err)
+	return nil
+}
+
+// WaitSeries waits until query returns at least n series.
+func (s *Server) WaitSeries(t testing.TB, query string, n int, timeout time.Duration) model.Vector {
+	t.Helper()
+	return s.WaitFor(t, query, timeout, func(v model.Vector) bool { return len(v) >= n })
+}

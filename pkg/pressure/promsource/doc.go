@@ -1,0 +1,60 @@
+// Package promsource is a pressure.Source that asks a Prometheus server,
+// which already scrapes the workload, instead of scraping the replicas itself.
+//
+// Each sample runs one PromQL instant query per dimension, all evaluated at
+// the same instant and concurrently, through client_golang's api package.
+// Every per-replica query must return an instant vector with one series per
+// replica, told apart by the replica label (pod by default): the series are
+// folded into one pressure.ReplicaObservation per label value, exactly as the
+// scrape source folds one per scraped replica: several series for one replica
+// in one query add up where they are counts (working set, memory, memory
+// limit, splits), as the series of one exposition do, keep the worst where
+// they are states (WAL), and keep the largest where they are ratios (CPU,
+// resource), which do not add. Aggregate by the replica label in PromQL
+// (`max by (pod) (...)`) where that is not what the series mean, for
+// instance when two jobs scrape the same pod.
+//
+// # Which replicas there are
+//
+// With a replicas query, its series are the replicas: a value above 0 (an
+// `up` of 1) is a live replica, 0 or NaN is a replica that is down and is
+// named in Observation.Missing, and series of other queries for replicas it
+// does not list are ignored. Without one, the replicas are every label value
+// any per-replica query returned.
+//
+// # What an empty result means
+//
+// A query that returns no series is not an error; it is read as follows.
+//
+//   - activation, resource, cpu, memory: no replica reports the dimension;
+//     each replica reads 0 there.
+//   - memoryLimit: no replica reports a memory ceiling; resource is CPU only.
+//     The same holds for one replica missing from the result.
+//   - walState: every replica is Healthy.
+//   - splitsInFlight: no replica reports a split footprint (HasSplits is
+//     false), so footprints already seen expire by their TTL.
+//   - replicas: there are no replicas.
+//   - no replicas at all, from the replicas query or from every per-replica
+//     query: the sample fails with an error saying so ("no replicas"), and
+//     the previous signal stands. So does a sample whose replicas are all down.
+//   - storage (tree retained bytes, ceiling, saturation, partition
+//     placement): a tree missing from one of them reads 0 bytes, no ceiling
+//     (it adds neither bytes nor budget), Healthy, or no partitions (it is
+//     charged to no account). A partition index missing between others is
+//     charged to no account. When every storage query returns nothing there
+//     is no storage view (Observation.Trees is nil), as with a scraped
+//     workload that exposes no storage series.
+//
+// # What fails a sample
+//
+// A query error (the server refused it, it timed out, the response was too
+// large or not an instant vector) or a series without its label fails the
+// whole sample: Observe returns the error and the previous signal stands.
+// The splits query is the exception: it fails open, setting
+// Observation.SplitsErr so the split probe logs, counts and reports no split
+// in flight; so does a split footprint that is negative or not finite, for
+// that replica. A WAL state outside 0..2 leaves that one replica out, named
+// in Missing, as a scraped replica that answered garbage would be. A tree's
+// unreadable value (saturation outside 0..2, a partition label that is not
+// an index) fails the sample, since there is no missing tree to name.
+package promsource

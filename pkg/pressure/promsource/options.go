@@ -1,0 +1,124 @@
+package promsource
+
+import (
+	"log/slog"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
+)
+
+// Defaults of Options.
+const (
+	DefaultReplicaLabel     = "pod"
+	DefaultQueryTimeout     = 3 * time.Second
+	DefaultMaxResponseBytes = 16 << 20
+)
+
+// The labels the storage queries are read by are the contract's
+// (exposition.LabelTree, LabelPartition, LabelAccount). They are fixed,
+// unlike the replica label, because PromQL's label_replace renames a label
+// when a workload names them otherwise.
+
+// maxPartitions bounds a partition index, so one bad label cannot make a
+// sample allocate without limit. It is the scrape source's bound.
+const maxPartitions = 4096
+
+// Queries are the PromQL instant queries, one per dimension. An empty query
+// is not run and its dimension reads as if it had returned no series.
+type Queries struct {
+	// Replicas lists the replicas: one series per replica, value > 0 when it
+	// is up (for example `up{job="shop"}`). Empty: the replicas are those
+	// the other per-replica queries name.
+	Replicas string
+	// Activation is each replica's working set (a count).
+	Activation string
+	// Resource is a ready-made utilisation per replica, 0..1. It replaces
+	// CPU, Memory and MemoryLimit, which must then be empty.
+	Resource string
+	// CPU is each replica's CPU in use over its limit, 0..1.
+	CPU string
+	// Memory and MemoryLimit are each replica's memory in use and ceiling, in
+	// bytes; a replica with no ceiling contributes CPU only.
+	Memory      string
+	MemoryLimit string
+	// WalState is each replica's WAL saturation gauge: 0 Healthy,
+	// 1 Throttled, 2 Saturated.
+	WalState string
+	// SplitsInFlight is each replica's split footprint. Its failure does not
+	// fail the sample (see Observation.SplitsErr).
+	SplitsInFlight string
+
+	// TreeRetainedBytes, TreeRetainedBytesCeiling and TreeSaturation give one
+	// series per WAL tree (label tree): retained bytes, their budget, and the
+	// saturation gauge (0..2).
+	TreeRetainedBytes        string
+	TreeRetainedBytesCeiling string
+	TreeSaturation           string
+	// PartitionAccount gives one series per placed partition (labels tree,
+	// partition = its index from 0, account = the storage account it is
+	// on), value > 0 where the placement holds.
+	PartitionAccount string
+}
+
+// DefaultQueries reads the exposition contract as Prometheus stores it,
+// under the given metric names (exposition.DefaultNames, or renamed).
+// selector is a list of label matchers (`job="shop",namespace="prod"`) put
+// on every series, so a server that scrapes several workloads is read for
+// one; empty means every series of those names.
+//
+// CPU is irate, the rate between the server's last two scrapes of the
+// replica, as the scrape source computes it between its own two, over the
+// CPU-limit gauge. cpuLimitCores > 0 stands in for the gauge on replicas
+// that do not expose it (PromQL's or adds exactly the series the left side
+// lacks).
+func DefaultQueries(names exposition.Names, selector string, cpuLimitCores float64) Queries {
+	sel := func(name string) string {
+		if selector == "" {
+			return name
+		}
+		return name + "{" + selector + "}"
+	}
+	cpuRate := "irate(" + sel(names.CPUSeconds) + "[5m])"
+	cpu := cpuRate + " / " + sel(names.CPULimitCores)
+	if cpuLimitCores > 0 {
+		cpu = "(" + cpu + ") or (" + cpuRate + " / " + strconv.FormatFloat(cpuLimitCores, 'g', -1, 64) + ")"
+	}
+	return Queries{
+		Activation:               sel(names.Activations),
+		CPU:                      cpu,
+		Memory:                   sel(names.MemoryBytes),
+		MemoryLimit:              sel(names.MemoryLimitBytes),
+		WalState:                 sel(names.WalState),
+		SplitsInFlight:           sel(names.SplitsInFlight),
+		TreeRetainedBytes:        sel(names.TreeRetainedBytes),
+		TreeRetainedBytesCeiling: sel(names.TreeRetainedBytesCeiling),
+		TreeSaturation:           sel(names.TreeSaturationState),
+		PartitionAccount:         sel(names.PartitionAccount),
+	}
+}
+
+// Options configure a Source.
+type Options struct {
+	// ServerAddress is the Prometheus server's base URL, e.g.
+	// http://prometheus.monitoring.svc:9090 (a path prefix is kept).
+	ServerAddress string
+	Queries       Queries
+	// ReplicaLabel tells the replicas apart; empty means DefaultReplicaLabel.
+	ReplicaLabel string
+	// QueryTimeout bounds one sample's queries (they run concurrently) and is
+	// sent to the server as the evaluation timeout; a shorter ctx deadline
+	// wins. Zero means DefaultQueryTimeout.
+	QueryTimeout time.Duration
+	// MaxResponseBytes bounds one query's response body; zero means
+	// DefaultMaxResponseBytes.
+	MaxResponseBytes int64
+	// Control vets every address dialled (allow.List.Control): the
+	// server's name was checked where the metadata named it, and this
+	// checks what it resolves to, on every connection. Nil vets nothing.
+	Control func(network, address string, c syscall.RawConn) error
+	// Now is the evaluation instant of each sample; nil means time.Now.
+	Now    func() time.Time
+	Logger *slog.Logger
+}

@@ -1,0 +1,237 @@
+package promsource_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"net"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/barometer-scaler/barometer/examples/demo-workload/demo"
+	"github.com/barometer-scaler/barometer/internal/promtest"
+	"github.com/barometer-scaler/barometer/pkg/allow"
+	"github.com/barometer-scaler/barometer/pkg/pressure"
+	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
+	"github.com/barometer-scaler/barometer/pkg/pressure/promsource"
+	"github.com/barometer-scaler/barometer/pkg/target"
+)
+
+// fixture is one real Prometheus scraping demo-workload replicas on
+// loopback, shared by the subtests because a server takes about six
+// seconds to show its first scrape.
+type fixture struct {
+	prom     *promtest.Server
+	replicas []*demo.Workload
+	urls     []string // replica i's metrics URL, also its pod label
+	dead     string   // a target nobody listens on
+}
+
+// Loads of the three replicas, per 100 req/s of capacity: Healthy,
+// Throttled (>= 0.75) and Saturated (>= 0.95).
+var loads = []float64{30, 80, 97}
+
+func startFixture(t *testing.T) *fixture {
+	f := &fixture{}
+	var targets []promtest.Target
+	for i, rps := range loads {
+		w := demo.New(demo.Config{})
+		w.SetLoad(rps)
+		if i == 1 {
+			w.SetSplits(2)
+		}
+		srv := httptest.NewServer(w.Handler())
+		t.Cleanup(srv.Close)
+		url := srv.URL + "/metrics"
+		f.replicas, f.urls = append(f.replicas, w), append(f.urls, url)
+		targets = append(targets, promtest.Target{URL: url, Labels: map[string]string{"job": "demo", "pod": url}})
+	}
+	f.dead = "http://" + closedPort(t) + "/metrics"
+	targets = append(targets, promtest.Target{URL: f.dead, Labels: map[string]string{"job": "demo", "pod": f.dead}})
+
+	f.prom = promtest.Start(t, targets, promtest.Options{})
+	// Every replica scraped at least twice, so irate has a CPU rate.
+	f.prom.WaitSeries(t, `irate(process_cpu_seconds_total{job="demo"}[5m])`, len(loads), 30*time.Second)
+	return f
+}
+
+func closedPort(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+func (f *fixture) source(t *testing.T, edit func(*promsource.Queries)) *promsource.Source {
+	q := promsource.DefaultQueries(exposition.DefaultNames(), `job="demo"`, 0)
+	if edit != nil {
+		edit(&q)
+	}
+	src, err := promsource.New(promsource.Options{ServerAddress: f.prom.URL, Queries: q})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src
+}
+
+func observe(t *testing.T, src pressure.Source) (pressure.Observation, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return src.Observe(ctx)
+}
+
+func TestAgainstPrometheus(t *testing.T) {
+	start := time.Now()
+	f := startFixture(t)
+	t.Logf("prometheus up and every replica scraped twice after %v", time.Since(start).Round(time.Millisecond))
+	defer func() { t.Logf("whole test: %v", time.Since(start).Round(time.Millisecond)) }()
+
+	t.Run("folds one observation per replica", func(t *testing.T) {
+		obs, err := observe(t, f.source(t, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(obs.Replicas) != len(loads) || len(obs.Missing) != 0 || obs.SplitsErr != nil {
+			t.Fatalf("obs = %+v", obs)
+		}
+		for _, r := range obs.Replicas {
+			i := slices.Index(f.urls, r.Name) // sorted by name, which is not load order
+			if i < 0 {
+				t.Fatalf("replica %q is not one of %v", r.Name, f.urls)
+			}
+			st := f.replicas[i].State()
+			if r.WorkingSet != st.WorkingSet || r.MemoryUsedBytes != st.MemoryBytes ||
+				r.MemoryLimitBytes != st.MemoryLimitBytes || int(r.WalSaturation) != st.WalState ||
+				!r.HasSplits || r.SplitsInFlight != st.Splits || math.Abs(r.CPUUtilisation-st.Load) > cpuTolerance {
+				t.Errorf("replica %d = %+v, demo state %+v", i, r, st)
+			}
+		}
+		if len(obs.Trees) != 1 || obs.Trees[0].Tree != "wal" || obs.Trees[0].Saturation != pressure.Saturated ||
+			strings.Join(obs.Trees[0].PartitionAccounts, ",") != "account-a,account-b" {
+			t.Errorf("trees = %+v", obs.Trees)
+		}
+	})
+
+	t.Run("replicas query names the replica that is down", func(t *testing.T) {
+		obs, err := observe(t, f.source(t, func(q *promsource.Queries) { q.Replicas = `up{job="demo"}` }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(obs.Replicas) != len(loads) || len(obs.Missing) != 1 || obs.Missing[0].Name != f.dead {
+			t.Errorf("replicas %d, missing %+v; want %d and %s", len(obs.Replicas), obs.Missing, len(loads), f.dead)
+		}
+	})
+
+	t.Run("an empty dimension reads 0", func(t *testing.T) {
+		obs, err := observe(t, f.source(t, func(q *promsource.Queries) { q.Activation = `barometer_activations{job="nothing"}` }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range obs.Replicas {
+			if r.WorkingSet != 0 {
+				t.Errorf("%s working set = %v, want 0", r.Name, r.WorkingSet)
+			}
+		}
+		if len(obs.Replicas) != len(loads) {
+			t.Errorf("%d replicas, want %d", len(obs.Replicas), len(loads))
+		}
+	})
+
+	t.Run("nothing at all is no replicas", func(t *testing.T) {
+		q := promsource.DefaultQueries(exposition.DefaultNames(), `job="nothing"`, 0)
+		src, err := promsource.New(promsource.Options{ServerAddress: f.prom.URL, Queries: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := observe(t, src); !errors.Is(err, promsource.ErrNoReplicas) {
+			t.Errorf("err = %v, want ErrNoReplicas", err)
+		}
+	})
+
+	t.Run("a query error fails the sample", func(t *testing.T) {
+		_, err := observe(t, f.source(t, func(q *promsource.Queries) { q.WalState = "sum(" }))
+		if err == nil || !strings.Contains(err.Error(), "walStateQuery") || !strings.Contains(err.Error(), "bad_data") {
+			t.Errorf("err = %v, want the server's bad_data naming walStateQuery", err)
+		}
+	})
+
+	t.Run("a failed splits query fails open", func(t *testing.T) {
+		obs, err := observe(t, f.source(t, func(q *promsource.Queries) { q.SplitsInFlight = "sum(" }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if obs.SplitsErr == nil || len(obs.Replicas) != len(loads) {
+			t.Errorf("SplitsErr %v, replicas %+v", obs.SplitsErr, obs.Replicas)
+		}
+		for _, r := range obs.Replicas {
+			if r.HasSplits {
+				t.Errorf("%s reports a split footprint the failed query cannot have read", r.Name)
+			}
+		}
+	})
+
+	t.Run("an aggregate without the replica label fails the sample", func(t *testing.T) {
+		_, err := observe(t, f.source(t, func(q *promsource.Queries) { q.Activation = "sum(barometer_activations)" }))
+		if err == nil || !strings.Contains(err.Error(), "has no pod label") {
+			t.Errorf("err = %v", err)
+		}
+	})
+
+	t.Run("metadata to source, through the allow-list", func(t *testing.T) {
+		parse := func(spec string) (target.SourceSpec, error) {
+			list, err := allow.Parse(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := target.NewSources()
+			s.Register(target.SourcePrometheus, target.PrometheusParser(list))
+			md, err := s.Parse(map[string]string{
+				"source": "prometheus", "serverAddress": strings.Replace(f.prom.URL, "127.0.0.1", "localhost", 1),
+				"selector": `job="demo"`,
+			}, time.Second)
+			return md.Source, err
+		}
+		// The name matches a host pattern, but it resolves into loopback,
+		// which only a CIDR entry allows: refused when dialled.
+		spec, err := parse("localhost")
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, err := spec.New(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var refused *allow.RefusedError
+		if _, err := observe(t, src); !errors.As(err, &refused) {
+			t.Errorf("err = %v, want the allow-list's refusal", err)
+		}
+		// Allowed explicitly, the same metadata reads the replicas.
+		if spec, err = parse("localhost,127.0.0.0/8,::1"); err != nil {
+			t.Fatal(err)
+		}
+		if src, err = spec.New(nil); err != nil {
+			t.Fatal(err)
+		}
+		if obs, err := observe(t, src); err != nil || len(obs.Replicas) != len(loads) {
+			t.Errorf("obs %+v, err %v", obs, err)
+		}
+	})
+
+	t.Run("agrees with the scrape source", func(t *testing.T) { f.agreement(t) })
+}
+
+// waitLoad waits until the server's irate of replica i shows its new load.
+func (f *fixture) waitLoad(t *testing.T, i int, load float64) {
+	q := `irate(process_cpu_seconds_total{pod="` + f.urls[i] + `"}[5m])`
+	f.prom.WaitFor(t, q, 15*time.Second, func(v model.Vector) bool {
+		return len(v) == 1 && math.Abs(float64(v[0].Value)-load) < 0.01
+	})
+}

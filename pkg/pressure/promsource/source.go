@@ -1,0 +1,243 @@
+package promsource
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/api"
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+
+	"github.com/barometer-scaler/barometer/pkg/pressure"
+)
+
+// querier is the one call Source needs from v1.API; tests substitute it.
+type querier interface {
+	Query(ctx context.Context, query string, ts time.Time, opts ...v1.Option) (model.Value, v1.Warnings, v1.Infos, error)
+}
+
+// dimension names one query. key is its metadata key, used in errors so the
+// ScaledObject author sees which of their queries failed.
+type dimension int
+
+const (
+	dimReplicas dimension = iota
+	dimActivation
+	dimResource
+	dimCPU
+	dimMemory
+	dimMemoryLimit
+	dimWalState
+	dimSplits
+	dimTreeBytes
+	dimTreeCeiling
+	dimTreeSaturation
+	dimPartitionAccount
+	numDimensions
+)
+
+var dimensionKeys = [numDimensions]string{
+	"replicasQuery", "activationQuery", "resourceQuery", "cpuQuery", "memoryQuery",
+	"memoryLimitQuery", "walStateQuery", "splitsInFlightQuery", "treeRetainedBytesQuery",
+	"treeRetainedBytesCeilingQuery", "treeSaturationQuery", "partitionAccountQuery",
+}
+
+// Key is the metadata key a dimension's query is configured under.
+func (d dimension) Key() string { return dimensionKeys[d] }
+
+func (d dimension) storage() bool { return d >= dimTreeBytes }
+
+func (q Queries) byDimension() [numDimensions]string {
+	return [numDimensions]string{
+		q.Replicas, q.Activation, q.Resource, q.CPU, q.Memory, q.MemoryLimit, q.WalState,
+		q.SplitsInFlight, q.TreeRetainedBytes, q.TreeRetainedBytesCeiling, q.TreeSaturation,
+		q.PartitionAccount,
+	}
+}
+
+// Source reads pressure from a Prometheus server. It holds no state between
+// samples and is safe for concurrent use.
+type Source struct {
+	api      querier
+	server   string
+	queries  [numDimensions]string
+	label    model.LabelName
+	timeout  time.Duration
+	now      func() time.Time
+	logger   *slog.Logger
+	hasStore bool
+	// closeIdle releases the client's kept-alive connections.
+	closeIdle func()
+}
+
+// New checks the options and builds the HTTP client; it does not contact the
+// server (a server that is down fails samples, not startup).
+func New(opts Options) (*Source, error) {
+	u, err := url.Parse(opts.ServerAddress)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("promsource: server address %q is not an http(s) URL", opts.ServerAddress)
+	}
+	q := opts.Queries
+	if q.Replicas == "" && q.Activation == "" && q.Resource == "" && q.CPU == "" && q.Memory == "" &&
+		q.MemoryLimit == "" && q.WalState == "" && q.SplitsInFlight == "" {
+		return nil, errors.New("promsource: no per-replica query, so no replica could ever be read")
+	}
+	if q.Resource != "" && (q.CPU != "" || q.Memory != "" || q.MemoryLimit != "") {
+		return nil, errors.New("promsource: the resource query replaces the cpu, memory and memory limit queries; set one or the other")
+	}
+	if label := cmp.Or(opts.ReplicaLabel, DefaultReplicaLabel); !model.LegacyValidation.IsValidLabelName(label) {
+		return nil, fmt.Errorf("promsource: replica label %q is not a label name", label)
+	}
+	hc := newHTTPClient(opts.Control, cmp.Or(opts.MaxResponseBytes, DefaultMaxResponseBytes))
+	client, err := api.NewClient(api.Config{Address: opts.ServerAddress, Client: hc})
+	if err != nil {
+		return nil, fmt.Errorf("promsource: %w", err)
+	}
+	s := newSource(v1.NewAPI(client), opts)
+	s.closeIdle = hc.CloseIdleConnections
+	return s, nil
+}
+
+// Close releases the connections kept alive for the next sample. The
+// Source stays usable: a later Observe dials again.
+func (s *Source) Close() error {
+	if s.closeIdle != nil {
+		s.closeIdle()
+	}
+	return nil
+}
+
+func newSource(api querier, opts Options) *Source {
+	s := &Source{
+		api:     api,
+		server:  opts.ServerAddress,
+		queries: opts.Queries.byDimension(),
+		label:   model.LabelName(cmp.Or(opts.ReplicaLabel, DefaultReplicaLabel)),
+		timeout: cmp.Or(opts.QueryTimeout, DefaultQueryTimeout),
+		now:     opts.Now,
+		logger:  opts.Logger,
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.logger == nil {
+		s.logger = slog.New(slog.DiscardHandler)
+	}
+	for d, q := range s.queries {
+		s.hasStore = s.hasStore || q != "" && dimension(d).storage()
+	}
+	return s
+}
+
+// result is one query's answer.
+type result struct {
+	vec model.Vector
+	err error
+}
+
+// Observe runs every configured query at one instant and folds the answers.
+func (s *Source) Observe(ctx context.Context) (pressure.Observation, error) {
+	at := s.now()
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	// The server stops evaluating once the budget is spent, rather than
+	// finishing work nobody waits for.
+	budget := s.timeout
+	if dl, ok := ctx.Deadline(); ok {
+		budget = min(budget, time.Until(dl))
+	}
+	var (
+		res [numDimensions]result
+		wg  sync.WaitGroup
+	)
+	for d, q := range s.queries {
+		if q == "" {
+			continue
+		}
+		wg.Go(func() { res[d] = s.query(ctx, dimension(d), q, at, budget) })
+	}
+	wg.Wait()
+	for d, r := range res {
+		if r.err != nil && dimension(d) != dimSplits {
+			return pressure.Observation{}, r.err
+		}
+	}
+	return s.fold(&res, at)
+}
+
+func (s *Source) query(ctx context.Context, d dimension, q string, at time.Time, budget time.Duration) result {
+	var opts []v1.Option
+	if t := serverTimeout(budget); t > 0 {
+		opts = append(opts, v1.WithTimeout(t))
+	}
+	v, warnings, _, err := s.api.Query(ctx, q, at, opts...)
+	if err != nil {
+		return result{err: s.errorf(d, "%w", err)}
+	}
+	if len(warnings) > 0 {
+		s.logger.Debug("prometheus query warnings", "query", d.Key(), "warnings", warnings)
+	}
+	vec, ok := v.(model.Vector)
+	if !ok {
+		return result{err: s.errorf(d, "returned a %s; want an instant vector with one series per %s", typeName(v), s.seriesUnit(d))}
+	}
+	return result{vec: vec}
+}
+
+// serverTimeout rounds the budget down to what the server's duration
+// parser reads: client_golang sends Go's String(), and Prometheus (2.x)
+// refuses fractions such as "2.5s", but takes "2s" and "750ms".
+func serverTimeout(budget time.Duration) time.Duration {
+	if budget >= time.Second {
+		return budget.Truncate(time.Second)
+	}
+	return budget.Truncate(time.Millisecond)
+}
+
+func (s *Source) errorf(d dimension, format string, args ...any) error {
+	return fmt.Errorf("prometheus %s: %s %q: %w", s.server, d.Key(), s.queries[d], fmt.Errorf(format, args...))
+}
+
+func (s *Source) seriesUnit(d dimension) string {
+	if d.storage() {
+		return "tree"
+	}
+	return "replica"
+}
+
+func typeName(v model.Value) string {
+	if v == nil {
+		return "nothing"
+	}
+	return v.Type().String()
+}
+
+// newHTTPClient is a dedicated client: enough idle connections that the
+// concurrent queries of one sample reuse them on the next; a bound on what
+// one response may make us read; no proxy and no redirects, because the
+// allow-list vetted the configured address and nothing else.
+func newHTTPClient(control func(string, string, syscall.RawConn) error, maxBytes int64) *http.Client {
+	dialer := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second, Control: control}
+	t := &http.Transport{
+		DialContext:         dialer.DialContext,
+		MaxIdleConnsPerHost: int(numDimensions),
+		IdleConnTimeout:     90 * time.Second,
+		TLSHandshakeTimeout: 5 * time.Second,
+		ForceAttemptHTTP2:   true,
+	}
+	return &http.Client{
+		Transport: limitTransport{next: t, max: maxBytes},
+		CheckRedirect: func(req *http.Request, _ []*http.Request) error {
+			return fmt.Errorf("redirect to %s not followed: only the configured server address is allowed", req.URL.Redacted())
+		},
+	}
+}

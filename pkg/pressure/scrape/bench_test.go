@@ -1,0 +1,164 @@
+package scrape
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/common/expfmt"
+
+	"github.com/barometer-scaler/barometer/examples/demo-workload/demo"
+	"github.com/barometer-scaler/barometer/pkg/pressure"
+)
+
+// benchReplicas is the fleet of the benchmark: 1,000 replicas of
+// about 300 series each, every one on its own loopback listener (as pods
+// are on their own addresses), all served by one in-process HTTP server.
+const benchReplicas = 1000
+
+// realisticBody is one replica's exposition: the contract, the Go runtime
+// collector, and a labelled request-duration histogram, as a typical service
+// exposes them, in the given format. It returns the body and its series
+// count.
+func realisticBody(rps float64, format expfmt.Format) ([]byte, int) {
+	w := demo.New(demo.Config{})
+	w.SetLoad(rps)
+	extra := prometheus.NewRegistry()
+	extra.MustRegister(collectors.NewGoCollector())
+	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "http_request_duration_seconds", Help: "Request latency.", Buckets: prometheus.DefBuckets,
+	}, []string{"handler", "method", "code"})
+	extra.MustRegister(h)
+	for _, handler := range []string{"/api/a", "/api/b", "/api/c", "/api/d", "/api/e"} {
+		for _, code := range []string{"200", "500"} {
+			h.WithLabelValues(handler, "GET", code).Observe(0.01)
+			h.WithLabelValues(handler, "POST", code).Observe(0.2)
+		}
+	}
+	fams, err := prometheus.Gatherers{w.Registry(), extra}.Gather()
+	if err != nil {
+		panic(err)
+	}
+	var buf bytes.Buffer
+	enc := expfmt.NewEncoder(&buf, format)
+	series := 0
+	for _, f := range fams {
+		if err := enc.Encode(f); err != nil {
+			panic(err)
+		}
+		for _, m := range f.GetMetric() {
+			switch {
+			case m.GetHistogram() != nil:
+				series += len(m.GetHistogram().GetBucket()) + 3 // +Inf, sum, count
+			default:
+				series++
+			}
+		}
+	}
+	return buf.Bytes(), series
+}
+
+type fleet struct {
+	urls   []string
+	series int
+	size   int
+}
+
+var (
+	fleetOnce sync.Once
+	fleets    map[string]*fleet
+)
+
+// benchFleet starts the listeners once per process: the benchmark function
+// runs several times as b.N grows, and 1,000 listeners per run would
+// measure the setup.
+func benchFleet(b *testing.B, format string) *fleet {
+	fleetOnce.Do(func() {
+		fleets = map[string]*fleet{}
+		for name, f := range map[string]expfmt.Format{
+			"text":     expfmt.NewFormat(expfmt.TypeTextPlain),
+			"protobuf": expfmt.NewFormat(expfmt.TypeProtoDelim),
+		} {
+			var bodies [10][]byte
+			fl := &fleet{}
+			for i := range bodies {
+				bodies[i], fl.series = realisticBody(float64(10*i), f)
+			}
+			fl.size = len(bodies[0])
+			handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				addr := r.Context().Value(http.LocalAddrContextKey).(net.Addr).(*net.TCPAddr)
+				w.Header().Set("Content-Type", string(f))
+				_, _ = w.Write(bodies[addr.Port%len(bodies)])
+			})
+			srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+			for range benchReplicas {
+				ln, err := net.Listen("tcp", "127.0.0.1:0")
+				if err != nil {
+					panic(err)
+				}
+				go func() { _ = srv.Serve(ln) }()
+				fl.urls = append(fl.urls, "http://"+ln.Addr().String()+"/metrics")
+			}
+			fleets[name] = fl
+		}
+	})
+	return fleets[format]
+}
+
+// BenchmarkSample1000Replicas is one sample over 1,000 replicas of ~300
+// series. Run it with bench/scrape.sh. Besides ns/op and B/op it reports
+// the live heap after the first sample and after the last, which stay level
+// when memory is flat across samples.
+func BenchmarkSample1000Replicas(b *testing.B) {
+	for _, format := range []string{"text", "protobuf"} {
+		b.Run(format, func(b *testing.B) {
+			fl := benchFleet(b, format)
+			src, err := New(Options{Targets: targets(b, fl.urls...), Timeout: 10 * time.Second})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer src.Close()
+			sample := func() {
+				obs, err := src.Observe(context.Background())
+				if err != nil || len(obs.Replicas) != benchReplicas {
+					b.Fatalf("%d replicas answered: %v %v", len(obs.Replicas), err, missingSummary(obs.Missing))
+				}
+			}
+			sample() // connections up, pools warm, CPU marks set
+			before := liveHeap()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				sample()
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(fl.series), "series/replica")
+			b.ReportMetric(float64(fl.size), "bytes/replica")
+			b.ReportMetric(before/(1<<20), "live-MB-first")
+			b.ReportMetric(liveHeap()/(1<<20), "live-MB-last")
+		})
+	}
+}
+
+func liveHeap() float64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return float64(m.HeapAlloc)
+}
+
+// missingSummary shows the first failure, enough to see what broke.
+func missingSummary(m []pressure.MissingReplica) string {
+	if len(m) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("(%d missing, first %s: %v)", len(m), m[0].Name, m[0].Err)
+}

@@ -1,0 +1,22 @@
+// Package scrape is a pressure.Source that reads the pressure exposition
+// contract (package exposition, docs/exposition.md) straight from the
+// workload's replicas over HTTP, the way a Prometheus server scrapes them.
+//
+// Like Prometheus' own scrape package, the parts are kept apart:
+//
+//   - target.go: the configured targets, and their expansion on every sample
+//     (a "dns+http://" target becomes one replica per A/AAAA record, each
+//     vetted by the allow-list);
+//   - pool.go: the sample's lifecycle: a bounded set of workers, each scrape
+//     under its own timeout inside the sample's deadline, and the per-replica
+//     state (CPU counter marks, error counts) kept between samples;
+//   - client.go: one HTTP scrape, with content negotiation (text or
+//     delimited protobuf), a response-size limit and no redirects;
+//   - filter.go and parse.go: the response is first cut down to the
+//     families the contract reads, then parsed by prometheus/common/expfmt
+//     and read into one replica's values;
+//   - fold.go: the replicas' values become a pressure.Observation.
+//
+// Limits are explicit configuration (Options), never implicit: the number of
+// concurrent scrapes, the per-scrape timeout, the response size.
+package scrape

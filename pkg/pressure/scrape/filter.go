@@ -1,0 +1,154 @@
+package scrape
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// The filters cut a response down to the families the contract reads before
+// expfmt parses it. A replica typically exposes hundreds of series (Go
+// runtime, HTTP histograms) and Barometer reads about ten of them; parsing
+// every series into a dto.MetricFamily would cost most of a sample's CPU and
+// allocations for nothing. Anything the filter cannot classify is passed
+// through, so expfmt still sees, and rejects, whatever is malformed among
+// what is kept.
+
+// wantSet is the set of metric family names the source reads.
+type wantSet map[string]struct{}
+
+func (w wantSet) has(name []byte) bool {
+	_, ok := w[string(name)] // the compiler does not allocate for this lookup
+	return ok
+}
+
+// filterText copies to dst the text-format lines of the wanted families:
+// their samples and their HELP and TYPE comments. Lines that start with '{'
+// (a quoted UTF-8 name) and comments naming a quoted family are kept, since
+// the filter does not unquote. Other lines are dropped. Lines longer than
+// r's buffer are classified by their start.
+func filterText(r *bufio.Reader, dst *bytes.Buffer, want wantSet) error {
+	for {
+		line, err := r.ReadSlice('\n')
+		keep := len(line) > 0 && keepLine(line, want)
+		if keep {
+			dst.Write(line)
+		}
+		for errors.Is(err, bufio.ErrBufferFull) {
+			line, err = r.ReadSlice('\n')
+			if keep {
+				dst.Write(line)
+			}
+		}
+		switch {
+		case errors.Is(err, io.EOF):
+			return nil
+		case err != nil:
+			return err
+		}
+	}
+}
+
+func keepLine(line []byte, want wantSet) bool {
+	line = skipBlanks(line)
+	if len(line) == 0 {
+		return false
+	}
+	switch line[0] {
+	case '\n':
+		return false
+	case '{':
+		return true
+	case '#':
+		keyword, rest := token(skipBlanks(line[1:]))
+		if string(keyword) != "HELP" && string(keyword) != "TYPE" {
+			return false // a plain comment
+		}
+		name, _ := token(skipBlanks(rest))
+		return len(name) > 0 && name[0] == '"' || want.has(name)
+	}
+	name, _ := token(line)
+	return want.has(name)
+}
+
+func skipBlanks(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
+		b = b[1:]
+	}
+	return b
+}
+
+// token splits b at the first blank, newline or '{'.
+func token(b []byte) (tok, rest []byte) {
+	for i, c := range b {
+		if c == ' ' || c == '\t' || c == '\n' || c == '{' {
+			return b[:i], b[i:]
+		}
+	}
+	return b, nil
+}
+
+// filterProto copies to dst the length-delimited MetricFamily messages of
+// the wanted families. It reads only each message's name field; expfmt
+// decodes the ones kept. scratch is reused between messages; a message
+// longer than maxLen is an error, so a corrupt length cannot allocate more
+// than the response limit allows.
+func filterProto(r *bufio.Reader, dst *bytes.Buffer, want wantSet, maxLen int64, scratch *[]byte) error {
+	var lenBuf [binary.MaxVarintLen64]byte
+	for {
+		n, err := binary.ReadUvarint(r)
+		switch {
+		case errors.Is(err, io.EOF):
+			return nil
+		case err != nil:
+			return fmt.Errorf("protobuf length: %w", err)
+		case n > uint64(maxLen):
+			return fmt.Errorf("%w: protobuf message of %d bytes", errTooLarge, n)
+		}
+		if uint64(cap(*scratch)) < n {
+			*scratch = make([]byte, n)
+		}
+		msg := (*scratch)[:n]
+		if _, err := io.ReadFull(r, msg); err != nil {
+			return fmt.Errorf("protobuf message: %w", err)
+		}
+		name, err := familyName(msg)
+		if err != nil {
+			return err
+		}
+		if want.has(name) {
+			dst.Write(lenBuf[:binary.PutUvarint(lenBuf[:], n)])
+			dst.Write(msg)
+		}
+	}
+}
+
+// familyName returns field 1 (name) of an encoded io.prometheus.client.
+// MetricFamily, nil when the message has none.
+func familyName(msg []byte) ([]byte, error) {
+	for len(msg) > 0 {
+		num, typ, n := protowire.ConsumeTag(msg)
+		if n < 0 {
+			return nil, fmt.Errorf("protobuf field tag: %w", protowire.ParseError(n))
+		}
+		msg = msg[n:]
+		if num == 1 && typ == protowire.BytesType {
+			name, n := protowire.ConsumeBytes(msg)
+			if n < 0 {
+				return nil, fmt.Errorf("protobuf family name: %w", protowire.ParseError(n))
+			}
+			return name, nil
+		}
+		n = protowire.ConsumeFieldValue(num, typ, msg)
+		if n < 0 {
+			return nil, fmt.Errorf("protobuf field: %w", protowire.ParseError(n))
+		}
+		msg = msg[n:]
+	}
+	return nil, nil
+}

@@ -1,0 +1,206 @@
+package scrape
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/barometer-scaler/barometer/pkg/pressure"
+)
+
+// result is one replica's outcome in one sample.
+type result struct {
+	name   string
+	at     time.Time // when the scrape started: the CPU counter's timestamp
+	sample replicaSample
+	err    error
+}
+
+// cpuMark is a replica's CPU counter at one scrape.
+type cpuMark struct {
+	seconds float64
+	at      time.Time
+}
+
+// replicaState is what the source remembers about a replica between
+// samples.
+type replicaState struct {
+	cpu      cpuMark
+	hasCPU   bool
+	errors   uint64
+	targeted time.Time // the last sample that tried to read it
+}
+
+// fold turns a sample's results into an Observation and updates the
+// per-replica state. ok results become replicas; failed ones become missing.
+// It is called with the source's state lock held.
+func (s *Source) fold(results []result, missing []pressure.MissingReplica, at time.Time) pressure.Observation {
+	obs := pressure.Observation{ObservedAt: at, Missing: missing}
+	var splitErrs []error
+	var answered []result
+	for _, m := range missing {
+		s.state(m.Name, at).errors++
+	}
+	for _, r := range results {
+		st := s.state(r.name, at)
+		if r.err != nil {
+			st.errors++
+			obs.Missing = append(obs.Missing, pressure.MissingReplica{Name: r.name, Err: r.err})
+			continue
+		}
+		obs.Replicas = append(obs.Replicas, s.replica(r, st))
+		if r.sample.splitsErr != nil {
+			splitErrs = append(splitErrs, fmt.Errorf("%s: %w", r.name, r.sample.splitsErr))
+		}
+		answered = append(answered, r)
+	}
+	obs.SplitsErr = errors.Join(splitErrs...)
+	obs.Trees = mergeTrees(answered)
+	slices.SortFunc(obs.Replicas, func(a, b pressure.ReplicaObservation) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(obs.Missing, func(a, b pressure.MissingReplica) int { return strings.Compare(a.Name, b.Name) })
+	s.prune(at)
+	return obs
+}
+
+func (s *Source) state(name string, at time.Time) *replicaState {
+	st := s.replicas[name]
+	if st == nil {
+		st = &replicaState{}
+		s.replicas[name] = st
+	}
+	st.targeted = at
+	return st
+}
+
+// prune forgets replicas no sample has tried to read for stateTTL: with DNS
+// targets, pod addresses come and go, and their state must not pile up.
+func (s *Source) prune(at time.Time) {
+	for name, st := range s.replicas {
+		if at.Sub(st.targeted) > stateTTL {
+			delete(s.replicas, name)
+		}
+	}
+}
+
+// stateTTL is how long an untargeted replica's CPU mark and error count are
+// kept.
+const stateTTL = 10 * time.Minute
+
+// replica reads one answered replica. CPU utilisation is the counter's rate
+// since this replica's previous answer over its CPU limit. On first sight
+// (or after a counter reset) there is no rate, so CPU reads 0 and the
+// resource dimension is memory only for that sample; this is logged, never
+// made up.
+func (s *Source) replica(r result, st *replicaState) pressure.ReplicaObservation {
+	x := r.sample
+	out := pressure.ReplicaObservation{
+		Name:          r.name,
+		WorkingSet:    x.activations.v,
+		WalSaturation: x.wal,
+	}
+	// Without a limit the replica has no ceiling: MemoryLimitBytes stays 0
+	// and the resource dimension is CPU only.
+	out.MemoryUsedBytes, out.MemoryLimitBytes = x.memory.v, x.memoryLimit.v
+	if x.splits.ok {
+		out.SplitsInFlight, out.HasSplits = x.splits.v, true
+	}
+	limit := s.opts.CPULimitCores
+	if x.cpuLimit.ok {
+		limit = x.cpuLimit.v
+	}
+	cpu := x.cpuSeconds
+	if !cpu.ok || math.IsNaN(cpu.v) || math.IsInf(cpu.v, 0) {
+		st.hasCPU = false
+		return out
+	}
+	prev, had := st.cpu, st.hasCPU
+	st.cpu, st.hasCPU = cpuMark{seconds: cpu.v, at: r.at}, true
+	dt := r.at.Sub(prev.at).Seconds()
+	switch {
+	case !had:
+		s.log.Debug("first scrape of replica: no CPU rate yet, resource is memory only", "replica", r.name)
+	case cpu.v < prev.seconds:
+		s.log.Debug("CPU counter reset: no CPU rate this sample", "replica", r.name)
+	case dt > 0 && limit > 0:
+		out.CPUUtilisation = (cpu.v - prev.seconds) / dt / limit
+	}
+	return out
+}
+
+// mergeTrees folds the replicas' storage series. Several replicas may report
+// the same tree (each sees the shared WAL): bytes and ceiling take the
+// largest report, saturation the worst, and a partition's account the first
+// replica's by name. nil when no replica reported storage.
+func mergeTrees(answered []result) []pressure.TreeObservation {
+	slices.SortFunc(answered, func(a, b result) int { return strings.Compare(a.name, b.name) })
+	type acc struct {
+		retained, ceiling float64
+		state             pressure.WalSaturationState
+		parts             map[int]string
+	}
+	var trees map[string]*acc
+	for _, r := range answered {
+		for name, t := range r.sample.trees {
+			if trees == nil {
+				trees = map[string]*acc{}
+			}
+			a := trees[name]
+			if a == nil {
+				a = &acc{parts: map[int]string{}}
+				trees[name] = a
+			}
+			a.retained = max(a.retained, t.retained.v)
+			a.ceiling = max(a.ceiling, t.ceiling.v)
+			a.state = pressure.Worse(a.state, t.state)
+			for p, account := range t.partitions {
+				if _, ok := a.parts[p]; !ok {
+					a.parts[p] = account
+				}
+			}
+		}
+	}
+	if trees == nil {
+		return nil
+	}
+	out := make([]pressure.TreeObservation, 0, len(trees))
+	for name, a := range trees {
+		t := pressure.TreeObservation{
+			Tree:                 name,
+			RetainedBytes:        toBytes(a.retained),
+			RetainedBytesCeiling: toBytes(a.ceiling),
+			Saturation:           a.state,
+		}
+		if len(a.parts) > 0 {
+			t.PartitionAccounts = make([]string, slices.Max(mapKeys(a.parts))+1)
+			for p, account := range a.parts {
+				t.PartitionAccounts[p] = account
+			}
+		}
+		out = append(out, t)
+	}
+	slices.SortFunc(out, func(a, b pressure.TreeObservation) int { return strings.Compare(a.Tree, b.Tree) })
+	return out
+}
+
+func mapKeys(m map[int]string) []int {
+	out := make([]int, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// toBytes converts a gauge to a byte count: NaN and negatives are 0, and
+// anything beyond int64 saturates.
+func toBytes(v float64) int64 {
+	switch {
+	case math.IsNaN(v) || v <= 0:
+		return 0
+	case v >= math.MaxInt64:
+		return math.MaxInt64
+	}
+	return int64(v)
+}

@@ -1,0 +1,214 @@
+package scrape
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/barometer-scaler/barometer/pkg/allow"
+	"github.com/barometer-scaler/barometer/pkg/pressure"
+	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
+)
+
+// The defaults of the limits.
+const (
+	// DefaultTimeout bounds one scrape. The sample's own deadline (80 % of
+	// the sample interval by default) bounds it further.
+	DefaultTimeout = 2 * time.Second
+	// DefaultMaxResponseBytes bounds one response. A replica exposing the
+	// contract plus the usual runtime series sends tens of kilobytes.
+	DefaultMaxResponseBytes = 10 << 20
+	// DefaultConcurrency bounds the scrapes in flight at once.
+	DefaultConcurrency = 32
+)
+
+// Options configure a Source.
+type Options struct {
+	// Targets are the replicas to scrape; at least one.
+	Targets []Target
+	// Names are the metric names read; the zero value means
+	// exposition.DefaultNames.
+	Names exposition.Names
+	// CPULimitCores divides the CPU rate of a replica that exposes no CPU
+	// limit gauge; 0 means such a replica's CPU is not measured.
+	CPULimitCores float64
+	// Timeout bounds each scrape; <= 0 means DefaultTimeout.
+	Timeout time.Duration
+	// MaxResponseBytes bounds each response body; <= 0 means
+	// DefaultMaxResponseBytes. A larger response fails that replica.
+	MaxResponseBytes int64
+	// Concurrency bounds scrapes in flight; <= 0 means DefaultConcurrency.
+	Concurrency int
+	// Allow vets every address resolved and dialled. nil reaches anything:
+	// only for tests and benchmarks, never for metadata-defined targets.
+	Allow *allow.List
+	// Resolver expands DNS targets; nil means net.DefaultResolver.
+	Resolver Resolver
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Logger receives debug lines about CPU rates; nil discards.
+	Logger *slog.Logger
+}
+
+// Source scrapes the replicas. Observe calls are serialised; ErrorCounts may
+// be called concurrently with them.
+type Source struct {
+	opts   Options
+	client *client
+	log    *slog.Logger
+
+	sampling sync.Mutex // one sample at a time: CPU marks need an order
+
+	mu       sync.Mutex // guards replicas
+	replicas map[string]*replicaState
+}
+
+// New returns a Source; it does no I/O.
+func New(opts Options) (*Source, error) {
+	if len(opts.Targets) == 0 {
+		return nil, errors.New("scrape: no targets")
+	}
+	if opts.Names == (exposition.Names{}) {
+		opts.Names = exposition.DefaultNames()
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.MaxResponseBytes <= 0 {
+		opts.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = DefaultConcurrency
+	}
+	if opts.Resolver == nil {
+		opts.Resolver = net.DefaultResolver
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	want := wantSet{}
+	for _, n := range opts.Names.All() {
+		want[n] = struct{}{}
+	}
+	return &Source{
+		opts:     opts,
+		client:   newClient(opts.MaxResponseBytes, want, opts.Allow),
+		log:      opts.Logger,
+		replicas: map[string]*replicaState{},
+	}, nil
+}
+
+// Observe scrapes every replica once. A replica that fails is left out and
+// named in Missing; the replica count is the number that answered. When none
+// answers, Observe fails and names them all. It returns by ctx's deadline:
+// each scrape runs under min(Timeout, what is left of ctx).
+func (s *Source) Observe(ctx context.Context) (pressure.Observation, error) {
+	s.sampling.Lock()
+	defer s.sampling.Unlock()
+	if err := ctx.Err(); err != nil {
+		return pressure.Observation{}, err
+	}
+	at := s.opts.Now()
+
+	expandCtx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
+	jobs, missing := expand(expandCtx, s.opts.Targets, s.opts.Resolver, s.opts.Allow, s.opts.Concurrency)
+	cancel()
+
+	results := make([]result, len(jobs))
+	forEach(len(jobs), s.opts.Concurrency, func(i int) {
+		results[i] = s.scrapeOne(ctx, jobs[i])
+	})
+
+	s.mu.Lock()
+	obs := s.fold(results, missing, at)
+	s.mu.Unlock()
+	if len(obs.Replicas) == 0 {
+		return pressure.Observation{}, noAnswer(obs.Missing)
+	}
+	return obs, nil
+}
+
+func (s *Source) scrapeOne(ctx context.Context, j job) result {
+	r := result{name: j.name, at: s.opts.Now()}
+	if err := ctx.Err(); err != nil {
+		// Queued behind slow replicas past the sample's deadline.
+		r.err = fmt.Errorf("not scraped before the sample deadline: %w", err)
+		return r
+	}
+	sctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
+	defer cancel()
+	budget := s.opts.Timeout
+	if d, ok := sctx.Deadline(); ok {
+		budget = time.Until(d)
+	}
+	fams, err := s.client.scrape(sctx, j.url, budget)
+	if err == nil {
+		r.sample, err = readSample(fams, &s.opts.Names)
+	}
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		err = fmt.Errorf("sample deadline reached: %w", err)
+	case sctx.Err() != nil:
+		err = fmt.Errorf("timed out after %s: %w", s.opts.Timeout, err)
+	}
+	r.err = err
+	return r
+}
+
+// ErrorCounts returns, per replica, the failed scrapes since the source
+// first targeted it (zero for replicas that always answered). A replica no
+// sample has targeted for ten minutes is forgotten, and its count with it.
+// Meant for a counter such as barometer_scrape_errors_total{replica}.
+func (s *Source) ErrorCounts() map[string]uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]uint64, len(s.replicas))
+	for name, st := range s.replicas {
+		out[name] = st.errors
+	}
+	return out
+}
+
+// Close releases the kept-alive connections. Observe still works after it,
+// reconnecting.
+func (s *Source) Close() error {
+	s.client.close()
+	return nil
+}
+
+// forEach runs fn(0..n-1) on at most conc goroutines and returns once every
+// call has: no goroutine outlives the sample.
+func forEach(n, conc int, fn func(i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(n, max(conc, 1)) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				fn(i)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func noAnswer(missing []pressure.MissingReplica) error {
+	errs := make([]error, 0, len(missing)+1)
+	errs = append(errs, fmt.Errorf("scrape: none of %d replicas answered", len(missing)))
+	for _, m := range missing {
+		errs = append(errs, fmt.Errorf("%s: %w", m.Name, m.Err))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,147 @@
+package scrape
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/barometer-scaler/barometer/pkg/allow"
+	"github.com/barometer-scaler/barometer/pkg/pressure"
+)
+
+// DNSScheme marks a target whose host is expanded, on every sample, into one
+// replica per A/AAAA record (a headless Service).
+const DNSScheme = "dns+http"
+
+// DefaultPath is the path of a target URL that names none.
+const DefaultPath = "/metrics"
+
+// Target is one configured scrape target.
+type Target struct {
+	// URL is an http or https URL. For a DNS target it is the http URL
+	// whose host is the name to expand.
+	URL *url.URL
+	// DNS says the host is expanded on every sample.
+	DNS bool
+}
+
+// ParseTarget reads "http://host:port/path", "https://..." or
+// "dns+http://name:port/path". The path defaults to DefaultPath. Credentials
+// and fragments are refused: metadata is not a secret store, and a fragment
+// would never reach the server.
+func ParseTarget(s string) (Target, error) {
+	u, err := url.Parse(strings.TrimSpace(s))
+	if err != nil {
+		return Target{}, err
+	}
+	u.Scheme = strings.ToLower(u.Scheme)
+	var t Target
+	switch u.Scheme {
+	case "http", "https":
+	case DNSScheme:
+		t.DNS = true
+		u.Scheme = "http"
+	default:
+		return Target{}, fmt.Errorf("scheme %q: use http://, https:// or %s://", u.Scheme, DNSScheme)
+	}
+	switch {
+	case u.Host == "" || u.Hostname() == "":
+		return Target{}, errors.New("no host")
+	case u.User != nil:
+		return Target{}, errors.New("credentials in a target URL are not accepted")
+	case u.Fragment != "":
+		return Target{}, errors.New("a target URL has no fragment")
+	case u.Opaque != "":
+		return Target{}, errors.New("not an absolute URL with a host")
+	}
+	u.Host = strings.ToLower(u.Host)
+	if u.Path == "" {
+		u.Path = DefaultPath
+	}
+	t.URL = u
+	return t, nil
+}
+
+// String is the target's canonical form, as configured.
+func (t Target) String() string {
+	s := t.URL.String()
+	if t.DNS {
+		return "dns+" + s
+	}
+	return s
+}
+
+// Host is the host name or IP literal the target names, without port.
+func (t Target) Host() string { return t.URL.Hostname() }
+
+// Resolver looks up a name's addresses. *net.Resolver satisfies it; tests
+// inject their own.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// job is one replica to scrape in one sample.
+type job struct {
+	name string // the replica's name: the URL scraped
+	url  string
+}
+
+// expand turns the targets into this sample's replicas. A static target is
+// one replica named by its URL. A DNS target becomes one replica per address,
+// named by the URL with the address in place of the name; an address the
+// allow-list refuses, and a name that does not resolve, are reported missing
+// rather than scraped.
+func expand(ctx context.Context, targets []Target, r Resolver, guard *allow.List, conc int) ([]job, []pressure.MissingReplica) {
+	perTarget := make([][]job, len(targets))
+	missing := make([][]pressure.MissingReplica, len(targets))
+	forEach(len(targets), conc, func(i int) {
+		t := targets[i]
+		if !t.DNS {
+			u := t.URL.String()
+			perTarget[i] = []job{{name: u, url: u}}
+			return
+		}
+		perTarget[i], missing[i] = resolve(ctx, t, r, guard)
+	})
+	return slices.Concat(perTarget...), slices.Concat(missing...)
+}
+
+func resolve(ctx context.Context, t Target, r Resolver, guard *allow.List) ([]job, []pressure.MissingReplica) {
+	host, port := t.URL.Hostname(), t.URL.Port()
+	if port == "" {
+		port = "80"
+	}
+	addrs, err := r.LookupNetIP(ctx, "ip", host)
+	if err == nil && len(addrs) == 0 {
+		err = errors.New("no A or AAAA records")
+	}
+	if err != nil {
+		return nil, []pressure.MissingReplica{{Name: t.String(), Err: fmt.Errorf("resolve %s: %w", host, err)}}
+	}
+	for i, a := range addrs {
+		addrs[i] = a.Unmap()
+	}
+	slices.SortFunc(addrs, func(a, b netip.Addr) int { return a.Compare(b) })
+	addrs = slices.Compact(addrs)
+
+	var jobs []job
+	var missing []pressure.MissingReplica
+	for _, a := range addrs {
+		u := *t.URL
+		u.Host = net.JoinHostPort(a.String(), port)
+		name := u.String()
+		if guard != nil {
+			if err := guard.Addr(host, a); err != nil {
+				missing = append(missing, pressure.MissingReplica{Name: name, Err: err})
+				continue
+			}
+		}
+		jobs = append(jobs, job{name: name, url: name})
+	}
+	return jobs, missing
+}
