@@ -137,6 +137,8 @@ type Observation struct {
 	Missing  []MissingReplica
 	// Trees is the storage axis; nil when the source has no storage view.
 	Trees []TreeObservation
+	// Queue is the work queue; nil when the source has no queue view.
+	Queue *QueueObservation
 	// SplitsErr is set when the split footprint could not be read; the
 	// split probe fails open on it.
 	SplitsErr error
