@@ -1,0 +1,83 @@
+// Package policy holds Barometer's replica policies beside the pressure
+// signal, as pure decisions: the queue-pressure policy of reference 004
+// (queue.go) and the elasticity policies of reference 000 (elasticity.go,
+// pool.go), with the pieces around them: launch tracking (launch.go), the
+// decision audit trail (audit.go) and cost accounting (cost.go).
+//
+// A decision is a function of (state, observation, now), like the HPA's
+// replica_calculator.go: the policies hold only validated options and are
+// safe for concurrent use; the state is a value the caller keeps per target
+// (or per pool) and replaces with the one returned. Nothing reads a clock.
+// LaunchTracker and AuditLog are the only shared mutable types, and lock.
+//
+// Every decision says the replica count to publish (Decision.Desired). The
+// KEDA side returns it with target 1 (AverageValue), so the HPA asks for
+// exactly that count.
+//
+// # One evaluation of one target
+//
+//	inFlight := tracker.Observe(target, visible, now)
+//	d, state = queue.Evaluate(state, QueueObservation{Replicas: visible, InFlight: inFlight, ...}, now)
+//	tracker.Record(target, d)
+//	audit.Record(d.Event(target))
+//	cost = cost.Accrue(costOpts, visible, now)
+//
+// "Current" is always the visible replicas plus the launches in flight, so a
+// replica that is starting is neither asked for twice nor taken back.
+//
+// # Queue inputs
+//
+// The queue policy reads raw counters and gauges, never rates; it derives
+// the rates itself and treats a counter that falls as restarted from zero.
+// A scrape or Prometheus source maps them like this (the names are the
+// suggested defaults; PromQL sources must not wrap counters in rate()):
+//
+//	Arrivals      counter    queue_arrivals_total             work that became ready
+//	RunSeconds    counter    queue_run_duration_seconds_sum   a histogram or summary
+//	Runs          counter    queue_run_duration_seconds_count
+//	Backlog       gauges     queue_ready{class="..."}         one ClassBacklog per series
+//	                         queue_retrying{class="..."}
+//	Due           gauge      queue_due_fixed_start            counted in the highest class
+//	Busy          gauge      queue_busy
+//	Reservations  gauges     queue_reservation_start_timestamp_seconds{id="..."}
+//	                         queue_reservation_end_timestamp_seconds{id="..."}
+//	                         queue_reservation_slots{id="..."} (1 when absent)
+//	              or a gauge queue_reserved                   Reservation{Slots: n}, open-ended
+//
+// Reservations by interval are joined on their id; an end of 0 is
+// open-ended. The plain gauge suits a system that only knows how many slots
+// are reserved now, and then the horizon does not matter.
+//
+// # Decisions where the references are silent
+//
+//   - The arrival rate is measured between evaluations (the counter's
+//     increase over the elapsed time); the first evaluation has no rate, and
+//     the first measured rate seeds the average instead of being folded into
+//     zero. An evaluation with no elapsed time keeps the older reading.
+//   - One alpha (004's ewma_alpha) smooths both averages. The service time is
+//     folded once per evaluation with weight 1-(1-alpha)^n for n new runs:
+//     exactly a per-run EWMA when the interval's runs share their mean. The
+//     first evaluation folds the counters' whole history, which is observed
+//     runs; the default applies only while no run has been seen.
+//   - Classes are named and configured highest priority first; backlog of an
+//     unlisted class ranks below all listed ones, counts in the drain term
+//     and has no SLO term.
+//   - Like the HPA, the stabilization window starts with the current count,
+//     so a restarted scaler does not scale down within its first window. The
+//     cooldown runs from the last scale-down only; a scale-up is held back by
+//     the window instead. "Never below busy" floors the scale-down even under
+//     MaxReplicas.
+//   - Elasticity: Min above Max is accepted (the target formula lets Min
+//     win). A scale-down needs an idle replica (Utilization < 1); otherwise
+//     it is downgraded to a no-op with the cause appended, as 000 does for a
+//     scale-down with no eligible victim.
+//   - Pools (see pool.go): signals are summed, utilization is weighted by
+//     replicas, the policy runs once with the pool's options, and the one
+//     step goes to the member that needs it most.
+//   - Launch tokens resolve when the visible count rises, oldest first; 000
+//     also resolves them when its launch call returns, which has no
+//     counterpart here (the HPA launches). A token expires TTL after launch.
+//     A scale-down cancels the newest tokens first, as the ReplicaSet removes
+//     a replica that is still starting before a ready one.
+//   - Cost integrates the count seen at one evaluation until the next.
+package policy

@@ -1,0 +1,67 @@
+package policy
+
+import (
+	"math"
+	"time"
+)
+
+// The estimators turn cumulative counters, as a scrape or Prometheus exposes
+// them, into 004's two averages: the arrival rate and the mean service time.
+// They are fields of QueueState, updated by Evaluate only.
+
+// increase is how much a counter grew from prev to cur. A counter that fell
+// was restarted from zero (Prometheus's reset rule), so all of cur is new.
+func increase(prev, cur float64) float64 {
+	if cur >= prev {
+		return cur - prev
+	}
+	return max(cur, 0)
+}
+
+// fold moves avg toward v by weight w, or adopts v when avg has no sample
+// yet: a first sample is a better estimate than an arbitrary zero.
+func fold(avg float64, seeded bool, v, w float64) float64 {
+	if !seeded {
+		return v
+	}
+	return avg + w*(v-avg)
+}
+
+// estimate folds one evaluation's counters into the averages.
+func (s *QueueState) estimate(alpha float64, obs QueueObservation, now time.Time) {
+	// Service time needs no time base, so even the first evaluation counts:
+	// the counters' whole history is runs that were observed.
+	runs, secs := obs.Runs-s.runs, obs.RunSeconds-s.runSeconds
+	if runs < 0 || secs < 0 {
+		// Sum and count belong to one histogram and restart together.
+		runs, secs = obs.Runs, obs.RunSeconds
+	}
+	if runs > 0 && secs >= 0 {
+		// The interval's mean stands for each of its runs. Folding n equal
+		// samples one by one is one fold of weight 1-(1-alpha)^n, so the
+		// average weighs runs, not evaluations, like 004's per-run EWMA.
+		w := 1 - math.Pow(1-alpha, runs)
+		s.service, s.serviceSeeded = fold(s.service, s.serviceSeeded, secs/runs, w), true
+	}
+	s.runs, s.runSeconds = obs.Runs, obs.RunSeconds
+
+	if s.started {
+		dt := now.Sub(s.arrivalsAt).Seconds()
+		if dt <= 0 {
+			// No time base: keep the older reading, so the next evaluation
+			// measures over both intervals and no arrival is lost.
+			return
+		}
+		r := increase(s.arrivals, obs.Arrivals) / dt
+		s.rate, s.rateSeeded = fold(s.rate, s.rateSeeded, r, alpha), true
+	}
+	s.arrivals, s.arrivalsAt = obs.Arrivals, now
+}
+
+// serviceTime is the mean run time in seconds, or the default before any run.
+func (s *QueueState) serviceTime(def time.Duration) float64 {
+	if s.serviceSeeded {
+		return s.service
+	}
+	return def.Seconds()
+}
