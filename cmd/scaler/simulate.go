@@ -7,22 +7,42 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/barometer-scaler/barometer/pkg/policy"
 	"github.com/barometer-scaler/barometer/pkg/sim"
+	"github.com/barometer-scaler/barometer/pkg/sim/policies"
+	"github.com/barometer-scaler/barometer/pkg/sim/report"
 )
 
-// controllerFlags names the flags that belong to one controller.
-var controllerFlags = map[string][]string{
-	"naive": {"window", "step"},
-	"hpa": {"hpa-tolerance", "hpa-up-window", "hpa-down-window", "hpa-period",
-		"hpa-up-percent", "hpa-up-pods", "hpa-down-percent"},
-	"barometer": {"preset", "keda-target", "ewma-half-life", "gate-window", "resource-threshold",
-		"signal-min-replicas", "trend-window", "hysteresis", "surge"},
+// controllers are the --controller values, in the order the help lists them.
+var controllers = []string{"naive", "hpa", "barometer", policy.PolicyQueue, policy.PolicyFullyElastic,
+	policy.PolicyMaxCount, policy.PolicyPoolWithThreshold, policy.PolicyFixed}
+
+// replicaPolicies are the controllers that drive pkg/policy.
+var replicaPolicies = controllers[3:]
+
+// flagControllers names, for each flag that not every controller reads,
+// the controllers that read it. The policies' flags are their metadata
+// keys, spelt as flags.
+var flagControllers = map[string][]string{
+	"window": {"naive"}, "step": {"naive"},
+	"hpa-tolerance": {"hpa"}, "hpa-up-window": {"hpa"}, "hpa-down-window": {"hpa"}, "hpa-period": {"hpa"},
+	"hpa-up-percent": {"hpa"}, "hpa-up-pods": {"hpa"}, "hpa-down-percent": {"hpa"},
+	"preset": {"barometer"}, "keda-target": {"barometer"}, "ewma-half-life": {"barometer"}, "gate-window": {"barometer"},
+	"resource-threshold": {"barometer"}, "signal-min-replicas": {"barometer"}, "trend-window": {"barometer"},
+	"hysteresis": {"barometer"}, "surge": {"barometer"},
+	"ewma-alpha": {"queue"}, "default-service-time": {"queue"}, "target-utilization": {"queue"}, "rate-cutoff": {"queue"},
+	"drain-time": {"queue"}, "max-step-up-ratio": {"queue"}, "max-step-up": {"queue"}, "max-step-down": {"queue"},
+	"stabilization-window": {"queue"}, "scale-down-cooldown": {"queue"},
+	"threshold": {"pool_with_threshold"}, "threshold-low": {"pool_with_threshold"}, "ticks": {"pool_with_threshold"},
+	"launch-ttl": replicaPolicies, "current-replicas": replicaPolicies,
 }
 
 // simulateOptions are the parsed flags.
@@ -35,6 +55,10 @@ type simulateOptions struct {
 	hysteresis                                           float64
 	table, json, surge                                   bool
 	set                                                  map[string]bool
+	floor                                                int
+	queue                                                policy.QueueOptions
+	elastic                                              policy.ElasticityOptions
+	wiring                                               policies.Wiring
 }
 
 // runSimulate is `scaler simulate`: one run, the reference's tables, JSON,
@@ -53,12 +77,22 @@ func runSimulate(args []string, stdout io.Writer) error {
 	if o.report != "" {
 		return writeReport(o.report)
 	}
-	m := sim.Model{Saturation: o.saturation, Target: o.occupancy, MinReplicas: 1, MaxReplicas: o.maxReplicas, InitialReplicas: o.initial}
-	series, err := loadTrace(o)
+	series, queue, err := loadTrace(o)
 	if err != nil {
 		return fmt.Errorf("simulate: --trace: %w", err)
 	}
-	setting := o.setting()
+	saturation := o.saturation
+	if queue != nil && !o.set["saturation"] {
+		saturation = 1 // a replica does one second of work per second: load is in busy replicas
+	}
+	m := sim.Model{Saturation: saturation, Target: o.occupancy, MinReplicas: o.floor, MaxReplicas: o.maxReplicas, InitialReplicas: o.initial}
+	if queue != nil {
+		series = queue.Series(m, o.turn)
+	}
+	setting, err := o.setting(m)
+	if err != nil {
+		return fmt.Errorf("simulate: %w", err)
+	}
 	cfg := sim.Config{Model: m, Delay: o.delay, StartupTurns: o.startup, Turn: o.turn}
 	res := sim.Run(cfg, series, setting.New(m))
 	if o.svgFile != "" {
@@ -99,28 +133,34 @@ func runSimulate(args []string, stdout io.Writer) error {
 	fmt.Fprintf(&b, "peak replicas %d, reaction %d turns\n", s.Peak, s.Reaction)
 	fmt.Fprintf(&b, "SPEC: θU %.1f %%, θO %.1f %%, τU %.1f %%, τO %.1f %%, υ %.1f %%, jitter %.2f /min\n",
 		s.UnderAccuracy, s.OverAccuracy, s.UnderTimeshare, s.OverTimeshare, s.Instability, s.Jitter)
+	if queue != nil {
+		fmt.Fprintf(&b, "queue: backlog turns %d, peak backlog %.0f items, mean wait %.1f s, max wait %.0f s\n",
+			s.BacklogTurns, s.PeakBacklog, s.MeanWait, s.MaxWait)
+	}
 	_, err = stdout.Write(b.Bytes())
 	return err
 }
 
 func parseSimulate(args []string) (simulateOptions, *flag.FlagSet, error) {
 	m, hpa := sim.ReferenceModel(), sim.DefaultHPAOptions()
+	q, e := policy.DefaultQueueOptions(), policy.DefaultElasticityOptions(policy.PolicyPoolWithThreshold)
 	var o simulateOptions
 	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.StringVar(&o.trace, "trace", "reference", "load trace: reference, jump, flash-crowd, slow-ramp, seed:N, or a CSV file (one load per line, or turn,load)")
+	fs.StringVar(&o.trace, "trace", "reference", "trace: reference, jump, flash-crowd, slow-ramp, seed:N, queue, queue:N, or a CSV file (one load per line, or turn,load; a queue trace: turn,arrivals,serviceSeconds)")
 	fs.StringVar(&o.event, "event", "60:90", "event window START:END scored as the jump, for a CSV trace")
 	fs.IntVar(&o.delay, "delay", 0, "metric delay in turns")
 	fs.IntVar(&o.startup, "startup", 0, "turns a new replica takes to become ready")
 	fs.DurationVar(&o.turn, "turn", sim.DefaultTurn, "wall-clock length of one turn (HPA and signal clocks)")
-	fs.StringVar(&o.controller, "controller", "naive", "naive, hpa or barometer")
+	fs.StringVar(&o.controller, "controller", "naive", strings.Join(controllers, ", "))
 	fs.BoolVar(&o.table, "table", false, "print the reference's tables: the delay scan 0..6 and the jump test")
 	fs.BoolVar(&o.json, "json", false, "print the run as JSON (score and every turn)")
 	fs.StringVar(&o.svgFile, "svg", "", "also draw load, required and supplied replicas to this SVG file")
-	fs.StringVar(&o.report, "report", "", "regenerate the decision-quality report at this path (and its -delay3.svg beside it); takes no other flag")
-	fs.Float64Var(&o.saturation, "saturation", m.Saturation, "requests/s one replica serves at saturation")
+	fs.StringVar(&o.report, "report", "", "regenerate the decision-quality report at this path (and its pictures beside it); takes no other flag")
+	fs.Float64Var(&o.saturation, "saturation", m.Saturation, "requests/s one replica serves at saturation (a queue trace: 1, load in busy replicas)")
 	fs.Float64Var(&o.occupancy, "occupancy", m.Target, "target occupancy per replica, in (0, 1]")
-	fs.IntVar(&o.maxReplicas, "max-replicas", m.MaxReplicas, "replica ceiling")
+	fs.IntVar(&o.floor, "min-replicas", m.MinReplicas, "replica floor (also the policies' minReplicas)")
+	fs.IntVar(&o.maxReplicas, "max-replicas", m.MaxReplicas, "replica ceiling (also the policies' maxReplicas)")
 	fs.IntVar(&o.initial, "initial-replicas", m.InitialReplicas, "replicas before turn 0")
 	fs.IntVar(&o.window, "window", 0, "naive: wait window, turns a scale-in must be wanted in a row")
 	fs.IntVar(&o.step, "step", 0, "naive: step limit, most replicas changed per turn (0: none)")
@@ -140,6 +180,21 @@ func parseSimulate(args []string) (simulateOptions, *flag.FlagSet, error) {
 	fs.IntVar(&o.trend, "trend-window", 0, "barometer: samples in the lead's trend, 0 or 1 for no lead (unset: the preset's)")
 	fs.Float64Var(&o.hysteresis, "hysteresis", 0, "barometer: scale-in hysteresis on stale samples, 0.05 = 5 % (unset: the preset's)")
 	fs.BoolVar(&o.surge, "surge", false, "barometer: saturation surge, 2n or n + 4 when stale (unset: the preset's)")
+	fs.Float64Var(&o.queue.EwmaAlpha, "ewma-alpha", q.EwmaAlpha, "queue: weight of the newest arrival rate and service time")
+	fs.DurationVar(&o.queue.DefaultServiceTime, "default-service-time", q.DefaultServiceTime, "queue: service time before any run is seen")
+	fs.Float64Var(&o.queue.TargetUtilization, "target-utilization", 0, "queue: utilization the arrival-rate term aims for (0: --occupancy)")
+	fs.Float64Var(&o.queue.RateCutoff, "rate-cutoff", q.RateCutoff, "queue: smoothed arrival rate (/s) below which it counts as 0")
+	fs.DurationVar(&o.queue.DrainTime, "drain-time", q.DrainTime, "queue: time in which the backlog should drain")
+	fs.Float64Var(&o.queue.MaxStepUpRatio, "max-step-up-ratio", q.MaxStepUpRatio, "queue: a scale-up adds at most max(ceil(current x this), --max-step-up)")
+	fs.IntVar(&o.queue.MaxStepUpAbs, "max-step-up", q.MaxStepUpAbs, "queue: absolute scale-up step")
+	fs.IntVar(&o.queue.MaxStepDown, "max-step-down", q.MaxStepDown, "queue: replicas removed at most per --scale-down-cooldown")
+	fs.DurationVar(&o.queue.StabilizationWindow, "stabilization-window", q.StabilizationWindow, "queue: a scale-down goes no lower than the highest desired in this window")
+	fs.DurationVar(&o.queue.ScaleDownCooldown, "scale-down-cooldown", q.ScaleDownCooldown, "queue: time between scale-downs")
+	fs.Float64Var(&o.elastic.High, "threshold", e.High, "pool_with_threshold: utilization at or above which it scales up")
+	fs.Float64Var(&o.elastic.Low, "threshold-low", e.Low, "pool_with_threshold: utilization at or below which it scales down")
+	fs.IntVar(&o.elastic.Ticks, "ticks", e.Ticks, "pool_with_threshold: consecutive ticks past a threshold before a step")
+	fs.DurationVar(&o.wiring.Launch.TTL, "launch-ttl", policy.DefaultLaunchTTL, "policies: how long a launch counts as in flight")
+	fs.BoolVar(&o.wiring.CurrentReplicas, "current-replicas", false, "policies: see the replicas ready at the decision, not the sample's (the engine's)")
 	if err := fs.Parse(args); err != nil {
 		return o, fs, err
 	}
@@ -155,14 +210,12 @@ func (o simulateOptions) validate() error {
 	if o.report != "" && len(o.set) > 1 {
 		return errors.New("--report takes no other flag (the report's settings are fixed)")
 	}
-	if _, ok := controllerFlags[o.controller]; !ok {
-		return fmt.Errorf("--controller %q (allowed: naive, hpa, barometer)", o.controller)
+	if !slices.Contains(controllers, o.controller) {
+		return fmt.Errorf("--controller %q (allowed: %s)", o.controller, strings.Join(controllers, ", "))
 	}
-	for c, names := range controllerFlags {
-		for _, n := range names {
-			if o.set[n] && c != o.controller {
-				return fmt.Errorf("--%s applies to --controller %s (this run: %s)", n, c, o.controller)
-			}
+	for _, name := range slices.Sorted(maps.Keys(flagControllers)) {
+		if cs := flagControllers[name]; o.set[name] && !slices.Contains(cs, o.controller) {
+			return fmt.Errorf("--%s applies to --controller %s (this run: %s)", name, strings.Join(cs, ", "), o.controller)
 		}
 	}
 	checks := []struct {
@@ -176,8 +229,9 @@ func (o simulateOptions) validate() error {
 		{o.table && o.json, "json", "not with --table"},
 		{!(o.saturation > 0), "saturation", "a number > 0"},
 		{!(o.occupancy > 0 && o.occupancy <= 1), "occupancy", "a number in (0, 1]"},
-		{o.maxReplicas < 1, "max-replicas", "a whole number >= 1"},
-		{o.initial < 1 || o.initial > o.maxReplicas, "initial-replicas", "1..--max-replicas"},
+		{o.floor < 1, "min-replicas", "a whole number >= 1"},
+		{o.maxReplicas < o.floor, "max-replicas", "a whole number >= --min-replicas"},
+		{o.initial < o.floor || o.initial > o.maxReplicas, "initial-replicas", "--min-replicas..--max-replicas"},
 		{o.window < 0, "window", "a whole number >= 0"},
 		{o.step < 0, "step", "a whole number >= 0"},
 		{!(o.tolerance >= 0), "hpa-tolerance", "a number >= 0"},
@@ -216,8 +270,49 @@ func presetOptions(name string) func() sim.BarometerOptions {
 	}[name]
 }
 
+// optionFlags names the flag that sets each pkg/policy option field, so an
+// *policy.OptionError is reported against the flag the user wrote.
+var optionFlags = map[string]string{
+	"EwmaAlpha": "ewma-alpha", "DefaultServiceTime": "default-service-time", "TargetUtilization": "target-utilization",
+	"RateCutoff": "rate-cutoff", "DrainTime": "drain-time", "MaxStepUpRatio": "max-step-up-ratio", "MaxStepUpAbs": "max-step-up",
+	"StabilizationWindow": "stabilization-window", "MaxStepDown": "max-step-down", "ScaleDownCooldown": "scale-down-cooldown",
+	"MinReplicas": "min-replicas", "MaxReplicas": "max-replicas", "Min": "min-replicas", "Max": "max-replicas",
+	"High": "threshold", "Low": "threshold-low", "Ticks": "ticks", "TTL": "launch-ttl",
+}
+
+// policySetting builds a pkg/policy controller from the flags, read at m:
+// the documented defaults, the bounds of the model, targetUtilization at
+// the occupancy unless set.
+func (o simulateOptions) policySetting(m sim.Model) (sim.Setting, error) {
+	var (
+		s   sim.Setting
+		err error
+	)
+	if o.controller == policy.PolicyQueue {
+		q := o.queue
+		if !o.set["target-utilization"] {
+			q.TargetUtilization = m.Target
+		}
+		base := policies.QueueOptions(m)
+		q.ReservationHorizon, q.MinReplicas, q.MaxReplicas = base.ReservationHorizon, base.MinReplicas, base.MaxReplicas
+		s, err = policies.QueueSetting(o.controller, q, o.wiring)
+	} else {
+		e := policies.ElasticityOptions(o.controller, m)
+		e.High, e.Low, e.Ticks = o.elastic.High, o.elastic.Low, o.elastic.Ticks
+		s, err = policies.ElasticitySetting(o.controller, e, o.wiring)
+	}
+	var oe *policy.OptionError
+	if errors.As(err, &oe) {
+		return s, fmt.Errorf("--%s %s (allowed: %s)", optionFlags[oe.Field], oe.Value, oe.Allowed)
+	}
+	return s, err
+}
+
 // setting builds the chosen controller with its flags.
-func (o simulateOptions) setting() sim.Setting {
+func (o simulateOptions) setting(m sim.Model) (sim.Setting, error) {
+	if slices.Contains(replicaPolicies, o.controller) {
+		return o.policySetting(m)
+	}
 	switch o.controller {
 	case "hpa":
 		h := sim.DefaultHPAOptions()
@@ -231,7 +326,7 @@ func (o simulateOptions) setting() sim.Setting {
 			h.ScaleUp.Policies = append(h.ScaleUp.Policies, sim.HPAPolicy{Type: sim.PodsPolicy, Value: o.upPods, Period: o.period})
 		}
 		h.ScaleDown.Policies = []sim.HPAPolicy{{Type: sim.PercentPolicy, Value: o.downPercent, Period: o.period}}
-		return sim.HPASetting("HPA", h)
+		return sim.HPASetting("HPA", h), nil
 	case "barometer":
 		b := presetOptions(o.preset)()
 		s := &b.Signal
@@ -249,9 +344,9 @@ func (o simulateOptions) setting() sim.Setting {
 				apply()
 			}
 		}
-		return sim.BarometerSetting("Barometer "+o.preset, b)
+		return sim.BarometerSetting("Barometer "+o.preset, b), nil
 	}
-	return sim.NaiveSetting(naiveName(o.window, o.step), sim.NaiveOptions{Window: o.window, Step: o.step})
+	return sim.NaiveSetting(naiveName(o.window, o.step), sim.NaiveOptions{Window: o.window, Step: o.step}), nil
 }
 
 // naiveName names the naive setting as the reference does.
@@ -267,8 +362,20 @@ func naiveName(window, step int) string {
 	return "unadjusted"
 }
 
-func loadTrace(o simulateOptions) (sim.Series, error) {
-	var s sim.Series
+// loadTrace reads --trace: a load series, or a queue trace (returned
+// second, to be made a series once the model is known).
+func loadTrace(o simulateOptions) (sim.Series, *sim.QueueTrace, error) {
+	var (
+		s sim.Series
+		q *sim.QueueTrace
+	)
+	seed := func(prefix string) (int64, error) {
+		n, err := strconv.ParseInt(strings.TrimPrefix(o.trace, prefix), 10, 64)
+		if err != nil || n <= 0 {
+			return 0, fmt.Errorf("%q (allowed: %sN with N a whole number > 0)", o.trace, prefix)
+		}
+		return n, nil
+	}
 	switch name := o.trace; {
 	case name == "reference":
 		s = sim.Reference()
@@ -278,28 +385,45 @@ func loadTrace(o simulateOptions) (sim.Series, error) {
 		s = sim.FlashCrowd(7)
 	case name == "slow-ramp":
 		s = sim.SlowRamp(11)
+	case name == "queue":
+		t := sim.ReferenceQueue()
+		q = &t
 	case strings.HasPrefix(name, "seed:"):
-		seed, err := strconv.ParseInt(strings.TrimPrefix(name, "seed:"), 10, 64)
-		if err != nil || seed <= 0 {
-			return s, fmt.Errorf("%q (allowed: seed:N with N a whole number > 0)", name)
-		}
-		s = sim.Seeded(seed)
-	default:
-		f, err := os.Open(name)
+		n, err := seed("seed:")
 		if err != nil {
-			return s, fmt.Errorf("%w (allowed: reference, jump, flash-crowd, slow-ramp, seed:N, or a CSV file)", err)
+			return s, nil, err
 		}
-		defer f.Close()
-		if s, err = sim.ReadCSV(f, filepath.Base(name)); err != nil {
-			return s, err
+		s = sim.Seeded(n)
+	case strings.HasPrefix(name, "queue:"):
+		n, err := seed("queue:")
+		if err != nil {
+			return s, nil, err
 		}
-		s.EventStart, s.EventEnd, _ = parseEvent(o.event)
-		return s, nil
+		t := sim.GeneratedQueue(n)
+		q = &t
+	default:
+		data, err := os.ReadFile(name)
+		if err != nil {
+			return s, nil, fmt.Errorf("%w (allowed: reference, jump, flash-crowd, slow-ramp, seed:N, queue, queue:N, or a CSV file)", err)
+		}
+		start, end, _ := parseEvent(o.event)
+		if sim.IsQueueCSV(data) {
+			t, err := sim.ReadQueueCSV(bytes.NewReader(data), filepath.Base(name))
+			t.EventStart, t.EventEnd = start, end
+			return s, &t, err
+		}
+		s, err = sim.ReadCSV(bytes.NewReader(data), filepath.Base(name))
+		s.EventStart, s.EventEnd = start, end
+		return s, nil, err
 	}
 	if o.set["event"] {
-		s.EventStart, s.EventEnd, _ = parseEvent(o.event)
+		start, end, _ := parseEvent(o.event)
+		s.EventStart, s.EventEnd = start, end
+		if q != nil {
+			q.EventStart, q.EventEnd = start, end
+		}
 	}
-	return s, nil
+	return s, q, nil
 }
 
 func parseEvent(v string) (int, int, error) {
@@ -333,7 +457,9 @@ func writeTables(w io.Writer, cfg sim.Config, s sim.Series, set sim.Setting, o s
 	}
 	jumpDelays := []int{0, 3, 6}
 	row := sim.JumpRow{Name: set.Name}
-	for _, r := range sim.Scan(cfg, sim.JumpTest(), set, jumpDelays) {
+	jump := cfg
+	jump.Model.Saturation = o.saturation // the jump test is request traffic, even beside a queue trace
+	for _, r := range sim.Scan(jump, sim.JumpTest(), set, jumpDelays) {
 		row.Reactions = append(row.Reactions, r.Score.Reaction)
 	}
 	b.WriteString("\njump test -- reaction turn when load jumps from 800 to 3200 requests/s at turn 60:\n")
@@ -348,22 +474,16 @@ func scoreLine(s sim.Score) string {
 	return fmt.Sprintf("total %d replica-turns, shortfall %d turns, oscillation %d", s.Total, s.Shortfall, s.Oscillation)
 }
 
-// reportPicture is the picture's file name beside a report at path.
-func reportPicture(path string) string {
-	return strings.TrimSuffix(filepath.Base(path), ".md") + "-delay3.svg"
-}
-
-// writeReport regenerates the report and its picture.
+// writeReport regenerates the report and its pictures beside it.
 func writeReport(path string) error {
-	var md, pic bytes.Buffer
-	if err := sim.WriteReport(&md, &pic, reportPicture(path)); err != nil {
+	files, err := report.Generate(filepath.Base(path))
+	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(path, md.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("simulate: --report: %w", err)
-	}
-	if err := os.WriteFile(filepath.Join(filepath.Dir(path), reportPicture(path)), pic.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("simulate: --report: %w", err)
+	for _, f := range files {
+		if err := os.WriteFile(filepath.Join(filepath.Dir(path), f.Name), f.Data, 0o644); err != nil {
+			return fmt.Errorf("simulate: --report: %w", err)
+		}
 	}
 	return nil
 }

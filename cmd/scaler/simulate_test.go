@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/barometer-scaler/barometer/pkg/sim"
+	"github.com/barometer-scaler/barometer/pkg/sim/report"
 )
 
 func simulate(t *testing.T, args ...string) string {
@@ -20,36 +21,39 @@ func simulate(t *testing.T, args ...string) string {
 	return out.String()
 }
 
-// TestReportIsCurrent keeps the committed report from going stale.
+// TestReportIsCurrent keeps the committed report and its pictures from
+// going stale.
 func TestReportIsCurrent(t *testing.T) {
-	const path = "../../docs/decision-quality.md"
-	var md, pic bytes.Buffer
-	if err := sim.WriteReport(&md, &pic, reportPicture(path)); err != nil {
+	const dir = "../../docs"
+	files, err := report.Generate("decision-quality.md")
+	if err != nil {
 		t.Fatal(err)
 	}
-	for file, want := range map[string][]byte{path: md.Bytes(), filepath.Join(filepath.Dir(path), reportPicture(path)): pic.Bytes()} {
-		got, err := os.ReadFile(file)
+	for _, f := range files {
+		got, err := os.ReadFile(filepath.Join(dir, f.Name))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s is stale; regenerate it with: %s", file, sim.ReportCommand)
+		if !bytes.Equal(got, f.Data) {
+			t.Errorf("%s is stale; regenerate it with: %s", f.Name, report.Command)
 		}
 	}
 }
 
-func TestReportFlagWritesBothFiles(t *testing.T) {
+func TestReportFlagWritesEveryFile(t *testing.T) {
 	dir := t.TempDir()
 	simulate(t, "--report", filepath.Join(dir, "q.md"))
 	md, err := os.ReadFile(filepath.Join(dir, "q.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(md), "(q-delay3.svg)") {
-		t.Error("the report does not link its picture")
-	}
-	if pic, err := os.ReadFile(filepath.Join(dir, "q-delay3.svg")); err != nil || !bytes.HasPrefix(pic, []byte("<svg")) {
-		t.Errorf("picture: %v", err)
+	for _, pic := range []string{"q-delay3.svg", "q-queue-delay3.svg"} {
+		if !strings.Contains(string(md), "("+pic+")") {
+			t.Errorf("the report does not link %s", pic)
+		}
+		if data, err := os.ReadFile(filepath.Join(dir, pic)); err != nil || !bytes.HasPrefix(data, []byte("<svg")) {
+			t.Errorf("%s: %v", pic, err)
+		}
 	}
 }
 
@@ -84,6 +88,20 @@ func TestSimulateRuns(t *testing.T) {
 		{"another series", []string{"--trace", "seed:1"}, []string{"(seed 1)", "ideal total 303"}},
 		{"jump test", []string{"--trace", "jump", "--delay", "6"}, []string{"reaction 6 turns"}},
 		{"table of another controller", []string{"--table", "--controller", "hpa"}, []string{"metric delay is scanned (HPA):", "jump test"}},
+		{"queue policy", []string{"--controller", "queue", "--delay", "3"}, []string{"\nqueue ", " 356\n"}},
+		{"queue policy options", []string{"--controller", "queue", "--target-utilization", "0.75", "--drain-time", "1m",
+			"--max-step-up", "2", "--max-step-up-ratio", "0.5", "--max-step-down", "2", "--stabilization-window", "30s",
+			"--scale-down-cooldown", "15s", "--ewma-alpha", "0.5", "--default-service-time", "2s", "--rate-cutoff", "0.1"}, []string{"\nqueue "}},
+		{"queue policy, current replicas", []string{"--controller", "queue", "--current-replicas", "--delay", "3"}, []string{" 326\n"}},
+		{"fully_elastic", []string{"--controller", "fully_elastic", "--delay", "3", "--launch-ttl", "75s"}, []string{"fully_elastic", " 306\n"}},
+		{"max_count", []string{"--controller", "max_count", "--delay", "3"}, []string{"max_count", " 304\n"}},
+		{"pool_with_threshold", []string{"--controller", "pool_with_threshold", "--threshold", "0.9", "--threshold-low", "0.2", "--ticks", "1"}, []string{"pool_with_threshold"}},
+		{"fixed", []string{"--controller", "fixed", "--min-replicas", "2", "--initial-replicas", "3"}, []string{"fixed", " 360\n"}},
+		{"queue trace", []string{"--trace", "queue", "--controller", "queue", "--delay", "3"},
+			[]string{"queue trace: 120 turns (queue trace (seed 6))", "saturation 1 per replica", " 866\n", "queue: backlog turns 11,"}},
+		{"another queue trace", []string{"--trace", "queue:7"}, []string{"(queue trace (seed 7))", "queue: backlog turns"}},
+		{"a policy's table on the queue trace", []string{"--table", "--trace", "queue", "--controller", "fully_elastic"},
+			[]string{"metric delay is scanned (fully_elastic):", "ideal total 521", "\nfully_elastic                               2                     11                     20\n"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -128,12 +146,33 @@ func TestSimulateCSVAndSVG(t *testing.T) {
 	}
 }
 
+func TestSimulateQueueCSV(t *testing.T) {
+	dir := t.TempDir()
+	csv := filepath.Join(dir, "q.csv")
+	if err := os.WriteFile(csv, []byte("turn,arrivals,serviceSeconds\n0,10,2\n1,40,2\n2,10,2\n3,10,2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := simulate(t, "--trace", csv, "--controller", "queue", "--event", "1:3")
+	for _, want := range []string{"queue trace: 4 turns (q.csv), 10-40 items per turn", "required replicas 2-8, ideal total 14", "reaction 1 turns", "queue: backlog turns 0"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	bad := filepath.Join(dir, "bad.csv")
+	if err := os.WriteFile(bad, []byte("0,10,2\n1,10,0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := runSimulate([]string{"--trace", bad}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "bad.csv line 2: serviceSeconds 0") {
+		t.Errorf("err = %v", err)
+	}
+}
+
 func TestSimulateErrors(t *testing.T) {
 	tests := []struct {
 		args []string
 		want string
 	}{
-		{[]string{"--controller", "pid"}, `--controller "pid" (allowed: naive, hpa, barometer)`},
+		{[]string{"--controller", "pid"}, `--controller "pid" (allowed: naive, hpa, barometer, queue, fully_elastic, max_count, pool_with_threshold, fixed)`},
 		{[]string{"--delay", "-1"}, "--delay (allowed: a whole number >= 0)"},
 		{[]string{"--delay", "x"}, `invalid value "x" for flag -delay`},
 		{[]string{"--controller", "hpa", "--window", "3"}, "--window applies to --controller naive (this run: hpa)"},
@@ -147,6 +186,16 @@ func TestSimulateErrors(t *testing.T) {
 		{[]string{"--trace", "seed:x"}, `--trace: "seed:x" (allowed: seed:N`},
 		{[]string{"--trace", "/no/such.csv"}, "--trace: open /no/such.csv"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
+		{[]string{"--controller", "queue", "--drain-time", "0s"}, "--drain-time 0s (allowed: a duration > 0)"},
+		{[]string{"--controller", "queue", "--target-utilization", "1.5"}, "--target-utilization 1.5 (allowed: a number in (0, 1])"},
+		{[]string{"--controller", "pool_with_threshold", "--threshold", "0.2"}, "--threshold-low 0.3 (allowed: a number in [0, 0.2])"},
+		{[]string{"--controller", "fully_elastic", "--launch-ttl", "0s"}, "--launch-ttl 0s (allowed: a duration > 0)"},
+		{[]string{"--launch-ttl", "30s"}, "--launch-ttl applies to --controller queue, fully_elastic, max_count, pool_with_threshold, fixed (this run: naive)"},
+		{[]string{"--controller", "fixed", "--threshold", "0.5"}, "--threshold applies to --controller pool_with_threshold (this run: fixed)"},
+		{[]string{"--controller", "queue", "--window", "3"}, "--window applies to --controller naive (this run: queue)"},
+		{[]string{"--trace", "queue:0"}, `--trace: "queue:0" (allowed: queue:N`},
+		{[]string{"--min-replicas", "0"}, "--min-replicas (allowed: a whole number >= 1)"},
+		{[]string{"--min-replicas", "3", "--initial-replicas", "2"}, "--initial-replicas (allowed: --min-replicas..--max-replicas)"},
 	}
 	for _, tt := range tests {
 		err := runSimulate(tt.args, &bytes.Buffer{})

@@ -3,14 +3,16 @@
 // its metric arrives late.
 //
 // One turn is one measurement interval. Each turn the loop measures the
-// per-replica occupancy (load / (ready replicas x saturation)), pushes the
-// sample into a metric pipeline that delivers it Delay turns later, asks a
-// Controller for the replica count, and scores that count against the
-// replicas the turn's load required.
+// per-replica occupancy (load / (ready replicas x saturation)) and the work
+// queue (QueueSample), pushes the sample into a metric pipeline that
+// delivers it Delay turns later, asks a Controller for the replica count,
+// and scores that count against the replicas the turn's load required.
 //
 // The series generator, the required-replica rule and the Naive controller
 // reproduce the reference model (002) number for number; HPA follows the
 // Kubernetes HorizontalPodAutoscaler's algorithm; Barometer drives the real
 // pkg/signal computer through the real pkg/pressure collector and reads it the
-// way KEDA does.
+// way KEDA does. A QueueTrace (arrivals and service times) is the same loop
+// with work that waits. pkg/sim/policies drives pkg/policy's replica
+// policies in the loop; pkg/sim/report writes the decision-quality report.
 package sim

@@ -4,14 +4,18 @@ import "time"
 
 // Reading is one metric sample as it reaches a controller.
 type Reading struct {
-	// Turn is the turn the sample was taken in.
+	// Turn is the turn the sample was taken in; At its wall-clock time.
 	Turn int
-	// Occupancy is load / (Replicas x Saturation). It is not capped: a
-	// controller that reads a saturating metric caps it itself.
+	At   time.Time
+	// Occupancy is load / (Replicas x Saturation), with the work a queue
+	// trace carried into the turn counted as load (Queue.Offered). It is
+	// not capped: a controller that reads a saturating metric caps it itself.
 	Occupancy float64
 	// Replicas is the number of ready replicas the sample was measured
 	// across; the pipeline carries it along with the occupancy.
 	Replicas int
+	// Queue is the work queue as the sample saw it.
+	Queue QueueSample
 }
 
 // State is what a controller sees when it decides one turn.
@@ -67,6 +71,9 @@ type Step struct {
 	Ready int `json:"ready"`
 	// Measured is the occupancy of the sample the decision read.
 	Measured float64 `json:"measured"`
+	// Backlog is the items still waiting at the end of the turn (always 0
+	// on a load series, which sheds its excess).
+	Backlog float64 `json:"backlog"`
 }
 
 // Result is one run: every turn and its scores.
@@ -75,22 +82,26 @@ type Result struct {
 	Score Score  `json:"score"`
 }
 
-// Run drives the closed loop over a series.
+// Run drives the closed loop over a series. Each turn the sample is taken
+// across the replicas ready before the decision, then the turn's work is
+// served by the replicas ready after it (QueueSample describes the queue).
 func Run(cfg Config, s Series, c Controller) Result {
-	m := cfg.Model
+	m, turn := cfg.Model, cfg.turn()
 	provisioned := m.InitialReplicas
 	var starting []int // turns at which not-yet-ready replicas serve, oldest first
+	q := newFluidQueue(s, m, turn)
 	readings := make([]Reading, 0, len(s.Load))
 	steps := make([]Step, 0, len(s.Load))
 	for t, load := range s.Load {
 		starting = dropReady(starting, t)
 		ready := provisioned - len(starting)
-		readings = append(readings, Reading{Turn: t, Occupancy: load / (float64(ready) * m.Saturation), Replicas: ready})
+		// With nothing carried (always, on a load series) offered is load.
+		offered := load + float64(q.arrive(t, load)*m.Saturation)/turn.Seconds()
+		at := Epoch.Add(time.Duration(t) * turn)
+		readings = append(readings, Reading{Turn: t, At: at, Occupancy: offered / (float64(ready) * m.Saturation),
+			Replicas: ready, Queue: q.sample(ready, offered)})
 		r := readings[max(0, t-cfg.Delay)]
-		want := m.Clamp(c.Decide(State{
-			Turn: t, Now: Epoch.Add(time.Duration(t) * cfg.turn()),
-			Replicas: provisioned, Ready: ready, Reading: r,
-		}))
+		want := m.Clamp(c.Decide(State{Turn: t, Now: at, Replicas: provisioned, Ready: ready, Reading: r}))
 		for ; provisioned < want; provisioned++ {
 			starting = append(starting, t+cfg.StartupTurns)
 		}
@@ -101,9 +112,12 @@ func Run(cfg Config, s Series, c Controller) Result {
 		}
 		starting = dropReady(starting, t)
 		steps = append(steps, Step{Turn: t, Load: load, Required: m.Required(load),
-			Replicas: provisioned, Ready: provisioned - len(starting), Measured: r.Occupancy})
+			Replicas: provisioned, Ready: provisioned - len(starting), Measured: r.Occupancy,
+			Backlog: q.serve(provisioned - len(starting))})
 	}
-	return Result{Steps: steps, Score: score(steps, s, m.InitialReplicas, cfg.turn())}
+	res := Result{Steps: steps, Score: score(steps, s, m.InitialReplicas, turn)}
+	q.waits(&res.Score)
+	return res
 }
 
 func dropReady(starting []int, t int) []int {

@@ -36,6 +36,18 @@ type Score struct {
 	Instability float64 `json:"instability"`
 	// Jitter is (supply adaptations - demand changes) per minute.
 	Jitter float64 `json:"jitter"`
+
+	// The queue's figures; a load series sheds its excess, so they are 0.
+	// BacklogTurns counts turns that ended with items waiting; PeakBacklog
+	// is the most items waiting at a turn's end.
+	BacklogTurns int     `json:"backlogTurns"`
+	PeakBacklog  float64 `json:"peakBacklog"`
+	// MeanWait is the served items' mean wait in the queue and MaxWait the
+	// longest wait, counting items still waiting after the last turn; in
+	// seconds, counted in whole turns (an item served in the turn it
+	// arrived waits 0).
+	MeanWait float64 `json:"meanWait"`
+	MaxWait  float64 `json:"maxWait"`
 }
 
 func score(steps []Step, s Series, initial int, turn time.Duration) Score {
@@ -52,6 +64,10 @@ func score(steps []Step, s Series, initial int, turn time.Duration) Score {
 			lastDir = dir
 		}
 		prev = st.Replicas
+		if st.Backlog > queueEpsilon {
+			sc.BacklogTurns++
+			sc.PeakBacklog = max(sc.PeakBacklog, st.Backlog)
+		}
 		sc.Total += st.Replicas
 		sc.Excess += max(0, st.Replicas-st.Required)
 		sc.Peak = max(sc.Peak, st.Replicas)

@@ -15,6 +15,9 @@ type Series struct {
 	// shortfall inside it is counted separately and the reaction is
 	// measured from EventStart. EventEnd <= EventStart means no event.
 	EventStart, EventEnd int
+	// Queue is the queue trace the series was made from (QueueTrace.Series);
+	// nil for a load series, whose excess load is shed each turn.
+	Queue *QueueTrace
 }
 
 // HasEvent reports whether the series has an event window.

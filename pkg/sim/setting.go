@@ -22,26 +22,6 @@ func BarometerSetting(name string, o BarometerOptions) Setting {
 	return Setting{Name: name, New: func(m Model) Controller { return NewBarometer(m, o) }}
 }
 
-// Positions in ReportSettings that the report's notes refer to.
-const (
-	reportNaive      = 0
-	reportDelayAware = 4
-	reportBest       = 5
-)
-
-// ReportSettings are the configurations the decision-quality report
-// compares, in its order.
-func ReportSettings() []Setting {
-	return []Setting{
-		NaiveSetting("naive", NaiveOptions{}),
-		NaiveSetting("naive, window 3 + step 1", NaiveOptions{Window: 3, Step: 1}),
-		HPASetting("HPA, default behavior", DefaultHPAOptions()),
-		BarometerSetting("Barometer, default options", DefaultBarometerOptions()),
-		BarometerSetting("Barometer, delay-aware", DelayAwareBarometerOptions()),
-		BarometerSetting("Barometer, best", BestBarometerOptions()),
-	}
-}
-
 // Scan runs a setting once per delay.
 func Scan(cfg Config, s Series, set Setting, delays []int) []Result {
 	out := make([]Result, len(delays))

@@ -32,8 +32,17 @@ func WriteModel(w io.Writer, m Model, s Series) error {
 		lo, hi = slices.Min(s.Load), slices.Max(s.Load)
 		minReq, maxReq = m.Required(lo), m.Required(hi)
 	}
-	fmt.Fprintf(&b, "model: %d turns, load %s-%s requests/s (%s); %s requests/s per replica, target occupancy %s%%\n",
-		len(s.Load), num(lo), num(hi), s.Name, num(m.Saturation), num(m.Target*100))
+	if q := s.Queue; q != nil && len(q.Arrivals) > 0 {
+		fmt.Fprintf(&b, "queue trace: %d turns (%s), %s-%s items per turn, %s-%s s of service per item; work waits\n",
+			len(q.Arrivals), s.Name, num(slices.Min(q.Arrivals)), num(slices.Max(q.Arrivals)), num(slices.Min(q.Service)), num(slices.Max(q.Service)))
+	}
+	if s.Queue != nil {
+		fmt.Fprintf(&b, "model: load %.4g-%.4g (arrivals x service x saturation / turn); saturation %s per replica, target occupancy %s%%\n",
+			lo, hi, num(m.Saturation), num(m.Target*100))
+	} else {
+		fmt.Fprintf(&b, "model: %d turns, load %s-%s requests/s (%s); %s requests/s per replica, target occupancy %s%%\n",
+			len(s.Load), num(lo), num(hi), s.Name, num(m.Saturation), num(m.Target*100))
+	}
 	fmt.Fprintf(&b, "required replicas %d-%d, ideal total %d replica-turns\n", minReq, maxReq, m.Ideal(s.Load))
 	_, err := io.WriteString(w, b.String())
 	return err

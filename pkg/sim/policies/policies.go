@@ -1,0 +1,230 @@
+// Package policies runs pkg/policy's replica policies in the simulator's
+// closed loop: the queue-pressure policy (004) and the elasticity policies
+// fully_elastic, max_count, pool_with_threshold and fixed (000), each with
+// its launch tracker, exactly as the engine calls them. Nothing here
+// re-implements a rule; this package only maps a delivered sample to the
+// policy's observation and publishes the decision's count.
+//
+// The wiring follows the engine's (pkg/target): the visible replicas
+// are those the sample was measured across, because KEDA tells an external
+// scaler nothing about the replica count, so they are as late as the rest
+// of the sample; the launches in flight come from the tracker; the decision
+// publishes Desired, which KEDA reads with target 1. Like Barometer's read,
+// no HPA tolerance or stabilization is put on top of it.
+//
+// The policies' clock is the sample's time. In a steady pipeline that is
+// the decision's time less a constant delay, which shifts every window, the
+// cooldown and the launch TTL alike; and the first samples, which the loop
+// repeats until the pipeline fills, add no elapsed time, so they read as
+// one sample rather than as turns without arrivals.
+//
+// Each policy's inputs (sim.QueueSample, measured like the occupancy):
+//
+//   - queue: the arrivals counter, the completed runs and their run time,
+//     the backlog (one class), and the busy replicas rounded up, as the
+//     engine counts a gauge of work items. The policy is indifferent to the
+//     unit of an item (a request of a load series, an item of a queue trace)
+//     because it multiplies counts by the service time it measures.
+//   - fully_elastic and max_count read pending work, whose unit does matter:
+//     000 launches one replica per pending item. The engine takes pending
+//     from the source's backlog gauges, so what an item is and which work
+//     is counted are the source's. The simulated source counts the offered
+//     work (in service or waiting) in replica-sized items, one item being
+//     one replica's work for a turn at the target occupancy: ceil(offered /
+//     (Saturation x Target)), which on a load series is the required-replica
+//     rule without its floor. Work in service counts because the fluid
+//     model has no idle-only victim choice to protect it: any replica short
+//     of full is idle part of the time, so pending that left out running
+//     work would let 000's rule remove the replicas that run it.
+//   - pool_with_threshold and the idle check of every scale-down read the
+//     utilization: busy over visible replicas, at most 1.
+//
+// Every policy's minReplicas and maxReplicas are the model's bounds, as a
+// ScaledObject would set them beside minReplicaCount and maxReplicaCount;
+// so max_count, which differs from fully_elastic only in an unset maximum
+// (0), runs exactly as fully_elastic here.
+package policies
+
+import (
+	"math"
+
+	"github.com/barometer-scaler/barometer/pkg/policy"
+	"github.com/barometer-scaler/barometer/pkg/sim"
+)
+
+// target is the launch tracker's key: one target per run.
+const target = "sim"
+
+// Wiring is how a policy is connected to the loop.
+type Wiring struct {
+	Launch policy.LaunchOptions
+	// CurrentReplicas shows the policy the replicas ready at the decision,
+	// as the HPA reads its pods, instead of those the sample was measured
+	// across, as the engine does (a comparison, not the engine's wiring).
+	CurrentReplicas bool
+}
+
+// DefaultWiring is the engine's: the default launch TTL, the sample's
+// replicas.
+func DefaultWiring() Wiring { return Wiring{Launch: policy.DefaultLaunchOptions()} }
+
+// Controller drives one policy; a fresh one serves one run.
+type Controller struct {
+	decide  func(r sim.Reading) policy.Decision
+	tracker *policy.LaunchTracker
+	current bool
+	last    policy.Decision
+}
+
+// Decide maps the delivered sample, decides at the sample's time and
+// publishes the decision's count.
+func (c *Controller) Decide(s sim.State) int {
+	r := s.Reading
+	if c.current {
+		r.Replicas = s.Ready
+	}
+	c.last = c.decide(r)
+	c.tracker.Record(target, c.last)
+	return c.last.Desired
+}
+
+// Last is the latest decision, with its reason and inputs.
+func (c *Controller) Last() policy.Decision { return c.last }
+
+// QueueSetting names the queue policy with options; the policy is
+// validated once and shared by the runs (it holds only options), the state
+// and the launch tracker are each run's own.
+func QueueSetting(name string, o policy.QueueOptions, w Wiring) (sim.Setting, error) {
+	p, err := policy.NewQueuePolicy(o)
+	if err != nil {
+		return sim.Setting{}, err
+	}
+	if err := w.Launch.Validate(); err != nil {
+		return sim.Setting{}, err
+	}
+	return sim.Setting{Name: name, New: func(sim.Model) sim.Controller {
+		c := &Controller{tracker: newTracker(w.Launch), current: w.CurrentReplicas}
+		var st policy.QueueState
+		c.decide = func(r sim.Reading) policy.Decision {
+			obs := QueueObservation(r)
+			obs.InFlight = c.tracker.Observe(target, obs.Replicas, r.At)
+			var d policy.Decision
+			d, st = p.Evaluate(st, obs, r.At)
+			return d
+		}
+		return c
+	}}, nil
+}
+
+// ElasticitySetting names one of 000's policies with options.
+func ElasticitySetting(name string, o policy.ElasticityOptions, w Wiring) (sim.Setting, error) {
+	p, err := policy.NewElasticityPolicy(o)
+	if err != nil {
+		return sim.Setting{}, err
+	}
+	if err := w.Launch.Validate(); err != nil {
+		return sim.Setting{}, err
+	}
+	return sim.Setting{Name: name, New: func(m sim.Model) sim.Controller {
+		c := &Controller{tracker: newTracker(w.Launch), current: w.CurrentReplicas}
+		var st policy.ElasticityState
+		c.decide = func(r sim.Reading) policy.Decision {
+			obs := ElasticityObservation(m, r)
+			obs.InFlight = c.tracker.Observe(target, obs.Replicas, r.At)
+			var d policy.Decision
+			d, st = p.Decide(st, obs, r.At)
+			return d
+		}
+		return c
+	}}, nil
+}
+
+// newTracker builds a tracker from validated options.
+func newTracker(l policy.LaunchOptions) *policy.LaunchTracker {
+	t, err := policy.NewLaunchTracker(l)
+	if err != nil {
+		panic(err) // validated by the setting's constructor
+	}
+	return t
+}
+
+// QueueOptions are the queue policy's documented defaults read at model m:
+// targetUtilization at the model's target occupancy (so it aims where the
+// required replicas are counted), minReplicas and maxReplicas at its bounds.
+func QueueOptions(m sim.Model) policy.QueueOptions {
+	o := policy.DefaultQueueOptions()
+	o.TargetUtilization, o.MinReplicas, o.MaxReplicas = m.Target, m.MinReplicas, m.MaxReplicas
+	return o
+}
+
+// ElasticityOptions are an elasticity policy's documented defaults with
+// minReplicas and maxReplicas at model m's bounds.
+func ElasticityOptions(name string, m sim.Model) policy.ElasticityOptions {
+	o := policy.DefaultElasticityOptions(name)
+	o.Min, o.Max = m.MinReplicas, m.MaxReplicas
+	return o
+}
+
+// Names are the policies in the report's order.
+func Names() []string {
+	return []string{policy.PolicyQueue, policy.PolicyFullyElastic, policy.PolicyMaxCount, policy.PolicyPoolWithThreshold, policy.PolicyFixed}
+}
+
+// Settings are every policy at its defaults read at model m, wired by w,
+// named by the policy, in the order of Names.
+func Settings(m sim.Model, w Wiring) []sim.Setting {
+	out := make([]sim.Setting, 0, len(Names()))
+	for _, name := range Names() {
+		var (
+			s   sim.Setting
+			err error
+		)
+		if name == policy.PolicyQueue {
+			s, err = QueueSetting(name, QueueOptions(m), w)
+		} else {
+			s, err = ElasticitySetting(name, ElasticityOptions(name, m), w)
+		}
+		if err != nil {
+			panic(err) // the documented defaults are valid for any valid model
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// QueueObservation is a sample as the queue policy reads it: the counters
+// as they are, the backlog as one class, busy rounded up.
+func QueueObservation(r sim.Reading) policy.QueueObservation {
+	q := r.Queue
+	return policy.QueueObservation{
+		Replicas: r.Replicas,
+		Arrivals: q.Arrivals, RunSeconds: q.RunSeconds, Runs: q.Runs,
+		Backlog: []policy.ClassBacklog{{Class: "default", Ready: count(q.Backlog)}},
+		Busy:    count(q.Busy),
+	}
+}
+
+// ElasticityObservation is a sample as 000's policies read it; InFlight is
+// the tracker's.
+func ElasticityObservation(m sim.Model, r sim.Reading) policy.ElasticityObservation {
+	o := policy.ElasticityObservation{Replicas: r.Replicas, Pending: Pending(m, r.Queue.Offered)}
+	if r.Replicas > 0 {
+		o.Utilization = min(1, max(0, r.Queue.Busy/float64(r.Replicas)))
+	}
+	return o
+}
+
+// Pending is offered load in replica-sized items: ceil(offered /
+// (Saturation x Target)), the required-replica rule without its floor.
+func Pending(m sim.Model, offered float64) int {
+	return int(math.Ceil(offered / (m.Saturation * m.Target)))
+}
+
+// count reads a gauge of work items as a whole count, as the engine does: a
+// fraction rounds up, with a tolerance for float noise.
+func count(v float64) int {
+	if !(v > 0) {
+		return 0
+	}
+	return int(math.Ceil(v - 1e-9))
+}
