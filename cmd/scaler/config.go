@@ -20,8 +20,10 @@ type config struct {
 	DefaultTarget map[string]string `env:"BAROMETER_DEFAULT_TARGET" envSeparator:";" envKeyValSeparator:"="`
 	// AllowedTargets admits the addresses trigger metadata may name (CIDRs,
 	// host patterns, !CIDR denials); see pkg/allow.
-	AllowedTargets  string        `env:"BAROMETER_ALLOWED_TARGETS" envDefault:"*.svc,*.svc.cluster.local"`
-	IdleTimeout     time.Duration `env:"BAROMETER_IDLE_TIMEOUT" envDefault:"10m"`
+	AllowedTargets string        `env:"BAROMETER_ALLOWED_TARGETS" envDefault:"*.svc,*.svc.cluster.local"`
+	IdleTimeout    time.Duration `env:"BAROMETER_IDLE_TIMEOUT" envDefault:"10m"`
+	// AuditSize is how many decisions /events keeps per target.
+	AuditSize       int           `env:"BAROMETER_AUDIT_SIZE" envDefault:"100"`
 	ShutdownTimeout time.Duration `env:"BAROMETER_SHUTDOWN_TIMEOUT" envDefault:"20s"`
 	TLSCertFile     string        `env:"BAROMETER_TLS_CERT_FILE"`
 	TLSKeyFile      string        `env:"BAROMETER_TLS_KEY_FILE"`
@@ -44,6 +46,9 @@ func (c config) validate() error {
 	}
 	if c.IdleTimeout < time.Minute {
 		return fmt.Errorf("BAROMETER_IDLE_TIMEOUT %s: allowed 1m or more", c.IdleTimeout)
+	}
+	if c.AuditSize < 1 || c.AuditSize > 100000 {
+		return fmt.Errorf("BAROMETER_AUDIT_SIZE %d: allowed from 1 to 100000", c.AuditSize)
 	}
 	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
 		return fmt.Errorf("BAROMETER_TLS_CERT_FILE and BAROMETER_TLS_KEY_FILE must be set together")

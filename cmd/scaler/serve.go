@@ -51,6 +51,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- li
 		Sources:         newSources(allowed),
 		DefaultInterval: cfg.SampleInterval,
 		IdleTimeout:     cfg.IdleTimeout,
+		AuditSize:       cfg.AuditSize,
 		Logger:          logger,
 	})
 	md, err := reg.Parse(cfg.DefaultTarget)

@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,12 +19,14 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/barometer-scaler/barometer/pkg/allow"
+	"github.com/barometer-scaler/barometer/pkg/target"
 )
 
 func testConfig() config {
 	return config{
 		GRPCAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0", SampleInterval: 200 * time.Millisecond,
 		AllowedTargets: allow.DefaultSpec, IdleTimeout: time.Minute, ShutdownTimeout: 5 * time.Second, LogLevel: "info", LogFormat: "text",
+		AuditSize: 100,
 	}
 }
 
@@ -109,6 +114,60 @@ func TestServeHostSignal(t *testing.T) {
 	}
 }
 
+// A ScaledObject that selects a policy gets a replica count with target 1,
+// and its decisions are served at /events and counted in /metrics.
+func TestServePolicy(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan listening, 1)
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, testConfig(), newLogger(testConfig(), io.Discard), ready) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	}()
+	addrs := <-ready
+	conn, err := grpc.NewClient(addrs.GRPC, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	keda := externalscaler.NewExternalScalerClient(conn)
+	// The host source sees one replica (this machine); fixed keeps it.
+	ref := &externalscaler.ScaledObjectRef{Name: "web", Namespace: "default", ScalerMetadata: map[string]string{"policy": "fixed"}}
+	spec, err := keda.GetMetricSpec(context.Background(), ref)
+	if err != nil || spec.MetricSpecs[0].TargetSizeFloat != 1 || spec.MetricSpecs[0].MetricName != "barometer-fixed" {
+		t.Fatalf("GetMetricSpec: %v %v", spec, err)
+	}
+	got, err := keda.GetMetrics(context.Background(), &externalscaler.GetMetricsRequest{ScaledObjectRef: ref, MetricName: "barometer-fixed"})
+	if err != nil || got.MetricValues[0].MetricValueFloat != 1 {
+		t.Fatalf("GetMetrics: %v %v", got, err)
+	}
+	get := func(path string) string {
+		resp, err := http.Get("http://" + addrs.HTTP + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %d %s", path, resp.StatusCode, body)
+		}
+		return string(body)
+	}
+	var events []struct {
+		Policy, Action, Reason string
+	}
+	if err := json.Unmarshal([]byte(get("/events/default/web")), &events); err != nil || len(events) == 0 ||
+		events[0].Policy != "fixed" || events[0].Action != "no-op" || events[0].Reason != "fixed: no-op" {
+		t.Fatalf("/events/default/web: %+v %v", events, err)
+	}
+	if m := get("/metrics"); !strings.Contains(m, `barometer_decisions_total{action="no-op",policy="fixed"`) {
+		t.Errorf("/metrics has no decision counter for the fixed target")
+	}
+}
+
 func TestRunCommands(t *testing.T) {
 	var out bytes.Buffer
 	if err := run(context.Background(), []string{"version"}, &out, io.Discard); err != nil || out.Len() == 0 {
@@ -137,6 +196,7 @@ func TestConfigFromEnvironment(t *testing.T) {
 		"BAROMETER_LOG_LEVEL":          "loud",
 		"BAROMETER_TLS_CERT_FILE":      "/only/cert",
 		"BAROMETER_TLS_CLIENT_CA_FILE": "/ca",
+		"BAROMETER_AUDIT_SIZE":         "0",
 	} {
 		t.Run(env, func(t *testing.T) {
 			t.Setenv(env, val)
@@ -145,4 +205,92 @@ func TestConfigFromEnvironment(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPolicyExamplesParse reads the trigger metadata of every ScaledObject
+// under examples/policies/ with this binary's sources: each is accepted,
+// selects the policy its file is named after, and the pool's members agree.
+func TestPolicyExamplesParse(t *testing.T) {
+	files, err := filepath.Glob("../../examples/policies/*.yaml")
+	if err != nil || len(files) < 6 {
+		t.Fatalf("examples: %v %v", files, err)
+	}
+	allowed, err := allow.Parse(allow.DefaultSpec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := target.NewRegistry(context.Background(), target.Config{Sources: newSources(allowed)})
+	seen := map[string]bool{}
+	for _, f := range files {
+		triggers := triggerMetadata(t, f)
+		if len(triggers) == 0 {
+			t.Errorf("%s: no trigger metadata", f)
+		}
+		var specs []target.Metadata
+		for _, raw := range triggers {
+			md, err := reg.Parse(raw)
+			if err != nil {
+				t.Errorf("%s: %v", f, err)
+				continue
+			}
+			specs = append(specs, md)
+			seen[md.Policy.Policy] = true
+			if want := strings.ReplaceAll(strings.TrimSuffix(filepath.Base(f), ".yaml"), "-", "_"); md.Policy.Policy != want {
+				t.Errorf("%s selects %s", f, md.Policy.Policy)
+			}
+		}
+		if len(specs) == 2 { // the pool: members agree on all but the price
+			a, b := specs[0], specs[1]
+			if a.Policy.Pool == "" || a.Policy.Pool != b.Policy.Pool || a.Policy.Elasticity != b.Policy.Elasticity ||
+				a.Policy.LaunchTTL != b.Policy.LaunchTTL || a.Interval != b.Interval {
+				t.Errorf("%s: pool members disagree: %+v / %+v", f, a.Policy, b.Policy)
+			}
+		}
+	}
+	for _, name := range target.PolicyNames() {
+		if !seen[name] {
+			t.Errorf("no example selects policy %s", name)
+		}
+	}
+}
+
+// triggerMetadata reads the key: value lines of each trigger's metadata
+// block (indented under "metadata:" inside a trigger) of a YAML file. The
+// examples are plain enough that this needs no YAML library, which the
+// scaler's module does not carry; examples/check decodes them strictly.
+func triggerMetadata(t *testing.T, path string) []map[string]string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []map[string]string
+	var cur map[string]string
+	indent := -1
+	for line := range strings.SplitSeq(string(data), "\n") {
+		trimmed := strings.TrimSpace(line)
+		if trimmed == "" || strings.HasPrefix(trimmed, "#") || trimmed == "---" {
+			continue
+		}
+		ind := len(line) - len(strings.TrimLeft(line, " "))
+		if cur != nil && ind <= indent {
+			out, cur = append(out, cur), nil
+		}
+		if cur != nil {
+			k, v, _ := strings.Cut(trimmed, ":")
+			v = strings.TrimSpace(v)
+			if uq, err := strconv.Unquote(v); err == nil {
+				v = uq
+			}
+			cur[k] = v
+			continue
+		}
+		if trimmed == "metadata:" && ind >= 6 { // a trigger's, not an object's
+			cur, indent = map[string]string{}, ind
+		}
+	}
+	if cur != nil {
+		out = append(out, cur)
+	}
+	return out
 }

@@ -12,7 +12,7 @@ import (
 func TestMethodsOtherThanGETAre405(t *testing.T) {
 	f := newFixture(t, map[string]*targettest.Script{"busy": busy()})
 	f.use(t, target.Ref{}, script("busy"))
-	for _, path := range []string{"/scale", "/scale/ns/app", "/targets", "/livez", "/readyz", "/health/signal"} {
+	for _, path := range []string{"/scale", "/scale/ns/app", "/targets", "/events", "/events/ns/app", "/livez", "/readyz", "/health/signal"} {
 		for _, method := range []string{http.MethodPost, http.MethodPut, http.MethodDelete} {
 			r := f.do(t, method, path)
 			wantError(t, r, http.StatusMethodNotAllowed, method, path, "use GET")

@@ -49,6 +49,8 @@ type server struct {
 //	GET /scale                          the default target's signal
 //	GET /scale/{namespace}/{name}       the signal serving that ScaledObject
 //	GET /targets                        the running targets
+//	GET /events                         every target's recent decisions, newest last
+//	GET /events/{namespace}/{name}      the decisions of the target serving that ScaledObject
 //	GET /metrics                        Prometheus metrics (when configured)
 //	GET /livez, /readyz                 process probes
 //	GET /health/signal                  the default target's health projection
@@ -80,6 +82,8 @@ func New(cfg Config) http.Handler {
 	route("/scale", http.HandlerFunc(s.scaleDefault))
 	route("/scale/{namespace}/{name}", http.HandlerFunc(s.scaleRef))
 	route("/targets", http.HandlerFunc(s.targets))
+	route("/events", http.HandlerFunc(s.eventsAll))
+	route("/events/{namespace}/{name}", http.HandlerFunc(s.eventsRef))
 	if cfg.Metrics != nil {
 		route("/metrics", cfg.Metrics)
 	}
@@ -91,7 +95,7 @@ func New(cfg Config) http.Handler {
 	// an unknown path is a JSON 404 rather than ServeMux's plain text.
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, http.StatusNotFound, "no such endpoint: "+r.URL.Path+
-			" (endpoints: /scale, /scale/{namespace}/{name}, /targets, /metrics, /livez, /readyz, /health/signal)")
+			" (endpoints: /scale, /scale/{namespace}/{name}, /targets, /events, /events/{namespace}/{name}, /metrics, /livez, /readyz, /health/signal)")
 	})
 	return mux
 }

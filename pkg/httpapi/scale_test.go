@@ -69,7 +69,8 @@ func TestScaleKeepsTheOriginalFieldOrder(t *testing.T) {
 		obj  json.RawMessage
 		want []string
 	}{
-		{"top level", body, []string{"scaleValue", "recommendedReplicas", "compute", "storage", "reason", "sampledAt", "rawScaleValue", "stale", "target"}},
+		{"top level", body, []string{"scaleValue", "recommendedReplicas", "compute", "storage", "reason", "sampledAt", "rawScaleValue", "stale", "target", "policy", "action", "cost"}},
+		{"cost", field(t, body, "cost"), []string{"replicaSeconds", "cost"}},
 		{"compute", field(t, body, "compute"), []string{"activation", "resource", "walDispatch", "walSaturation"}},
 		{"storage", storage, []string{"overThreshold", "walRetainedBytes", "accounts", "recommendation"}},
 		{"account", accounts[0], []string{"providerKey", "walRetainedBytes", "saturation", "classification", "overThreshold"}},

@@ -10,7 +10,8 @@ import (
 // scaleView is the /scale body. Its fields, their names and their order are
 // the original endpoint's (signal-semantics.md, "HTTP shape of the
 // original"), so a metrics-api trigger or a dashboard written against it
-// reads Barometer unchanged; stale and target come after them. The view is
+// reads Barometer unchanged; stale, target, policy, action and cost come
+// after them (and staleReason last, when there is one). The view is
 // declared here rather than borrowed from the signal's own JSON tags so
 // that a field added to the core cannot silently change this contract.
 type scaleView struct {
@@ -27,9 +28,20 @@ type scaleView struct {
 	Stale bool `json:"stale"`
 	// Target is the key of the target (sampler) that produced the signal.
 	Target string `json:"target"`
+	// Policy names what decided the signal (pressure, or the replica
+	// policy of the trigger's policy key); Action is what the decision did
+	// to the replica count; Cost is the replicas' accumulated usage.
+	Policy string   `json:"policy"`
+	Action string   `json:"action"`
+	Cost   costView `json:"cost"`
 	// StaleReason says why a stale signal is stale (and the last sampling
 	// error, if any); absent when fresh.
 	StaleReason string `json:"staleReason,omitempty"`
+}
+
+type costView struct {
+	ReplicaSeconds float64 `json:"replicaSeconds"`
+	Cost           float64 `json:"cost"`
 }
 
 type computeView struct {
@@ -80,6 +92,9 @@ func newScaleView(sig *signal.ScalingSignal, key string, staleErr error) scaleVi
 		RawScaleValue: sig.RawScaleValue,
 		Stale:         staleErr != nil,
 		Target:        key,
+		Policy:        sig.Policy,
+		Action:        sig.Action,
+		Cost:          costView{ReplicaSeconds: sig.Cost.ReplicaSeconds, Cost: sig.Cost.Cost},
 	}
 	if !sig.WarmingUp() {
 		at := sig.SampledAt.UTC()

@@ -42,6 +42,10 @@ type signalDescs struct {
 	lastDuration, lastSuccess             *prometheus.Desc
 	samples, failures, splitProbeFailures *prometheus.Desc
 	scrapeErrors                          *prometheus.Desc // also labelled replica
+
+	// Labelled target only (decisions also policy and action), as the
+	// audit trail names them.
+	decisions, replicaSeconds, replicaCost *prometheus.Desc
 }
 
 // replicaErrorCounter is what a source that reads replicas one by one (the
@@ -85,6 +89,16 @@ func newSignalCollector(reg *target.Registry, now func() time.Time) *signalColle
 		failures:           d("sample_failures_total", "Failed sample attempts; each kept the previous signal."),
 		splitProbeFailures: d("split_probe_failures_total", "Samples whose split probe failed open (assumed no split)."),
 		scrapeErrors:       d("scrape_errors_total", "Failed scrapes per replica; each left the replica out of its sample.", "replica"),
+
+		decisions: prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", "decisions_total"),
+			"Decisions the target's policy made, by action (scale_up, scale_down, no-op); one per sample, or per pool tick.",
+			[]string{"target", "policy", "action"}, nil),
+		replicaSeconds: prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", "replica_seconds_total"),
+			"Replica-seconds the target's replicas have run since its sampler started, as the source saw them.",
+			[]string{"target"}, nil),
+		replicaCost: prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", "replica_cost_total"),
+			"Replica-seconds priced at the target's costPerReplicaSecond, since its sampler started.",
+			[]string{"target"}, nil),
 	}}
 }
 
@@ -97,6 +111,7 @@ func (c *signalCollector) Describe(ch chan<- *prometheus.Desc) {
 		d.storageOverThreshold, d.storageRetainedBytes, d.scaleInAllowed, d.scaleInHeld, d.splitInFlight,
 		d.age, d.stale, d.warmingUp, d.interval, d.lastDuration, d.lastSuccess,
 		d.samples, d.failures, d.splitProbeFailures, d.scrapeErrors,
+		d.decisions, d.replicaSeconds, d.replicaCost,
 	} {
 		ch <- desc
 	}
@@ -109,6 +124,7 @@ func (c *signalCollector) Collect(ch chan<- prometheus.Metric) {
 	now := c.now()
 	for _, info := range infos {
 		c.collectTarget(ch, info.Key, info.Source, info.Target().Load(), now)
+		c.collectDecisions(ch, info.Target())
 		if ec, ok := info.Target().Source().(replicaErrorCounter); ok {
 			for replica, n := range ec.ErrorCounts() {
 				ch <- prometheus.MustNewConstMetric(c.desc.scrapeErrors, prometheus.CounterValue, float64(n), info.Key, info.Source, replica)
@@ -159,6 +175,17 @@ func (c *signalCollector) collectTarget(ch chan<- prometheus.Metric, key, source
 	gauge(d.scaleInAllowed, b2f(sig.ScaleInAllowed))
 	gauge(d.scaleInHeld, b2f(sig.Held))
 	gauge(d.splitInFlight, b2f(sig.SplitInFlight))
+	ch <- prometheus.MustNewConstMetric(d.replicaSeconds, prometheus.CounterValue, sig.Cost.ReplicaSeconds, key)
+	ch <- prometheus.MustNewConstMetric(d.replicaCost, prometheus.CounterValue, sig.Cost.Cost, key)
+}
+
+// collectDecisions reports the target's decision counts. Every action is
+// reported from the start, at 0 until it happens, so rate() sees the first
+// one.
+func (c *signalCollector) collectDecisions(ch chan<- prometheus.Metric, t *target.Target) {
+	for action, n := range t.Decisions() {
+		ch <- prometheus.MustNewConstMetric(c.desc.decisions, prometheus.CounterValue, float64(n), t.Key, t.Policy(), action)
+	}
 }
 
 func b2f(b bool) float64 {

@@ -5,6 +5,7 @@ package scaler
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"math"
 	"time"
@@ -78,6 +79,12 @@ func (s *Server) resolve(ref *externalscaler.ScaledObjectRef) (*target.Target, t
 		return nil, md, status.Error(codes.InvalidArgument, err.Error())
 	}
 	t, err := s.reg.Acquire(target.Ref{Namespace: ref.GetNamespace(), Name: ref.GetName()}, md)
+	var me *target.MetadataError
+	if errors.As(err, &me) {
+		// Metadata that is valid alone but not beside the running targets
+		// (a pool member whose options disagree with the pool's).
+		return nil, md, status.Error(codes.InvalidArgument, err.Error())
+	}
 	if err != nil {
 		// The metadata parsed, but its source could not be built (for
 		// example an unreadable host): a configuration problem of the
@@ -87,6 +94,9 @@ func (s *Server) resolve(ref *externalscaler.ScaledObjectRef) (*target.Target, t
 	return t, md, nil
 }
 
+// spec is the metric KEDA reads. For a policy that decides a replica count,
+// TargetPressure is 1, so with AverageValue the HPA asks for
+// ceil(count / 1): exactly the count.
 func spec(md target.Metadata) *externalscaler.GetMetricSpecResponse {
 	return &externalscaler.GetMetricSpecResponse{MetricSpecs: []*externalscaler.MetricSpec{{
 		MetricName:      md.MetricName,
@@ -111,7 +121,8 @@ func (s *Server) GetMetricSpec(_ context.Context, ref *externalscaler.ScaledObje
 	return spec(md), nil
 }
 
-// GetMetrics answers the current ScaleValue, or Unavailable while warming up
+// GetMetrics answers the current ScaleValue (a policy's desired replica
+// count), or Unavailable while warming up
 // or stale so that KEDA's fallback counts the failure instead of acting on a
 // made-up zero.
 func (s *Server) GetMetrics(ctx context.Context, req *externalscaler.GetMetricsRequest) (*externalscaler.GetMetricsResponse, error) {
@@ -134,7 +145,8 @@ func (s *Server) GetMetrics(ctx context.Context, req *externalscaler.GetMetricsR
 	}}}, nil
 }
 
-// IsActive reports ScaleValue > activationValue.
+// IsActive reports ScaleValue > activationValue (for a policy: its desired
+// count > activationValue).
 func (s *Server) IsActive(ctx context.Context, ref *externalscaler.ScaledObjectRef) (*externalscaler.IsActiveResponse, error) {
 	t, md, err := s.resolve(ref)
 	if err != nil {

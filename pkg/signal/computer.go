@@ -96,7 +96,17 @@ func (c *Computer) Compute(now time.Time, in Input) ScalingSignal {
 		Held:                held,
 		ScaleInAllowed:      allowed,
 		SplitInFlight:       split,
+		Policy:              PolicyPressure,
 	}
+}
+
+// Decide is the computer as a Decider: an observation with no replica has
+// nothing to fold and fails the sample, so the previous signal stands.
+func (c *Computer) Decide(now time.Time, obs pressure.Observation, in Input) (ScalingSignal, error) {
+	if len(obs.Replicas) == 0 {
+		return ScalingSignal{}, errNoReplicas(obs)
+	}
+	return c.Compute(now, in), nil
 }
 
 // reason formats "{dimension} pressure {v:0.00} across {n} replica(s)".

@@ -40,6 +40,21 @@ func (s *Snapshot) Stale(now time.Time) bool {
 	return s.Signal.WarmingUp() || now.Sub(s.Signal.SampledAt) > 3*s.Interval
 }
 
+// Decider folds one sample into the signal to publish. The computer is the
+// default; a target that applies a replica policy instead supplies its own
+// (pkg/target), so the sampler's timer, timeouts, collectors, split probe
+// and snapshot stay one code path for every policy. Decide is called by one
+// goroutine at a time, so a Decider may keep state without locking.
+type Decider interface {
+	// WarmingUp is the signal published before the first sample.
+	WarmingUp() ScalingSignal
+	// Decide folds the observation taken at now; in holds the collectors'
+	// results (and the split probe's, when the options ask for it). An
+	// error fails the sample like a source error: the previous signal
+	// stands and the error is recorded.
+	Decide(now time.Time, obs pressure.Observation, in Input) (ScalingSignal, error)
+}
+
 // SamplerConfig wires a sampler.
 type SamplerConfig struct {
 	Source  pressure.Source
@@ -47,6 +62,8 @@ type SamplerConfig struct {
 	// Storage folds the storage axis; nil leaves it empty.
 	Storage *pressure.StorageCollector
 	Options Options
+	// Decider folds each sample; nil means a Computer with Options.
+	Decider Decider
 	// Interval between samples; <= 0 falls back to DefaultSampleInterval.
 	Interval time.Duration
 	// Timeout bounds one Observe call; <= 0 means 80 % of Interval.
@@ -61,9 +78,9 @@ type SamplerConfig struct {
 // computer and publishes the result. Load is safe for concurrent use and never
 // blocks or allocates; Run and SampleOnce are serialised internally.
 type Sampler struct {
-	cfg      SamplerConfig
-	computer *Computer
-	splits   *splitTracker
+	cfg     SamplerConfig
+	decider Decider
+	splits  *splitTracker
 
 	mu      sync.Mutex // serialises sampling
 	current atomic.Pointer[Snapshot]
@@ -84,13 +101,12 @@ func NewSampler(cfg SamplerConfig) *Sampler {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Sampler{
-		cfg:      cfg,
-		computer: NewComputer(cfg.Options),
-		splits:   newSplitTracker(cfg.SplitFootprintTTL),
+	s := &Sampler{cfg: cfg, decider: cfg.Decider, splits: newSplitTracker(cfg.SplitFootprintTTL)}
+	if s.decider == nil {
+		s.decider = NewComputer(cfg.Options)
 	}
 	s.current.Store(&Snapshot{
-		Signal:   s.computer.WarmingUp(),
+		Signal:   s.decider.WarmingUp(),
 		Interval: cfg.Interval,
 		next:     make(chan struct{}),
 	})
@@ -127,9 +143,6 @@ func (s *Sampler) SampleOnce(ctx context.Context) *Snapshot {
 	obsCtx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	obs, err := s.cfg.Source.Observe(obsCtx)
 	cancel()
-	if err == nil && len(obs.Replicas) == 0 {
-		err = errNoReplicas(obs)
-	}
 	now := s.cfg.Clock.Now()
 
 	prev := s.current.Load()
@@ -137,25 +150,28 @@ func (s *Sampler) SampleOnce(ctx context.Context) *Snapshot {
 		Signal:             prev.Signal,
 		Interval:           s.cfg.Interval,
 		AttemptedAt:        now,
-		LastErr:            err,
-		LastDuration:       now.Sub(start),
 		Samples:            prev.Samples + 1,
 		Failures:           prev.Failures,
 		SplitProbeFailures: prev.SplitProbeFailures,
 		next:               make(chan struct{}),
 	}
+	if err == nil {
+		var sig ScalingSignal
+		if sig, err = s.decide(obs, now, next); err == nil {
+			next.Signal = sig
+		}
+	}
 	if err != nil {
 		next.Failures++
 		s.cfg.Logger.Warn("sample failed; previous signal stands", "err", err)
-	} else {
-		next.Signal = s.compute(obs, now, next)
 	}
+	next.LastErr, next.LastDuration = err, s.cfg.Clock.Now().Sub(start)
 	s.current.Store(next)
 	close(prev.next)
 	return next
 }
 
-func (s *Sampler) compute(obs pressure.Observation, now time.Time, snap *Snapshot) ScalingSignal {
+func (s *Sampler) decide(obs pressure.Observation, now time.Time, snap *Snapshot) (ScalingSignal, error) {
 	in := Input{Compute: s.cfg.Compute.Collect(obs)}
 	if s.cfg.Storage != nil && obs.Trees != nil {
 		in.Storage = s.cfg.Storage.Collect(obs.Trees, now)
@@ -165,7 +181,7 @@ func (s *Sampler) compute(obs pressure.Observation, now time.Time, snap *Snapsho
 	if s.cfg.Options.SplitAwareScaleIn {
 		in.SplitInFlight = s.probeSplits(obs, now, snap)
 	}
-	return s.computer.Compute(now, in)
+	return s.decider.Decide(now, obs, in)
 }
 
 // probeSplits fails open: when the footprint cannot be read it reports no

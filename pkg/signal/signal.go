@@ -32,6 +32,17 @@ func (d Dimension) MarshalText() ([]byte, error) { return []byte(d.String()), ni
 // ReasonWarmingUp is the Reason before the first sample lands.
 const ReasonWarmingUp = "warming up"
 
+// PolicyPressure is the Policy of the computer's signals: the pressure
+// signal, as opposed to a replica policy a Decider applies.
+const PolicyPressure = "pressure"
+
+// Cost is what a target's replicas have used since its sampler started:
+// replica-seconds, and those priced at the target's cost per replica-second.
+type Cost struct {
+	ReplicaSeconds float64
+	Cost           float64
+}
+
 // ScalingSignal is one published result. A value is never modified after it
 // is published, so readers share it freely.
 type ScalingSignal struct {
@@ -56,6 +67,15 @@ type ScalingSignal struct {
 	ScaleInAllowed bool
 	// SplitInFlight reports whether a split held scale-in at this sample.
 	SplitInFlight bool
+	// Policy names what decided the signal: PolicyPressure for the
+	// computer, otherwise the replica policy of the target's Decider.
+	Policy string
+	// Action is what the decision did to the replica count (scale_up,
+	// scale_down or no-op); empty when nothing audits the decisions.
+	Action string
+	// Cost is the target's accumulated replica usage; zero when nothing
+	// accounts for it.
+	Cost Cost
 }
 
 // WarmingUp reports whether no sample has landed yet.
@@ -66,6 +86,7 @@ func warmingUp(opts Options) ScalingSignal {
 	return ScalingSignal{
 		RecommendedReplicas: max(opts.MinReplicas, 0),
 		Reason:              ReasonWarmingUp,
+		Policy:              PolicyPressure,
 		Storage:             pressure.StoragePressure{Accounts: []pressure.WalAccountPressure{}},
 	}
 }

@@ -27,6 +27,9 @@ func ToProto(s signal.ScalingSignal, target string, stale bool) *barometerv1.Sca
 		Held:                s.Held,
 		ScaleInAllowed:      s.ScaleInAllowed,
 		SplitInFlight:       s.SplitInFlight,
+		Policy:              s.Policy,
+		Action:              s.Action,
+		Cost:                &barometerv1.Cost{ReplicaSeconds: s.Cost.ReplicaSeconds, Cost: s.Cost.Cost},
 	}
 	// Unset, not the epoch, while warming up: a client tests presence.
 	if !s.SampledAt.IsZero() {
@@ -50,6 +53,9 @@ func FromProto(p *barometerv1.ScalingSignal) signal.ScalingSignal {
 		Held:                p.GetHeld(),
 		ScaleInAllowed:      p.GetScaleInAllowed(),
 		SplitInFlight:       p.GetSplitInFlight(),
+		Policy:              p.GetPolicy(),
+		Action:              p.GetAction(),
+		Cost:                signal.Cost{ReplicaSeconds: p.GetCost().GetReplicaSeconds(), Cost: p.GetCost().GetCost()},
 	}
 	if p.GetSampledAt() != nil {
 		s.SampledAt = p.GetSampledAt().AsTime()

@@ -5,10 +5,12 @@ import (
 	"hash/fnv"
 	"math"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/signal"
+	"github.com/barometer-scaler/barometer/pkg/target/decide"
 )
 
 // Defaults of the trigger metadata that are not signal options.
@@ -35,7 +37,12 @@ var metricNamePattern = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`)
 type Metadata struct {
 	// Source selects and configures where pressure comes from.
 	Source SourceSpec
-	// TargetPressure is the per-replica target sent as targetSizeFloat.
+	// Policy is the `policy` key and the keys that tune it.
+	Policy decide.Spec
+	// TargetPressure is the per-replica target sent as targetSizeFloat:
+	// the targetPressure key for the pressure signal, and 1 for a policy
+	// whose signal is a replica count, so the HPA asks for exactly that
+	// count (AverageValue: ceil(count / 1)).
 	TargetPressure float64
 	// ActivationValue: IsActive when ScaleValue exceeds it.
 	ActivationValue float64
@@ -45,20 +52,21 @@ type Metadata struct {
 	Floor string
 	// Interval is the sample interval.
 	Interval time.Duration
-	// Signal holds the computer's options, floor included.
+	// Signal holds the computer's options, floor included (the defaults
+	// for a replica policy, which does not read them).
 	Signal signal.Options
 	// ActivationWorkingSetTarget normalises the activation dimension.
 	ActivationWorkingSetTarget float64
 }
 
 // SamplerKey identifies the sampler a target needs: the same source with the
-// same signal options shares one sampler; read-side keys (target, activation,
-// metric name) do not split it.
+// same signal options and policy shares one sampler; read-side keys (target,
+// activation, metric name) do not split it.
 // The key reads as the source's own key and a short hash of the rest, so it
 // stays short enough for a metric label.
 func (m Metadata) SamplerKey() string {
 	h := fnv.New64a()
-	fmt.Fprintf(h, "%s|%+v|%g", m.Interval, m.Signal, m.ActivationWorkingSetTarget)
+	fmt.Fprintf(h, "%s|%+v|%g|%s", m.Interval, m.Signal, m.ActivationWorkingSetTarget, m.Policy.Key())
 	return fmt.Sprintf("%s@%016x", m.Source.Key(), h.Sum64())
 }
 
@@ -76,13 +84,26 @@ func (s *Sources) Parse(raw map[string]string, defaultInterval time.Duration) (M
 	if err != nil {
 		return fail(err)
 	}
-	if m.TargetPressure, err = p.PositiveFloat("targetPressure", DefaultTargetPressure); err != nil {
+	name, err := p.Enum("policy", signal.PolicyPressure, PolicyNames()...)
+	if err != nil {
 		return fail(err)
+	}
+	if err := checkPolicyKeys(p, name); err != nil {
+		return fail(err)
+	}
+	if m.Policy, err = parsePolicy(p, name); err != nil {
+		return fail(err)
+	}
+	m.TargetPressure = 1
+	if !m.Policy.Replicas() {
+		if m.TargetPressure, err = p.PositiveFloat("targetPressure", DefaultTargetPressure); err != nil {
+			return fail(err)
+		}
 	}
 	if m.ActivationValue, err = p.Float("activationValue", 0, 0, math.Inf(1)); err != nil {
 		return fail(err)
 	}
-	if m.MetricName = p.String("metricName", DefaultMetricName); !metricNamePattern.MatchString(m.MetricName) || len(m.MetricName) > 200 {
+	if m.MetricName = p.String("metricName", defaultMetricName(name)); !metricNamePattern.MatchString(m.MetricName) || len(m.MetricName) > 200 {
 		return fail(&MetadataError{Key: "metricName", Value: m.MetricName, Allowed: "lower-case letters, digits, '-' and '.', starting and ending with a letter or digit"})
 	}
 	if m.Floor, err = p.Enum("floor", FloorTarget, FloorTarget, FloorReplicas); err != nil {
@@ -94,8 +115,11 @@ func (s *Sources) Parse(raw map[string]string, defaultInterval time.Duration) (M
 	if m.ActivationWorkingSetTarget, err = p.Float("activationWorkingSetTarget", pressure.DefaultActivationWorkingSetTarget, 0, math.Inf(1)); err != nil {
 		return fail(err)
 	}
-	if m.Signal, err = parseSignalOptions(p, m); err != nil {
-		return fail(err)
+	m.Signal = signal.DefaultOptions()
+	if !m.Policy.Replicas() {
+		if m.Signal, err = parseSignalOptions(p, m); err != nil {
+			return fail(err)
+		}
 	}
 	if m.Source, err = s.parse(kind, p); err != nil {
 		return fail(err)
@@ -104,6 +128,16 @@ func (s *Sources) Parse(raw map[string]string, defaultInterval time.Duration) (M
 		return fail(err)
 	}
 	return m, nil
+}
+
+// defaultMetricName is barometer-pressure for the pressure signal and
+// names the policy otherwise (barometer-fully-elastic), so the HPA's
+// metric says what produced it.
+func defaultMetricName(policyName string) string {
+	if policyName == signal.PolicyPressure {
+		return DefaultMetricName
+	}
+	return "barometer-" + strings.ReplaceAll(policyName, "_", "-")
 }
 
 func parseSignalOptions(p *Params, m Metadata) (signal.Options, error) {

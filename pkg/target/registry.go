@@ -11,8 +11,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/barometer-scaler/barometer/pkg/policy"
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/signal"
+	"github.com/barometer-scaler/barometer/pkg/target/decide"
 )
 
 // Ref names a ScaledObject.
@@ -35,7 +37,16 @@ type Target struct {
 	lastUsed atomic.Int64 // unix nanoseconds
 	pinned   bool         // the default target is never reaped
 	source   pressure.Source
+	runner   *decide.Runner
 }
+
+// Policy is the name of the target's policy (signal.PolicyPressure for the
+// pressure signal).
+func (t *Target) Policy() string { return t.runner.Policy() }
+
+// Decisions counts the target's decisions by action (scale_up, scale_down,
+// no-op), every action present.
+func (t *Target) Decisions() map[string]uint64 { return t.runner.Decisions() }
 
 // Source returns the target's pressure source, for surfaces that report
 // source-specific facts (such as per-replica scrape errors).
@@ -71,15 +82,19 @@ type Config struct {
 	DefaultInterval time.Duration
 	// IdleTimeout stops a sampler nobody has read for this long.
 	IdleTimeout time.Duration
-	Clock       signal.Clock
-	Logger      *slog.Logger
+	// AuditSize is how many decisions the audit trail keeps per target;
+	// <= 0 means policy.DefaultAuditSize.
+	AuditSize int
+	Clock     signal.Clock
+	Logger    *slog.Logger
 }
 
 // Registry owns the samplers: it starts one on first use, shares it between
 // identical configurations and stops it once idle. Safe for concurrent use.
 type Registry struct {
-	cfg Config
-	ctx context.Context
+	cfg    Config
+	ctx    context.Context
+	engine *decide.Engine
 
 	mu      sync.Mutex
 	targets map[string]*Target
@@ -104,7 +119,8 @@ func NewRegistry(ctx context.Context, cfg Config) *Registry {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Registry{cfg: cfg, ctx: ctx, targets: map[string]*Target{}, refs: map[Ref]string{}}
+	return &Registry{cfg: cfg, ctx: ctx, engine: decide.NewEngine(decide.Config{AuditSize: cfg.AuditSize}),
+		targets: map[string]*Target{}, refs: map[Ref]string{}}
 }
 
 // Parse reads a ScaledObject's metadata with this registry's sources.
@@ -113,7 +129,8 @@ func (r *Registry) Parse(raw map[string]string) (Metadata, error) {
 }
 
 // Acquire returns the target for md, starting its sampler if needed, and
-// records that ref uses it.
+// records that ref uses it. A target whose pool is decided with other
+// options is refused with a *MetadataError on the pool key.
 func (r *Registry) Acquire(ref Ref, md Metadata) (*Target, error) {
 	key := md.SamplerKey()
 	r.mu.Lock()
@@ -170,6 +187,7 @@ type Info struct {
 	Key        string    `json:"key"`
 	Source     string    `json:"source"`
 	Interval   string    `json:"sampleInterval"`
+	Policy     string    `json:"policy"`
 	Default    bool      `json:"default"`
 	LastUsed   time.Time `json:"lastUsed"`
 	ScaledObjs []Ref     `json:"scaledObjects"`
@@ -186,7 +204,7 @@ func (r *Registry) List() []Info {
 	out := make([]Info, 0, len(r.targets))
 	for key, t := range r.targets {
 		info := Info{
-			Key: key, Source: t.Metadata.Source.Key(), Interval: t.Metadata.Interval.String(),
+			Key: key, Source: t.Metadata.Source.Key(), Interval: t.Metadata.Interval.String(), Policy: t.Policy(),
 			Default: t == r.def, LastUsed: time.Unix(0, t.lastUsed.Load()).UTC(), ScaledObjs: []Ref{}, target: t,
 		}
 		for ref, k := range r.refs {
@@ -260,8 +278,17 @@ func (r *Registry) stopAll() {
 // start builds the source and runs its sampler; r.mu is held.
 func (r *Registry) start(key string, md Metadata) (*Target, error) {
 	logger := r.cfg.Logger.With("target", key)
+	runner, err := r.engine.Runner(key, md.Policy, md.Signal, md.Interval, r.cfg.Clock.Now(), logger)
+	var conflict *decide.PoolConflictError
+	if errors.As(err, &conflict) {
+		return nil, &MetadataError{Key: "pool", Value: conflict.Pool, Allowed: conflict.Error()}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("policy %s: %w", md.Policy.Policy, err)
+	}
 	src, err := md.Source.New(logger)
 	if err != nil {
+		runner.Close()
 		return nil, fmt.Errorf("start source %s: %w", md.Source.Key(), err)
 	}
 	sampler := signal.NewSampler(signal.SamplerConfig{
@@ -269,15 +296,19 @@ func (r *Registry) start(key string, md Metadata) (*Target, error) {
 		Compute:  pressure.ComputeCollector{ActivationWorkingSetTarget: md.ActivationWorkingSetTarget},
 		Storage:  pressure.NewStorageCollector(pressure.DefaultStorageOptions()),
 		Options:  md.Signal,
+		Decider:  runner,
 		Interval: md.Interval,
 		Clock:    r.cfg.Clock,
 		Logger:   logger,
 	})
 	ctx, cancel := context.WithCancel(r.ctx)
-	t := &Target{Key: key, Metadata: md, sampler: sampler, cancel: cancel, done: make(chan struct{}), source: src}
+	t := &Target{Key: key, Metadata: md, sampler: sampler, cancel: cancel, done: make(chan struct{}), source: src, runner: runner}
 	go func() {
 		defer close(t.done)
 		sampler.Run(ctx)
+		// Only now, with no Decide running: leave the pool, drop the
+		// launches and the events.
+		runner.Close()
 		// A source may hold connections (kept-alive scrapes); release them
 		// as soon as nobody samples it.
 		if c, ok := src.(io.Closer); ok {
@@ -287,7 +318,7 @@ func (r *Registry) start(key string, md Metadata) (*Target, error) {
 		}
 	}()
 	r.targets[key] = t
-	logger.Info("started sampler", "interval", md.Interval)
+	logger.Info("started sampler", "interval", md.Interval, "policy", md.Policy.Policy)
 	return t, nil
 }
 
@@ -303,3 +334,9 @@ func cmpString(a, b string) int {
 
 // Touch marks the target used now, so the reaper keeps it.
 func (r *Registry) Touch(t *Target) { t.lastUsed.Store(r.cfg.Clock.Now().UnixNano()) }
+
+// Events returns the decisions the audit trail keeps for t, oldest first.
+func (r *Registry) Events(t *Target) []policy.Event { return r.engine.Events(t.Key) }
+
+// AllEvents returns every target's kept decisions, newest last.
+func (r *Registry) AllEvents() []policy.Event { return r.engine.AllEvents() }

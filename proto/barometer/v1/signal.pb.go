@@ -329,6 +329,15 @@ type ScalingSignal struct {
 	ScaleInAllowed bool `protobuf:"varint,12,opt,name=scale_in_allowed,json=scaleInAllowed,proto3" json:"scale_in_allowed,omitempty"`
 	// split_in_flight reports whether an in-flight split held scale-in.
 	SplitInFlight bool `protobuf:"varint,13,opt,name=split_in_flight,json=splitInFlight,proto3" json:"split_in_flight,omitempty"`
+	// policy names what decided the signal: "pressure" for the pressure
+	// signal, otherwise the replica policy of the trigger's policy key, whose
+	// scale_value is a replica count.
+	Policy string `protobuf:"bytes,14,opt,name=policy,proto3" json:"policy,omitempty"`
+	// action is what the decision did to the replica count: "scale_up",
+	// "scale_down" or "no-op"; empty while warming up.
+	Action string `protobuf:"bytes,15,opt,name=action,proto3" json:"action,omitempty"`
+	// cost is the target's replica usage since its sampler started.
+	Cost          *Cost `protobuf:"bytes,16,opt,name=cost,proto3" json:"cost,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -454,6 +463,82 @@ func (x *ScalingSignal) GetSplitInFlight() bool {
 	return false
 }
 
+func (x *ScalingSignal) GetPolicy() string {
+	if x != nil {
+		return x.Policy
+	}
+	return ""
+}
+
+func (x *ScalingSignal) GetAction() string {
+	if x != nil {
+		return x.Action
+	}
+	return ""
+}
+
+func (x *ScalingSignal) GetCost() *Cost {
+	if x != nil {
+		return x.Cost
+	}
+	return nil
+}
+
+// Cost is a target's accumulated replica usage.
+type Cost struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// replica_seconds the target's replicas ran, as its source saw them.
+	ReplicaSeconds float64 `protobuf:"fixed64,1,opt,name=replica_seconds,json=replicaSeconds,proto3" json:"replica_seconds,omitempty"`
+	// cost is replica_seconds priced at the trigger's costPerReplicaSecond.
+	Cost          float64 `protobuf:"fixed64,2,opt,name=cost,proto3" json:"cost,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Cost) Reset() {
+	*x = Cost{}
+	mi := &file_barometer_v1_signal_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Cost) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Cost) ProtoMessage() {}
+
+func (x *Cost) ProtoReflect() protoreflect.Message {
+	mi := &file_barometer_v1_signal_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Cost.ProtoReflect.Descriptor instead.
+func (*Cost) Descriptor() ([]byte, []int) {
+	return file_barometer_v1_signal_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *Cost) GetReplicaSeconds() float64 {
+	if x != nil {
+		return x.ReplicaSeconds
+	}
+	return 0
+}
+
+func (x *Cost) GetCost() float64 {
+	if x != nil {
+		return x.Cost
+	}
+	return 0
+}
+
 // ComputePressure is the cluster-aggregate compute axis: each dimension is
 // the worst replica's, in [0, 1].
 type ComputePressure struct {
@@ -474,7 +559,7 @@ type ComputePressure struct {
 
 func (x *ComputePressure) Reset() {
 	*x = ComputePressure{}
-	mi := &file_barometer_v1_signal_proto_msgTypes[3]
+	mi := &file_barometer_v1_signal_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -486,7 +571,7 @@ func (x *ComputePressure) String() string {
 func (*ComputePressure) ProtoMessage() {}
 
 func (x *ComputePressure) ProtoReflect() protoreflect.Message {
-	mi := &file_barometer_v1_signal_proto_msgTypes[3]
+	mi := &file_barometer_v1_signal_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -499,7 +584,7 @@ func (x *ComputePressure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ComputePressure.ProtoReflect.Descriptor instead.
 func (*ComputePressure) Descriptor() ([]byte, []int) {
-	return file_barometer_v1_signal_proto_rawDescGZIP(), []int{3}
+	return file_barometer_v1_signal_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ComputePressure) GetActivation() float64 {
@@ -565,7 +650,7 @@ type ReplicaPressure struct {
 
 func (x *ReplicaPressure) Reset() {
 	*x = ReplicaPressure{}
-	mi := &file_barometer_v1_signal_proto_msgTypes[4]
+	mi := &file_barometer_v1_signal_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -577,7 +662,7 @@ func (x *ReplicaPressure) String() string {
 func (*ReplicaPressure) ProtoMessage() {}
 
 func (x *ReplicaPressure) ProtoReflect() protoreflect.Message {
-	mi := &file_barometer_v1_signal_proto_msgTypes[4]
+	mi := &file_barometer_v1_signal_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -590,7 +675,7 @@ func (x *ReplicaPressure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplicaPressure.ProtoReflect.Descriptor instead.
 func (*ReplicaPressure) Descriptor() ([]byte, []int) {
-	return file_barometer_v1_signal_proto_rawDescGZIP(), []int{4}
+	return file_barometer_v1_signal_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ReplicaPressure) GetName() string {
@@ -643,7 +728,7 @@ type StoragePressure struct {
 
 func (x *StoragePressure) Reset() {
 	*x = StoragePressure{}
-	mi := &file_barometer_v1_signal_proto_msgTypes[5]
+	mi := &file_barometer_v1_signal_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -655,7 +740,7 @@ func (x *StoragePressure) String() string {
 func (*StoragePressure) ProtoMessage() {}
 
 func (x *StoragePressure) ProtoReflect() protoreflect.Message {
-	mi := &file_barometer_v1_signal_proto_msgTypes[5]
+	mi := &file_barometer_v1_signal_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -668,7 +753,7 @@ func (x *StoragePressure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StoragePressure.ProtoReflect.Descriptor instead.
 func (*StoragePressure) Descriptor() ([]byte, []int) {
-	return file_barometer_v1_signal_proto_rawDescGZIP(), []int{5}
+	return file_barometer_v1_signal_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *StoragePressure) GetOverThreshold() bool {
@@ -716,7 +801,7 @@ type WalAccountPressure struct {
 
 func (x *WalAccountPressure) Reset() {
 	*x = WalAccountPressure{}
-	mi := &file_barometer_v1_signal_proto_msgTypes[6]
+	mi := &file_barometer_v1_signal_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -728,7 +813,7 @@ func (x *WalAccountPressure) String() string {
 func (*WalAccountPressure) ProtoMessage() {}
 
 func (x *WalAccountPressure) ProtoReflect() protoreflect.Message {
-	mi := &file_barometer_v1_signal_proto_msgTypes[6]
+	mi := &file_barometer_v1_signal_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -741,7 +826,7 @@ func (x *WalAccountPressure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WalAccountPressure.ProtoReflect.Descriptor instead.
 func (*WalAccountPressure) Descriptor() ([]byte, []int) {
-	return file_barometer_v1_signal_proto_rawDescGZIP(), []int{6}
+	return file_barometer_v1_signal_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *WalAccountPressure) GetProviderKey() string {
@@ -803,7 +888,7 @@ type WalRebalanceRecommendation struct {
 
 func (x *WalRebalanceRecommendation) Reset() {
 	*x = WalRebalanceRecommendation{}
-	mi := &file_barometer_v1_signal_proto_msgTypes[7]
+	mi := &file_barometer_v1_signal_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -815,7 +900,7 @@ func (x *WalRebalanceRecommendation) String() string {
 func (*WalRebalanceRecommendation) ProtoMessage() {}
 
 func (x *WalRebalanceRecommendation) ProtoReflect() protoreflect.Message {
-	mi := &file_barometer_v1_signal_proto_msgTypes[7]
+	mi := &file_barometer_v1_signal_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -828,7 +913,7 @@ func (x *WalRebalanceRecommendation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WalRebalanceRecommendation.ProtoReflect.Descriptor instead.
 func (*WalRebalanceRecommendation) Descriptor() ([]byte, []int) {
-	return file_barometer_v1_signal_proto_rawDescGZIP(), []int{7}
+	return file_barometer_v1_signal_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *WalRebalanceRecommendation) GetTree() string {
@@ -891,7 +976,7 @@ const file_barometer_v1_signal_proto_rawDesc = "" +
 	"\x04name\x18\x02 \x01(\tR\x04name\"@\n" +
 	"\fWatchRequest\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x12\n" +
-	"\x04name\x18\x02 \x01(\tR\x04name\"\x99\x04\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\"\xf1\x04\n" +
 	"\rScalingSignal\x12\x16\n" +
 	"\x06target\x18\x01 \x01(\tR\x06target\x12\x14\n" +
 	"\x05stale\x18\x02 \x01(\bR\x05stale\x12\x1f\n" +
@@ -908,7 +993,13 @@ const file_barometer_v1_signal_proto_rawDesc = "" +
 	" \x01(\v2\x1a.google.protobuf.TimestampR\tsampledAt\x12\x12\n" +
 	"\x04held\x18\v \x01(\bR\x04held\x12(\n" +
 	"\x10scale_in_allowed\x18\f \x01(\bR\x0escaleInAllowed\x12&\n" +
-	"\x0fsplit_in_flight\x18\r \x01(\bR\rsplitInFlight\"\xb3\x02\n" +
+	"\x0fsplit_in_flight\x18\r \x01(\bR\rsplitInFlight\x12\x16\n" +
+	"\x06policy\x18\x0e \x01(\tR\x06policy\x12\x16\n" +
+	"\x06action\x18\x0f \x01(\tR\x06action\x12&\n" +
+	"\x04cost\x18\x10 \x01(\v2\x12.barometer.v1.CostR\x04cost\"C\n" +
+	"\x04Cost\x12'\n" +
+	"\x0freplica_seconds\x18\x01 \x01(\x01R\x0ereplicaSeconds\x12\x12\n" +
+	"\x04cost\x18\x02 \x01(\x01R\x04cost\"\xb3\x02\n" +
 	"\x0fComputePressure\x12\x1e\n" +
 	"\n" +
 	"activation\x18\x01 \x01(\x01R\n" +
@@ -981,7 +1072,7 @@ func file_barometer_v1_signal_proto_rawDescGZIP() []byte {
 }
 
 var file_barometer_v1_signal_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_barometer_v1_signal_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_barometer_v1_signal_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_barometer_v1_signal_proto_goTypes = []any{
 	(Dimension)(0),                     // 0: barometer.v1.Dimension
 	(WalSaturationState)(0),            // 1: barometer.v1.WalSaturationState
@@ -989,35 +1080,37 @@ var file_barometer_v1_signal_proto_goTypes = []any{
 	(*GetRequest)(nil),                 // 3: barometer.v1.GetRequest
 	(*WatchRequest)(nil),               // 4: barometer.v1.WatchRequest
 	(*ScalingSignal)(nil),              // 5: barometer.v1.ScalingSignal
-	(*ComputePressure)(nil),            // 6: barometer.v1.ComputePressure
-	(*ReplicaPressure)(nil),            // 7: barometer.v1.ReplicaPressure
-	(*StoragePressure)(nil),            // 8: barometer.v1.StoragePressure
-	(*WalAccountPressure)(nil),         // 9: barometer.v1.WalAccountPressure
-	(*WalRebalanceRecommendation)(nil), // 10: barometer.v1.WalRebalanceRecommendation
-	(*timestamppb.Timestamp)(nil),      // 11: google.protobuf.Timestamp
+	(*Cost)(nil),                       // 6: barometer.v1.Cost
+	(*ComputePressure)(nil),            // 7: barometer.v1.ComputePressure
+	(*ReplicaPressure)(nil),            // 8: barometer.v1.ReplicaPressure
+	(*StoragePressure)(nil),            // 9: barometer.v1.StoragePressure
+	(*WalAccountPressure)(nil),         // 10: barometer.v1.WalAccountPressure
+	(*WalRebalanceRecommendation)(nil), // 11: barometer.v1.WalRebalanceRecommendation
+	(*timestamppb.Timestamp)(nil),      // 12: google.protobuf.Timestamp
 }
 var file_barometer_v1_signal_proto_depIdxs = []int32{
 	0,  // 0: barometer.v1.ScalingSignal.dominant:type_name -> barometer.v1.Dimension
-	6,  // 1: barometer.v1.ScalingSignal.compute:type_name -> barometer.v1.ComputePressure
-	8,  // 2: barometer.v1.ScalingSignal.storage:type_name -> barometer.v1.StoragePressure
-	11, // 3: barometer.v1.ScalingSignal.sampled_at:type_name -> google.protobuf.Timestamp
-	1,  // 4: barometer.v1.ComputePressure.wal_saturation:type_name -> barometer.v1.WalSaturationState
-	7,  // 5: barometer.v1.ComputePressure.replicas:type_name -> barometer.v1.ReplicaPressure
-	1,  // 6: barometer.v1.ReplicaPressure.wal_saturation:type_name -> barometer.v1.WalSaturationState
-	9,  // 7: barometer.v1.StoragePressure.accounts:type_name -> barometer.v1.WalAccountPressure
-	10, // 8: barometer.v1.StoragePressure.recommendation:type_name -> barometer.v1.WalRebalanceRecommendation
-	1,  // 9: barometer.v1.WalAccountPressure.saturation:type_name -> barometer.v1.WalSaturationState
-	2,  // 10: barometer.v1.WalAccountPressure.classification:type_name -> barometer.v1.AccountClassification
-	2,  // 11: barometer.v1.WalRebalanceRecommendation.classification:type_name -> barometer.v1.AccountClassification
-	3,  // 12: barometer.v1.SignalService.Get:input_type -> barometer.v1.GetRequest
-	4,  // 13: barometer.v1.SignalService.Watch:input_type -> barometer.v1.WatchRequest
-	5,  // 14: barometer.v1.SignalService.Get:output_type -> barometer.v1.ScalingSignal
-	5,  // 15: barometer.v1.SignalService.Watch:output_type -> barometer.v1.ScalingSignal
-	14, // [14:16] is the sub-list for method output_type
-	12, // [12:14] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	7,  // 1: barometer.v1.ScalingSignal.compute:type_name -> barometer.v1.ComputePressure
+	9,  // 2: barometer.v1.ScalingSignal.storage:type_name -> barometer.v1.StoragePressure
+	12, // 3: barometer.v1.ScalingSignal.sampled_at:type_name -> google.protobuf.Timestamp
+	6,  // 4: barometer.v1.ScalingSignal.cost:type_name -> barometer.v1.Cost
+	1,  // 5: barometer.v1.ComputePressure.wal_saturation:type_name -> barometer.v1.WalSaturationState
+	8,  // 6: barometer.v1.ComputePressure.replicas:type_name -> barometer.v1.ReplicaPressure
+	1,  // 7: barometer.v1.ReplicaPressure.wal_saturation:type_name -> barometer.v1.WalSaturationState
+	10, // 8: barometer.v1.StoragePressure.accounts:type_name -> barometer.v1.WalAccountPressure
+	11, // 9: barometer.v1.StoragePressure.recommendation:type_name -> barometer.v1.WalRebalanceRecommendation
+	1,  // 10: barometer.v1.WalAccountPressure.saturation:type_name -> barometer.v1.WalSaturationState
+	2,  // 11: barometer.v1.WalAccountPressure.classification:type_name -> barometer.v1.AccountClassification
+	2,  // 12: barometer.v1.WalRebalanceRecommendation.classification:type_name -> barometer.v1.AccountClassification
+	3,  // 13: barometer.v1.SignalService.Get:input_type -> barometer.v1.GetRequest
+	4,  // 14: barometer.v1.SignalService.Watch:input_type -> barometer.v1.WatchRequest
+	5,  // 15: barometer.v1.SignalService.Get:output_type -> barometer.v1.ScalingSignal
+	5,  // 16: barometer.v1.SignalService.Watch:output_type -> barometer.v1.ScalingSignal
+	15, // [15:17] is the sub-list for method output_type
+	13, // [13:15] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_barometer_v1_signal_proto_init() }
@@ -1031,7 +1124,7 @@ func file_barometer_v1_signal_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_barometer_v1_signal_proto_rawDesc), len(file_barometer_v1_signal_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   8,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1,0 +1,115 @@
+package httpapi_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/barometer-scaler/barometer/pkg/pressure"
+	"github.com/barometer-scaler/barometer/pkg/target"
+	"github.com/barometer-scaler/barometer/pkg/target/targettest"
+)
+
+// jobs is one replica with 120 items ready: the queue policy asks for 4.
+func jobs() *targettest.Script {
+	return targettest.Returning(pressure.Observation{
+		Replicas: []pressure.ReplicaObservation{{Name: "a"}},
+		Queue:    &pressure.QueueObservation{Backlog: []pressure.ClassBacklog{{Class: "default", Ready: 120}}},
+	})
+}
+
+type eventView struct {
+	Time   time.Time          `json:"time"`
+	Target string             `json:"target"`
+	Policy string             `json:"policy"`
+	Action string             `json:"action"`
+	Reason string             `json:"reason"`
+	Before int                `json:"before"`
+	After  int                `json:"after"`
+	Inputs map[string]float64 `json:"inputs"`
+}
+
+// waitSamples waits until tg has attempted n samples.
+func waitSamples(t *testing.T, tg *target.Target, n uint64) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for snap := tg.Load(); snap.Samples < n; snap = tg.Load() {
+		select {
+		case <-snap.Next():
+		case <-deadline:
+			t.Fatalf("%s: %d samples, want %d", tg.Key, snap.Samples, n)
+		}
+	}
+}
+
+func TestEventsServeTheAuditTrail(t *testing.T) {
+	f := newFixture(t, map[string]*targettest.Script{"busy": busy(), "jobs": jobs()})
+	def := f.use(t, target.Ref{}, script("busy"))
+	raw := script("jobs")
+	raw["policy"], raw["costPerReplicaSecond"] = "queue", "0.5"
+	q := f.use(t, target.Ref{Namespace: "shop", Name: "jobs"}, raw)
+
+	r := f.get(t, "/events/shop/jobs")
+	if r.code != http.StatusOK {
+		t.Fatalf("status %d: %s", r.code, r.body)
+	}
+	ev := decode[[]eventView](t, r)
+	if len(ev) != 1 {
+		t.Fatalf("events %+v, want the first decision", ev)
+	}
+	if e := ev[0]; e.Target != q.Key || e.Policy != "queue" || e.Action != "scale_up" || e.Before != 1 || e.After != 4 ||
+		!e.Time.Equal(f.clock.Now()) || e.Inputs["drain"] != 4 || e.Reason == "" {
+		t.Errorf("event %+v", e)
+	}
+	if got := keys(t, decode[[]json.RawMessage](t, r)[0]); !slices.Equal(got, []string{"time", "target", "policy", "action", "reason", "before", "after", "inputs"}) {
+		t.Errorf("event keys %v", got)
+	}
+
+	// The pressure target's samples are decisions too.
+	all := decode[[]eventView](t, f.get(t, "/events"))
+	if len(all) != 2 || all[0].Target > all[1].Target {
+		t.Fatalf("all events %+v, want one per target, by target within an instant", all)
+	}
+	for _, e := range all {
+		if e.Target == def.Key && (e.Policy != "pressure" || e.Action != "scale_up" || e.Before != 0 || e.After != 2) {
+			t.Errorf("pressure event %+v, want scale_up 0 -> 2", e)
+		}
+	}
+
+	f.clock.Tick(t, interval)
+	waitSamples(t, q, 2)
+	waitSamples(t, def, 2)
+	all = decode[[]eventView](t, f.get(t, "/events"))
+	if len(all) != 4 || !all[3].Time.After(all[0].Time) {
+		t.Fatalf("after a tick: %+v, want 4 events, newest last", all)
+	}
+	ev = decode[[]eventView](t, f.get(t, "/events/shop/jobs"))
+	if len(ev) != 2 || ev[1].Action != "no-op" || ev[1].Before != 4 {
+		t.Errorf("second decision %+v, want a no-op at 4 (3 launches in flight)", ev)
+	}
+
+	// /scale carries the decision and the cost: 1 replica for 5 s at 0.5.
+	v := decode[struct {
+		ScaleValue float64 `json:"scaleValue"`
+		Policy     string  `json:"policy"`
+		Action     string  `json:"action"`
+		Cost       struct {
+			ReplicaSeconds float64 `json:"replicaSeconds"`
+			Cost           float64 `json:"cost"`
+		} `json:"cost"`
+	}](t, f.get(t, "/scale/shop/jobs"))
+	if v.ScaleValue != 4 || v.Policy != "queue" || v.Action != "no-op" || v.Cost.ReplicaSeconds != 5 || v.Cost.Cost != 2.5 {
+		t.Errorf("/scale %+v", v)
+	}
+
+	wantError(t, f.get(t, "/events/shop/nope"), http.StatusNotFound, "shop/nope")
+}
+
+func TestEventsEmptyIsAnArray(t *testing.T) {
+	f := newFixture(t, nil)
+	if r := f.get(t, "/events"); r.code != http.StatusOK || string(r.body) != "[]\n" {
+		t.Errorf("/events with no target: %d %q", r.code, r.body)
+	}
+}

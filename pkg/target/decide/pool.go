@@ -1,0 +1,127 @@
+package decide
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/barometer-scaler/barometer/pkg/policy"
+)
+
+// A pool is decided as one (policy.DecidePool), but its members sample on
+// their own timers. The pool keeps each member's latest signals; the first
+// member to sample in a new tick decides the pool's one step for everybody,
+// from its own fresh signals and the others' latest, and the others take
+// their share of that decision when they sample in the same tick. A tick is
+// the members' common sample interval; a sample counts as a new tick once
+// half an interval has passed since the last decision, so tickers that
+// drift a little apart still decide once per interval.
+//
+// Members whose signals are missing would make the pool's totals wrong, so
+// the first decision waits until every member has sampled once (for at most
+// three intervals after it joined), and a member silent for more than three
+// intervals (its source failing, say) is left out and named in the reason.
+type pool struct {
+	name       string
+	key        string // the options every member agrees on
+	policyName string
+	policy     *policy.ElasticityPolicy
+	tracker    *policy.LaunchTracker
+	interval   time.Duration
+
+	mu        sync.Mutex
+	state     policy.ElasticityState
+	members   map[string]*member
+	decidedAt time.Time // zero: never
+}
+
+// member is one target of a pool.
+type member struct {
+	runner *Runner
+	joined time.Time
+	obs    policy.ElasticityObservation // InFlight is filled at decision time
+	at     time.Time
+	seen   bool
+	// last is the member's share of the last decision it took part in,
+	// made at lastAt.
+	last   policy.Decision
+	lastAt time.Time
+}
+
+func newPool(name, key, policyName string, p *policy.ElasticityPolicy, tracker *policy.LaunchTracker, interval time.Duration) *pool {
+	return &pool{name: name, key: key, policyName: policyName, policy: p, tracker: tracker, interval: interval, members: map[string]*member{}}
+}
+
+func (p *pool) join(r *Runner, now time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.members[r.key] = &member{runner: r, joined: now}
+}
+
+// leave removes a member and returns how many remain.
+func (p *pool) leave(key string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.members, key)
+	return len(p.members)
+}
+
+// decide records target's signals at now and returns its decision. recorded
+// reports that the pool already put the decision in the audit trail (it
+// records every member's share when it decides); otherwise the caller does.
+func (p *pool) decide(target string, obs policy.ElasticityObservation, now time.Time) (d policy.Decision, recorded bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	me := p.members[target]
+	me.obs, me.at, me.seen = obs, now, true
+
+	if !p.decidedAt.IsZero() && now.Sub(p.decidedAt) < p.interval/2 {
+		if me.lastAt.Equal(p.decidedAt) {
+			return me.last, true
+		}
+		return p.hold(target, obs, now, fmt.Sprintf("pool %s decided this tick without %s (it had no recent sample): no-op", p.name, target)), false
+	}
+
+	var in []policy.PoolMember
+	var waiting, left []string
+	for _, key := range slices.Sorted(maps.Keys(p.members)) {
+		m := p.members[key]
+		switch {
+		case m.seen && now.Sub(m.at) <= 3*p.interval:
+			o := m.obs
+			o.InFlight = p.tracker.Observe(key, o.Replicas, now)
+			in = append(in, policy.PoolMember{Target: key, Observation: o})
+		case !m.seen && now.Sub(m.joined) < 3*p.interval:
+			waiting = append(waiting, key)
+		default:
+			left = append(left, key)
+		}
+	}
+	if len(waiting) > 0 {
+		return p.hold(target, obs, now, fmt.Sprintf("pool %s waits for the first sample of %s: no-op", p.name, strings.Join(waiting, ", "))), false
+	}
+
+	pd, next := p.policy.DecidePool(p.name, p.state, in, now)
+	p.state, p.decidedAt = next, now
+	for _, md := range pd.Members {
+		d := md.Decision
+		if len(left) > 0 {
+			d.Reason += "; left out, no sample for 3 intervals: " + strings.Join(left, ", ")
+		}
+		p.tracker.Record(md.Target, d)
+		m := p.members[md.Target]
+		m.last, m.lastAt = d, now
+		m.runner.record(d)
+	}
+	return me.last, true
+}
+
+// hold is a no-op that keeps the member's current count (visible plus in
+// flight), for a sample that takes no part in a pool decision.
+func (p *pool) hold(target string, obs policy.ElasticityObservation, now time.Time, reason string) policy.Decision {
+	current := obs.Replicas + p.tracker.Observe(target, obs.Replicas, now)
+	return policy.Decision{At: now, Policy: p.policyName, Action: policy.NoOp, Before: current, Desired: current, Reason: reason}
+}

@@ -1,0 +1,167 @@
+package decide
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/barometer-scaler/barometer/pkg/policy"
+	"github.com/barometer-scaler/barometer/pkg/signal"
+)
+
+func pooled(name, pool string) Spec {
+	s := spec(name)
+	s.Pool = pool
+	return s
+}
+
+// Two members of one fully_elastic pool: the pool is 4 short, yet each tick
+// adds one replica across both, to the member that needs it, whichever
+// member samples first.
+func TestPoolTakesOneStepPerTick(t *testing.T) {
+	for _, order := range [][]string{{"a", "b"}, {"b", "a"}} {
+		t.Run(strings.Join(order, ","), func(t *testing.T) {
+			e := NewEngine(Config{})
+			runners := map[string]*Runner{
+				"a": newRunner(t, e, "a", pooled(policy.PolicyFullyElastic, "gpu")),
+				"b": newRunner(t, e, "b", pooled(policy.PolicyFullyElastic, "gpu")),
+			}
+			pending := map[string]float64{"a": 1, "b": 4}
+			desired := map[string]int{}
+			for tick := range 3 {
+				now := at(float64(5 * tick))
+				names := order
+				if tick == 0 {
+					names = []string{"a", "b"} // a's first sample waits for b's
+				}
+				for _, name := range names {
+					sig := decideAt(t, runners[name], now, sample(1, 0, queue(pending[name], 1)))
+					desired[name] = sig.RecommendedReplicas
+					if sig.RawScaleValue != float64(sig.RecommendedReplicas) {
+						t.Errorf("%s: raw %v, want its own count, not the pool's target", name, sig.RawScaleValue)
+					}
+				}
+			}
+			// Tick 0: a waits, then b decides +1 for b; ticks 1 and 2 add
+			// one more each to b, counting its launches in flight.
+			wantA := []step{{policy.NoOp, 1, 1}, {policy.NoOp, 1, 1}, {policy.NoOp, 1, 1}, {policy.NoOp, 1, 1}}
+			wantB := []step{{policy.ScaleUp, 1, 2}, {policy.ScaleUp, 2, 3}, {policy.ScaleUp, 3, 4}}
+			if got := steps(e.Events("a")); !slices.Equal(got, wantA) {
+				t.Errorf("a: %v, want %v", got, wantA)
+			}
+			if got := steps(e.Events("b")); !slices.Equal(got, wantB) {
+				t.Errorf("b: %v, want %v", got, wantB)
+			}
+			if desired["a"] != 1 || desired["b"] != 4 {
+				t.Errorf("published %v, want a 1, b 4", desired)
+			}
+			first := e.Events("a")[0].Reason
+			if first != "pool gpu waits for the first sample of b: no-op" {
+				t.Errorf("a's first reason %q", first)
+			}
+			last := e.Events("b")[2]
+			if !strings.Contains(last.Reason, "pool gpu of 2 member(s), step on b") || last.Inputs["members"] != 2 {
+				t.Errorf("b's last event %+v", last)
+			}
+			ups := 0
+			for _, ev := range e.AllEvents() {
+				if ev.Action == policy.ScaleUp {
+					ups++
+				}
+			}
+			if ups != 3 || runners["b"].Decisions()["scale_up"] != 3 || runners["a"].Decisions()["no-op"] != 4 {
+				t.Errorf("%d scale-ups over 3 ticks; counts a %v b %v", ups, runners["a"].Decisions(), runners["b"].Decisions())
+			}
+		})
+	}
+}
+
+// A member that stops sampling is left out after three intervals, and the
+// reason names it; a member that samples again later in a decided tick
+// gets its share without a second event.
+func TestPoolLeavesOutASilentMember(t *testing.T) {
+	e := NewEngine(Config{})
+	a := newRunner(t, e, "a", pooled(policy.PolicyFixed, "p"))
+	b := newRunner(t, e, "b", pooled(policy.PolicyFixed, "p"))
+	decideAt(t, b, at(0), sample(2, 0, nil))
+	decideAt(t, a, at(0), sample(1, 0, nil))
+	decideAt(t, b, at(1), sample(2, 0, nil)) // same tick: its share again
+	if n := len(e.Events("b")); n != 2 {
+		t.Fatalf("b has %d events, want 2 (waiting, its share): a share is recorded once", n)
+	}
+	for _, sec := range []float64{5, 10, 15} {
+		decideAt(t, a, at(sec), sample(1, 0, nil))
+		if r := e.Events("a")[len(e.Events("a"))-1].Reason; strings.Contains(r, "left out") {
+			t.Fatalf("at %gs b (last seen at 1s) was left out: %q", sec, r)
+		}
+	}
+	sig := decideAt(t, a, at(20), sample(1, 0, nil))
+	if !strings.HasSuffix(sig.Reason, "; left out, no sample for 3 intervals: b") || !strings.Contains(sig.Reason, "pool p of 1 member(s)") {
+		t.Errorf("reason %q, want b left out", sig.Reason)
+	}
+	// b comes back in the tick a decided without it.
+	sig = decideAt(t, b, at(21), sample(2, 0, nil))
+	if sig.Action != "no-op" || sig.RecommendedReplicas != 2 || sig.Reason != "pool p decided this tick without b (it had no recent sample): no-op" {
+		t.Errorf("b back mid-tick: %q %d %q", sig.Action, sig.RecommendedReplicas, sig.Reason)
+	}
+}
+
+// A member that never samples holds the pool's first decision for three
+// intervals only.
+func TestPoolWaitsForFirstSamplesBriefly(t *testing.T) {
+	e := NewEngine(Config{})
+	a := newRunner(t, e, "a", pooled(policy.PolicyFullyElastic, "p"))
+	newRunner(t, e, "b", pooled(policy.PolicyFullyElastic, "p"))
+	for _, sec := range []float64{0, 5, 10} {
+		if sig := decideAt(t, a, at(sec), sample(1, 0, queue(5, 1))); !strings.Contains(sig.Reason, "waits for the first sample of b") {
+			t.Fatalf("at %gs: %q, want waiting", sec, sig.Reason)
+		}
+	}
+	if sig := decideAt(t, a, at(15), sample(1, 0, queue(5, 1))); sig.Action != "scale_up" || !strings.Contains(sig.Reason, "left out") {
+		t.Errorf("after 3 intervals: %q %q, want a step without b", sig.Action, sig.Reason)
+	}
+}
+
+func TestPoolMembersMustAgree(t *testing.T) {
+	e := NewEngine(Config{})
+	newRunner(t, e, "a", pooled(policy.PolicyPoolWithThreshold, "p"))
+	opts := signal.DefaultOptions()
+	var conflict *PoolConflictError
+	other := pooled(policy.PolicyPoolWithThreshold, "p")
+	other.Elasticity.High = 0.9
+	if _, err := e.Runner("b", other, opts, 5*time.Second, t0, nil); !errors.As(err, &conflict) ||
+		conflict.Pool != "p" || !strings.Contains(err.Error(), "threshold=0.8 ") || !strings.Contains(err.Error(), "threshold=0.9 ") {
+		t.Errorf("another threshold: %v", err)
+	}
+	if _, err := e.Runner("b", pooled(policy.PolicyPoolWithThreshold, "p"), opts, time.Second, t0, nil); !errors.As(err, &conflict) {
+		t.Errorf("another sample interval: %v", err)
+	}
+	if _, err := e.Runner("b", pooled(policy.PolicyFullyElastic, "p"), opts, 5*time.Second, t0, nil); !errors.As(err, &conflict) {
+		t.Errorf("another policy: %v", err)
+	}
+	priced := pooled(policy.PolicyPoolWithThreshold, "p")
+	priced.CostPerReplicaSecond = 3
+	b, err := e.Runner("b", priced, opts, 5*time.Second, t0, nil)
+	if err != nil {
+		t.Fatalf("cost is per member: %v", err)
+	}
+	b.Close()
+}
+
+// The pool goes with its last member, so its name is free for other options.
+func TestPoolIsDroppedWithItsLastMember(t *testing.T) {
+	e := NewEngine(Config{})
+	opts := signal.DefaultOptions()
+	a, err := e.Runner("a", pooled(policy.PolicyFixed, "p"), opts, 5*time.Second, t0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	b, err := e.Runner("b", pooled(policy.PolicyFullyElastic, "p"), opts, 5*time.Second, t0, nil)
+	if err != nil {
+		t.Fatalf("pool p after its members left: %v", err)
+	}
+	b.Close()
+}

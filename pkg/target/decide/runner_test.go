@@ -1,0 +1,226 @@
+package decide
+
+import (
+	"errors"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/barometer-scaler/barometer/pkg/policy"
+	"github.com/barometer-scaler/barometer/pkg/pressure"
+	"github.com/barometer-scaler/barometer/pkg/signal"
+)
+
+// Every pressure sample is a decision: the recommendation against the
+// previous sample's (the warming-up signal's before the first), with the
+// signal's own reason; cost integrates the replicas the source saw.
+func TestPressureSamplesAreDecisions(t *testing.T) {
+	e := NewEngine(Config{})
+	s := spec(signal.PolicyPressure)
+	s.CostPerReplicaSecond = 0.5
+	r := newRunner(t, e, "web", s)
+	if w := r.WarmingUp(); w.Policy != signal.PolicyPressure || w.Reason != signal.ReasonWarmingUp {
+		t.Fatalf("warming up: %+v", w)
+	}
+	samples := []struct {
+		sec      float64
+		visible  int
+		cpu      float64
+		want     step
+		reasonIn string
+	}{
+		{0, 2, 0.6, step{policy.ScaleUp, 0, 2}, "resource pressure 0.60 across 2 replica(s)"},
+		{5, 2, 0.6, step{policy.NoOp, 2, 2}, "across 2"},
+		{10, 3, 0.9, step{policy.ScaleUp, 2, 3}, "resource pressure 0.90 across 3"},
+		{15, 3, 0.1, step{policy.NoOp, 3, 3}, "held by safety gate"}, // the gate's arming tick
+		{20, 3, 0.1, step{policy.ScaleDown, 3, 1}, "resource pressure 0.10 across 3"},
+	}
+	var sig signal.ScalingSignal
+	for _, c := range samples {
+		sig = decideAt(t, r, at(c.sec), sample(c.visible, c.cpu, nil))
+		if sig.Policy != signal.PolicyPressure || sig.Action != string(c.want.action) || sig.RecommendedReplicas != c.want.after ||
+			!strings.Contains(sig.Reason, c.reasonIn) {
+			t.Errorf("at %gs: policy %q action %q replicas %d reason %q; want %s to %d, reason with %q",
+				c.sec, sig.Policy, sig.Action, sig.RecommendedReplicas, sig.Reason, c.want.action, c.want.after, c.reasonIn)
+		}
+	}
+	ev := e.Events("web")
+	want := []step{}
+	for _, c := range samples {
+		want = append(want, c.want)
+	}
+	if got := steps(ev); !slices.Equal(got, want) {
+		t.Errorf("events %v, want %v", got, want)
+	}
+	if ev[4].Reason != sig.Reason || ev[4].Target != "web" || ev[4].Policy != "pressure" || !ev[4].Time.Equal(at(20)) {
+		t.Errorf("last event %+v, want the signal's reason, target web, at 20s", ev[4])
+	}
+	// 2 replicas for 10 s, then 3 for 10 s; priced at 0.5.
+	if sig.Cost.ReplicaSeconds != 50 || sig.Cost.Cost != 25 {
+		t.Errorf("cost %+v, want 50 replica-seconds, 25", sig.Cost)
+	}
+	if got := r.Decisions(); got["scale_up"] != 2 || got["scale_down"] != 1 || got["no-op"] != 2 {
+		t.Errorf("decision counts %v", got)
+	}
+	// No replica: the computer's failure, so the previous signal stands.
+	if _, err := r.Decide(at(25), sample(0, 0, nil), signal.Input{}); err == nil {
+		t.Error("a pressure sample with no replica was folded")
+	}
+}
+
+// The queue policy's desired count is the signal; a scale-up is in flight
+// until its replicas show up or its token expires (15 s), so it is never
+// asked for twice.
+func TestQueueRunnerTracksLaunches(t *testing.T) {
+	e := NewEngine(Config{})
+	r := newRunner(t, e, "jobs", spec(policy.PolicyQueue))
+	// 120 ready items, a 1 s default service time and a 30 s drain time
+	// want 4 replicas.
+	samples := []struct {
+		sec      float64
+		visible  int
+		want     step
+		reasonIn string
+	}{
+		{0, 1, step{policy.ScaleUp, 1, 4}, "drain 4"},
+		{5, 1, step{policy.NoOp, 4, 4}, "no-op: at desired 4"},  // 3 in flight
+		{10, 3, step{policy.NoOp, 4, 4}, "no-op: at desired 4"}, // 2 appeared, 1 in flight
+		{20, 3, step{policy.ScaleUp, 3, 4}, "scale_up 3 -> 4"},  // the last token expired
+	}
+	for _, c := range samples {
+		sig := decideAt(t, r, at(c.sec), sample(c.visible, 0.5, queue(120, 0)))
+		if sig.Policy != policy.PolicyQueue || sig.Action != string(c.want.action) || sig.ScaleValue != float64(c.want.after) ||
+			sig.RecommendedReplicas != c.want.after || !strings.Contains(sig.Reason, c.reasonIn) {
+			t.Errorf("at %gs: %q %v/%d %q; want %s to %d with %q", c.sec, sig.Action, sig.ScaleValue, sig.RecommendedReplicas, sig.Reason,
+				c.want.action, c.want.after, c.reasonIn)
+		}
+		if sig.RawScaleValue != 4 || sig.Compute.ReplicaCount != c.visible {
+			t.Errorf("at %gs: raw %v compute replicas %d, want the formula's 4 and the compute view", c.sec, sig.RawScaleValue, sig.Compute.ReplicaCount)
+		}
+	}
+	want := []step{}
+	for _, c := range samples {
+		want = append(want, c.want)
+	}
+	if got := steps(e.Events("jobs")); !slices.Equal(got, want) {
+		t.Errorf("events %v, want %v", got, want)
+	}
+	if _, err := r.Decide(at(25), sample(1, 0, nil), signal.Input{}); !errors.Is(err, ErrNoQueue) {
+		t.Errorf("no queue: %v, want ErrNoQueue", err)
+	}
+}
+
+func TestElasticityRunners(t *testing.T) {
+	tests := []struct {
+		policy   string
+		visible  int
+		q        *pressure.QueueObservation
+		want     step
+		reasonIn string
+	}{
+		{policy.PolicyFixed, 2, nil, step{policy.NoOp, 2, 2}, "fixed: no-op"},
+		{policy.PolicyFixed, 2, queue(50, 2), step{policy.NoOp, 2, 2}, "fixed: no-op"},
+		{policy.PolicyFullyElastic, 1, queue(3, 1), step{policy.ScaleUp, 1, 2}, "target 3 = max(min(pending 3, max unbounded), min 0)"},
+		{policy.PolicyFullyElastic, 3, queue(1, 0), step{policy.ScaleDown, 3, 2}, "replicas above target: scale_down"},
+		// max_count's maximum defaults to 0: nothing is scaled up.
+		{policy.PolicyMaxCount, 1, queue(3, 0), step{policy.ScaleDown, 1, 0}, "max 0"},
+		// Busy over visible is the utilization: no idle replica, no removal.
+		{policy.PolicyMaxCount, 1, queue(3, 1), step{policy.NoOp, 1, 1}, "no idle replica"},
+		// A fraction of an item is still work.
+		{policy.PolicyFullyElastic, 0, &pressure.QueueObservation{Due: 0.4}, step{policy.ScaleUp, 0, 1}, "pending 1"},
+		{policy.PolicyPoolWithThreshold, 2, queue(0, 2), step{policy.NoOp, 2, 2}, ">= high 0.80 for 1 of 2 ticks"},
+	}
+	for _, c := range tests {
+		r := newRunner(t, NewEngine(Config{}), "w", spec(c.policy))
+		sig := decideAt(t, r, t0, sample(c.visible, 0, c.q))
+		if sig.Policy != c.policy || sig.Action != string(c.want.action) || sig.RecommendedReplicas != c.want.after ||
+			!strings.Contains(sig.Reason, c.reasonIn) {
+			t.Errorf("%s with %d visible: %q to %d, %q; want %s to %d with %q", c.policy, c.visible, sig.Action, sig.RecommendedReplicas,
+				sig.Reason, c.want.action, c.want.after, c.reasonIn)
+		}
+	}
+	for _, name := range []string{policy.PolicyFullyElastic, policy.PolicyMaxCount, policy.PolicyPoolWithThreshold} {
+		r := newRunner(t, NewEngine(Config{}), "w", spec(name))
+		if _, err := r.Decide(t0, sample(1, 0, nil), signal.Input{}); !errors.Is(err, ErrNoQueue) {
+			t.Errorf("%s without a queue: %v, want ErrNoQueue", name, err)
+		}
+	}
+}
+
+// pool_with_threshold steps after two ticks over the threshold, then needs
+// two more (its counter resets on a step); the launch counts as in flight
+// until its replica shows up.
+func TestThresholdRunnerNeedsConsecutiveTicks(t *testing.T) {
+	e := NewEngine(Config{})
+	r := newRunner(t, e, "w", spec(policy.PolicyPoolWithThreshold))
+	for i, visible := range []int{2, 2, 2, 3, 3} {
+		decideAt(t, r, at(float64(5*i)), sample(visible, 0, queue(0, float64(visible))))
+	}
+	want := []step{{policy.NoOp, 2, 2}, {policy.ScaleUp, 2, 3}, {policy.NoOp, 3, 3}, {policy.ScaleUp, 3, 4}, {policy.NoOp, 4, 4}}
+	if got := steps(e.Events("w")); !slices.Equal(got, want) {
+		t.Errorf("events %v, want %v", got, want)
+	}
+}
+
+// fully_elastic with 3 pending and replicas that start slowly: each tick
+// adds one, counting those in flight, and a token that expires is asked for
+// again.
+func TestElasticRunnerCountsLaunchesInFlight(t *testing.T) {
+	e := NewEngine(Config{})
+	r := newRunner(t, e, "w", spec(policy.PolicyFullyElastic))
+	for _, s := range []struct {
+		sec     float64
+		visible int
+	}{{0, 0}, {5, 0}, {10, 1}, {25, 1}} {
+		decideAt(t, r, at(s.sec), sample(s.visible, 0, queue(3, float64(s.visible))))
+	}
+	want := []step{
+		{policy.ScaleUp, 0, 1},
+		{policy.ScaleUp, 1, 2}, // 1 in flight
+		{policy.ScaleUp, 2, 3}, // 1 appeared, 1 in flight
+		{policy.ScaleUp, 1, 2}, // both later launches expired at 20 s and 25 s
+	}
+	if got := steps(e.Events("w")); !slices.Equal(got, want) {
+		t.Errorf("events %v, want %v", got, want)
+	}
+}
+
+func TestCostAccruesOverVisibleReplicas(t *testing.T) {
+	s := spec(policy.PolicyFixed)
+	s.CostPerReplicaSecond = 0.002
+	r := newRunner(t, NewEngine(Config{}), "w", s)
+	var sig signal.ScalingSignal
+	for _, c := range []struct {
+		sec     float64
+		visible int
+	}{{0, 2}, {10, 4}, {15, 0}, {30, 1}} {
+		sig = decideAt(t, r, at(c.sec), sample(c.visible, 0, nil))
+	}
+	// 2 x 10 + 4 x 5 + 0 x 15
+	if sig.Cost.ReplicaSeconds != 40 || math.Abs(sig.Cost.Cost-0.08) > 1e-12 {
+		t.Errorf("cost %+v, want 40 replica-seconds, 0.08", sig.Cost)
+	}
+}
+
+func TestAuditKeepsTheLastEventsAndForgetsOnClose(t *testing.T) {
+	e := NewEngine(Config{AuditSize: 2})
+	a := newRunner(t, e, "a", spec(policy.PolicyFixed))
+	b := newRunner(t, e, "b", spec(policy.PolicyFixed))
+	for i := range 3 {
+		decideAt(t, a, at(float64(5*i)), sample(1+i, 0, nil))
+	}
+	decideAt(t, b, at(7), sample(1, 0, nil))
+	if got := steps(e.Events("a")); !slices.Equal(got, []step{{policy.NoOp, 2, 2}, {policy.NoOp, 3, 3}}) {
+		t.Errorf("a keeps %v, want its last two", got)
+	}
+	all := e.AllEvents()
+	if len(all) != 3 || all[1].Target != "b" || !all[2].Time.Equal(at(10)) {
+		t.Errorf("all events %+v, want a@5, b@7, a@10 (newest last)", all)
+	}
+	a.Close()
+	a.Close() // a second Close does nothing
+	if ev := e.Events("a"); ev == nil || len(ev) != 0 {
+		t.Errorf("a closed: %v, want an empty trail", ev)
+	}
+}

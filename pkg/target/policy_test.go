@@ -1,0 +1,230 @@
+package target
+
+import (
+	"errors"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/barometer-scaler/barometer/pkg/policy"
+	"github.com/barometer-scaler/barometer/pkg/signal"
+	"github.com/barometer-scaler/barometer/pkg/target/decide"
+)
+
+func parse(raw map[string]string) (Metadata, error) {
+	return testSources().Parse(raw, 5*time.Second)
+}
+
+func withPolicy(name string, kv ...string) map[string]string {
+	raw := map[string]string{"source": "const", "policy": name}
+	for i := 0; i+1 < len(kv); i += 2 {
+		raw[kv[i]] = kv[i+1]
+	}
+	return raw
+}
+
+// wantKeyError asserts a *MetadataError on key whose text mentions each of
+// wants.
+func wantKeyError(t *testing.T, err error, key string, wants ...string) {
+	t.Helper()
+	var me *MetadataError
+	if !errors.As(err, &me) || me.Key != key {
+		t.Fatalf("err = %v, want a MetadataError on %s", err, key)
+	}
+	for _, w := range wants {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("%v does not mention %q", err, w)
+		}
+	}
+}
+
+func TestPolicyDefaults(t *testing.T) {
+	tests := []struct {
+		policy     string
+		want       decide.Spec
+		metricName string
+		target     float64
+	}{
+		{"", decide.Spec{Policy: "pressure", LaunchTTL: 15 * time.Second}, "barometer-pressure", 0.7},
+		{"pressure", decide.Spec{Policy: "pressure", LaunchTTL: 15 * time.Second}, "barometer-pressure", 0.7},
+		{"queue", decide.Spec{Policy: "queue", Queue: policy.DefaultQueueOptions(), LaunchTTL: 15 * time.Second}, "barometer-queue", 1},
+		{"fixed", decide.Spec{Policy: "fixed", Elasticity: policy.DefaultElasticityOptions("fixed"), LaunchTTL: 15 * time.Second}, "barometer-fixed", 1},
+		{"fully_elastic", decide.Spec{Policy: "fully_elastic", Elasticity: policy.DefaultElasticityOptions("fully_elastic"), LaunchTTL: 15 * time.Second}, "barometer-fully-elastic", 1},
+		{"max_count", decide.Spec{Policy: "max_count", Elasticity: policy.DefaultElasticityOptions("max_count"), LaunchTTL: 15 * time.Second}, "barometer-max-count", 1},
+		{"pool_with_threshold", decide.Spec{Policy: "pool_with_threshold", Elasticity: policy.DefaultElasticityOptions("pool_with_threshold"), LaunchTTL: 15 * time.Second}, "barometer-pool-with-threshold", 1},
+	}
+	for _, c := range tests {
+		raw := withPolicy(c.policy)
+		if c.policy == "" {
+			delete(raw, "policy")
+		}
+		md, err := parse(raw)
+		if err != nil {
+			t.Fatalf("%q: %v", c.policy, err)
+		}
+		if md.Policy.Key() != c.want.Key() || md.MetricName != c.metricName || md.TargetPressure != c.target {
+			t.Errorf("%q: spec %+v metric %q target %v\nwant %+v %q %v", c.policy, md.Policy, md.MetricName, md.TargetPressure, c.want, c.metricName, c.target)
+		}
+	}
+	md, _ := parse(withPolicy("max_count"))
+	if md.Policy.Elasticity.Max != 0 || md.Policy.Elasticity.High != 0.8 || md.Policy.Elasticity.Low != 0.3 || md.Policy.Elasticity.Ticks != 2 {
+		t.Errorf("max_count defaults %+v", md.Policy.Elasticity)
+	}
+	md, _ = parse(withPolicy("fully_elastic"))
+	if md.Policy.Elasticity.Max != policy.Unbounded {
+		t.Errorf("fully_elastic max %d, want unbounded", md.Policy.Elasticity.Max)
+	}
+}
+
+func TestPolicyKeysSetTheirOptions(t *testing.T) {
+	tests := []struct {
+		policy, key, value string
+		got                func(decide.Spec) any
+		want               any
+	}{
+		{"queue", "ewmaAlpha", "0.5", func(s decide.Spec) any { return s.Queue.EwmaAlpha }, 0.5},
+		{"queue", "defaultServiceTime", "2s", func(s decide.Spec) any { return s.Queue.DefaultServiceTime }, 2 * time.Second},
+		{"queue", "targetUtilization", "0.9", func(s decide.Spec) any { return s.Queue.TargetUtilization }, 0.9},
+		{"queue", "rateCutoff", "0.1", func(s decide.Spec) any { return s.Queue.RateCutoff }, 0.1},
+		{"queue", "drainTime", "1m", func(s decide.Spec) any { return s.Queue.DrainTime }, time.Minute},
+		{"queue", "sloClasses", "critical=5s, normal", func(s decide.Spec) any { return s.Queue.Classes },
+			[]policy.Class{{Name: "critical", SLO: 5 * time.Second}, {Name: "normal"}}},
+		{"queue", "reservationHorizon", "0s", func(s decide.Spec) any { return s.Queue.ReservationHorizon }, time.Duration(0)},
+		{"queue", "minReplicas", "2", func(s decide.Spec) any { return s.Queue.MinReplicas }, 2},
+		{"queue", "maxReplicas", "9", func(s decide.Spec) any { return s.Queue.MaxReplicas }, 9},
+		{"queue", "maxStepUpRatio", "0.5", func(s decide.Spec) any { return s.Queue.MaxStepUpRatio }, 0.5},
+		{"queue", "maxStepUp", "2", func(s decide.Spec) any { return s.Queue.MaxStepUpAbs }, 2},
+		{"queue", "stabilizationWindow", "2m", func(s decide.Spec) any { return s.Queue.StabilizationWindow }, 2 * time.Minute},
+		{"queue", "maxStepDown", "3", func(s decide.Spec) any { return s.Queue.MaxStepDown }, 3},
+		{"queue", "scaleDownCooldown", "10s", func(s decide.Spec) any { return s.Queue.ScaleDownCooldown }, 10 * time.Second},
+		{"queue", "launchTTL", "1m", func(s decide.Spec) any { return s.LaunchTTL }, time.Minute},
+		{"queue", "costPerReplicaSecond", "0.25", func(s decide.Spec) any { return s.CostPerReplicaSecond }, 0.25},
+		{"fully_elastic", "minReplicas", "1", func(s decide.Spec) any { return s.Elasticity.Min }, 1},
+		{"max_count", "maxReplicas", "7", func(s decide.Spec) any { return s.Elasticity.Max }, 7},
+		{"pool_with_threshold", "threshold", "0.9", func(s decide.Spec) any { return s.Elasticity.High }, 0.9},
+		{"pool_with_threshold", "thresholdLow", "0.1", func(s decide.Spec) any { return s.Elasticity.Low }, 0.1},
+		{"pool_with_threshold", "ticks", "3", func(s decide.Spec) any { return s.Elasticity.Ticks }, 3},
+		{"fixed", "launchTTL", "5s", func(s decide.Spec) any { return s.LaunchTTL }, 5 * time.Second},
+		{"fixed", "pool", "shop.workers", func(s decide.Spec) any { return s.Pool }, "shop.workers"},
+		{"max_count", "pool", "gpu/a-1", func(s decide.Spec) any { return s.Pool }, "gpu/a-1"},
+		{"pressure", "costPerReplicaSecond", "1e-4", func(s decide.Spec) any { return s.CostPerReplicaSecond }, 1e-4},
+	}
+	for _, c := range tests {
+		md, err := parse(withPolicy(c.policy, c.key, c.value))
+		if err != nil {
+			t.Errorf("%s %s=%s: %v", c.policy, c.key, c.value, err)
+			continue
+		}
+		if got := c.got(md.Policy); !equal(got, c.want) {
+			t.Errorf("%s %s=%s: got %v, want %v", c.policy, c.key, c.value, got, c.want)
+		}
+	}
+}
+
+func equal(a, b any) bool {
+	if ca, ok := a.([]policy.Class); ok {
+		return slices.Equal(ca, b.([]policy.Class))
+	}
+	return a == b
+}
+
+// A key the chosen policy does not read is refused, naming the policies
+// that read it.
+func TestKeysOfAnotherPolicyAreRefused(t *testing.T) {
+	for _, key := range slices.Sorted(maps.Keys(policyKeys)) {
+		for _, name := range PolicyNames() {
+			if slices.Contains(policyKeys[key], name) {
+				continue
+			}
+			_, err := parse(withPolicy(name, key, "1"))
+			wantKeyError(t, err, key, "only for polic", policyKeys[key][0], "this trigger's policy is "+name)
+		}
+	}
+	_, err := parse(withPolicy("fixed", "maxReplicas", "3"))
+	wantKeyError(t, err, "maxReplicas", "only for policies queue, fully_elastic, max_count, pool_with_threshold")
+	_, err = parse(map[string]string{"threshold": "0.5"})
+	wantKeyError(t, err, "threshold", "only for policy pool_with_threshold (this trigger's policy is pressure)")
+}
+
+func TestUnknownPolicyNamesTheAllowedOnes(t *testing.T) {
+	_, err := parse(withPolicy("elastic"))
+	wantKeyError(t, err, "policy", `"elastic"`, "pressure, queue, fixed, fully_elastic, max_count, pool_with_threshold")
+}
+
+// Ranges are pkg/policy's; its *OptionError comes back under the key.
+func TestOptionErrorsNameTheKey(t *testing.T) {
+	tests := []struct {
+		policy, key, value, allowed string
+	}{
+		{"queue", "ewmaAlpha", "0", "(0, 1]"},
+		{"queue", "ewmaAlpha", "x", "a number"},
+		{"queue", "defaultServiceTime", "0s", "> 0"},
+		{"queue", "defaultServiceTime", "soon", "a duration"},
+		{"queue", "targetUtilization", "1.5", "(0, 1]"},
+		{"queue", "rateCutoff", "-1", "[0, inf)"},
+		{"queue", "drainTime", "-5s", "> 0"},
+		{"queue", "sloClasses", "critical=fast", "name=duration"},
+		{"queue", "sloClasses", "a,a", "each class listed once"},
+		{"queue", "reservationHorizon", "-1s", ">= 0"},
+		{"queue", "minReplicas", "-1", ">= 0"},
+		{"queue", "minReplicas", "two", "a whole number"},
+		{"queue", "maxStepUpRatio", "-0.5", "[0, inf)"},
+		{"queue", "maxStepUp", "0", ">= 1"},
+		{"queue", "stabilizationWindow", "-1s", ">= 0"},
+		{"queue", "maxStepDown", "0", ">= 1"},
+		{"queue", "scaleDownCooldown", "-1s", ">= 0"},
+		{"queue", "launchTTL", "0s", "> 0"},
+		{"queue", "costPerReplicaSecond", "-1", "[0, inf)"},
+		{"pressure", "costPerReplicaSecond", "NaN", "a number"},
+		{"fully_elastic", "minReplicas", "-2", ">= 0"},
+		{"max_count", "maxReplicas", "-1", ">= 0"},
+		{"pool_with_threshold", "threshold", "0", "(0, 1]"},
+		{"pool_with_threshold", "thresholdLow", "0.9", "[0, 0.8]"},
+		{"pool_with_threshold", "ticks", "0", ">= 1"},
+		{"fixed", "pool", "-bad", "letters, digits"},
+	}
+	for _, c := range tests {
+		_, err := parse(withPolicy(c.policy, c.key, c.value))
+		wantKeyError(t, err, c.key, c.allowed)
+	}
+	// A bound that depends on another key names the one that breaks it.
+	_, err := parse(withPolicy("queue", "minReplicas", "5", "maxReplicas", "3"))
+	wantKeyError(t, err, "maxReplicas", ">= 5")
+	if _, err := parse(withPolicy("fully_elastic", "minReplicas", "5", "maxReplicas", "3")); err != nil {
+		t.Errorf("elasticity allows min above max (the minimum wins): %v", err)
+	}
+}
+
+// The policy splits samplers: a policy's state is the target's.
+func TestSamplerKeyIncludesThePolicy(t *testing.T) {
+	keys := map[string]bool{}
+	for _, raw := range []map[string]string{
+		{"source": "const"},
+		{"source": "const", "costPerReplicaSecond": "1"},
+		withPolicy("queue"),
+		withPolicy("queue", "drainTime", "1m"),
+		withPolicy("fixed"),
+		withPolicy("fixed", "pool", "p"),
+		withPolicy("fully_elastic"),
+		withPolicy("pool_with_threshold", "ticks", "3"),
+	} {
+		md, err := parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if keys[md.SamplerKey()] {
+			t.Errorf("%v shares a sampler key with another policy", raw)
+		}
+		keys[md.SamplerKey()] = true
+	}
+	a, _ := parse(withPolicy("queue", "activationValue", "2", "metricName", "jobs"))
+	b, _ := parse(withPolicy("queue"))
+	if a.SamplerKey() != b.SamplerKey() {
+		t.Error("read-side keys split a policy's sampler")
+	}
+	if !a.Policy.Replicas() || b.Policy.Policy != "queue" || a.Signal != signal.DefaultOptions() {
+		t.Errorf("queue metadata %+v", a)
+	}
+}

@@ -1,0 +1,114 @@
+package target_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/barometer-scaler/barometer/pkg/policy"
+	"github.com/barometer-scaler/barometer/pkg/pressure"
+	"github.com/barometer-scaler/barometer/pkg/signal/signaltest"
+	"github.com/barometer-scaler/barometer/pkg/target"
+	"github.com/barometer-scaler/barometer/pkg/target/targettest"
+)
+
+// queued is one replica with pending work, busy.
+func queued(pending float64) pressure.Observation {
+	return pressure.Observation{
+		Replicas: []pressure.ReplicaObservation{{Name: "r0"}},
+		Queue:    &pressure.QueueObservation{Backlog: []pressure.ClassBacklog{{Class: "default", Ready: pending}}, Busy: 1},
+	}
+}
+
+// waitSamples waits until tg has attempted n samples.
+func waitSamples(t *testing.T, tg *target.Target, n uint64) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for snap := tg.Load(); snap.Samples < n; snap = tg.Load() {
+		select {
+		case <-snap.Next():
+		case <-deadline:
+			t.Fatalf("%s: %d samples, want %d", tg.Key, snap.Samples, n)
+		}
+	}
+}
+
+// Two ScaledObjects in one pool, each with its own sampler on one fake
+// clock: every tick adds one replica across the pool, to the member short
+// of work, whichever sampler runs first.
+func TestRegistryPoolOneStepPerTick(t *testing.T) {
+	// The sources fail until both members have joined: a sampler samples
+	// as soon as it starts, and a member that samples alone would decide
+	// the pool's first tick alone (as it does in production, where KEDA
+	// asks for the members one by one).
+	down := errors.New("not yet")
+	scripts := map[string]*targettest.Script{"light": targettest.Failing(down), "heavy": targettest.Failing(down)}
+	sources := target.NewSources()
+	targettest.Register(sources, "scripted", "", func(name string) *targettest.Script { return scripts[name] })
+	clock := signaltest.NewFakeClock(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC))
+	reg := targettest.NewRegistry(t, target.Config{Sources: sources, DefaultInterval: 5 * time.Second, Clock: clock})
+	acquire := func(name, script string, extra ...string) (*target.Target, error) {
+		raw := map[string]string{"source": "scripted", "script": script, "policy": "fully_elastic", "pool": "gpu"}
+		for i := 0; i+1 < len(extra); i += 2 {
+			raw[extra[i]] = extra[i+1]
+		}
+		md, err := reg.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return reg.Acquire(target.Ref{Namespace: "ml", Name: name}, md)
+	}
+	light, err := acquire("light", "light")
+	if err != nil {
+		t.Fatal(err)
+	}
+	heavy, err := acquire("heavy", "heavy")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	var me *target.MetadataError
+	if _, err := acquire("odd", "heavy", "maxReplicas", "3"); !errors.As(err, &me) || me.Key != "pool" || !strings.Contains(err.Error(), `pool "gpu" is decided with`) {
+		t.Fatalf("a member with other options: %v", err)
+	}
+
+	waitSamples(t, light, 1)
+	waitSamples(t, heavy, 1)
+	scripts["light"].Set(queued(1))
+	scripts["heavy"].Set(queued(4))
+	for tick := 1; tick <= 3; tick++ {
+		clock.Tick(t, 5*time.Second)
+		waitSamples(t, light, uint64(tick+1))
+		waitSamples(t, heavy, uint64(tick+1))
+		ups := 0
+		for _, ev := range reg.AllEvents() {
+			if ev.Action == policy.ScaleUp {
+				ups++
+				if ev.Target != heavy.Key {
+					t.Errorf("tick %d: step on %s, want the heavy member", tick, ev.Target)
+				}
+			}
+		}
+		if ups != tick {
+			t.Fatalf("tick %d: %d scale-ups in all, want one per tick:\n%+v", tick, ups, reg.AllEvents())
+		}
+	}
+	if got := heavy.Load().Signal; got.RecommendedReplicas != 4 || got.Policy != "fully_elastic" || got.ScaleValue != 4 {
+		t.Errorf("heavy publishes %+v, want 4 replicas (1 + 3 steps)", got)
+	}
+	if got := light.Load().Signal; got.RecommendedReplicas != 1 || got.Action != "no-op" {
+		t.Errorf("light publishes %d %q, want 1, no-op", got.RecommendedReplicas, got.Action)
+	}
+	if d := heavy.Decisions(); d["scale_up"] != 3 || heavy.Policy() != "fully_elastic" {
+		t.Errorf("heavy decisions %v", d)
+	}
+	for _, info := range reg.List() {
+		if info.Policy != "fully_elastic" {
+			t.Errorf("listed %s with policy %q", info.Key, info.Policy)
+		}
+	}
+	if ev := reg.Events(light); len(ev) == 0 || ev[len(ev)-1].Target != light.Key {
+		t.Errorf("light's events %+v", ev)
+	}
+}
