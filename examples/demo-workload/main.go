@@ -7,6 +7,14 @@
 //	curl -s -X POST '127.0.0.1:9101/load?rps=95'    # push one replica to saturation
 //	curl -s -X POST '127.0.0.1:9102/splits?n=2'     # hold scale-in
 //
+// With -queue every replica also exposes the work-queue series, driven by
+// the same load (see package demo):
+//
+//	go run ./examples/demo-workload -replicas 2 -rps 60 -queue -service-time 50ms
+//	curl -s -X POST '127.0.0.1:9100/load?rps=150'           # past capacity: ready work piles up
+//	curl -s -X POST '127.0.0.1:9100/queue/retrying?n=4'
+//	curl -s -X POST '127.0.0.1:9100/queue/reservation?id=nightly&start=1767225600&end=1767229200&slots=3'
+//
 // Replica i listens on the -listen port + i.
 package main
 
@@ -50,6 +58,9 @@ func run(args []string) error {
 	fs.StringVar(&d.Tree, "tree", d.Tree, "storage tree name")
 	accounts := fs.String("accounts", strings.Join(d.Accounts, ","), "storage accounts of the tree's partitions, in partition order")
 	fs.IntVar(&d.PaddingSeries, "padding", 0, "extra unrelated series to expose")
+	fs.BoolVar(&d.Queue, "queue", false, "also expose the work-queue series")
+	fs.DurationVar(&d.ServiceTime, "service-time", d.ServiceTime, "queue mode: how long one run takes")
+	fs.StringVar(&d.QueueClass, "queue-class", d.QueueClass, "queue mode: the class label of the backlog")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

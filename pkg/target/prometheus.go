@@ -47,6 +47,17 @@ var promQueries = []promQuery{
 	{"treeRetainedBytesCeilingQuery", func(q *promsource.Queries) *string { return &q.TreeRetainedBytesCeiling }, []string{"treeRetainedBytesCeilingMetric"}},
 	{"treeSaturationQuery", func(q *promsource.Queries) *string { return &q.TreeSaturation }, []string{"treeSaturationMetric"}},
 	{"partitionAccountQuery", func(q *promsource.Queries) *string { return &q.PartitionAccount }, []string{"partitionAccountMetric"}},
+	{"arrivalsQuery", func(q *promsource.Queries) *string { return &q.Arrivals }, []string{"queueArrivalsMetric"}},
+	{"runSecondsQuery", func(q *promsource.Queries) *string { return &q.RunSeconds }, []string{"queueRunDurationMetric"}},
+	{"runsQuery", func(q *promsource.Queries) *string { return &q.Runs }, []string{"queueRunDurationMetric"}},
+	{"readyQuery", func(q *promsource.Queries) *string { return &q.Ready }, []string{"queueReadyMetric"}},
+	{"retryingQuery", func(q *promsource.Queries) *string { return &q.Retrying }, []string{"queueRetryingMetric"}},
+	{"dueQuery", func(q *promsource.Queries) *string { return &q.Due }, []string{"queueDueMetric"}},
+	{"busyQuery", func(q *promsource.Queries) *string { return &q.Busy }, []string{"queueBusyMetric"}},
+	{"reservedQuery", func(q *promsource.Queries) *string { return &q.Reserved }, []string{"queueReservedMetric"}},
+	{"reservationStartQuery", func(q *promsource.Queries) *string { return &q.ReservationStart }, []string{"queueReservationStartMetric"}},
+	{"reservationEndQuery", func(q *promsource.Queries) *string { return &q.ReservationEnd }, []string{"queueReservationEndMetric"}},
+	{"reservationSlotsQuery", func(q *promsource.Queries) *string { return &q.ReservationSlots }, []string{"queueReservationSlotsMetric"}},
 }
 
 // prometheusSpec is the parsed configuration of a prometheus source: every
@@ -72,7 +83,11 @@ type prometheusSpec struct {
 // cpuQuery, memoryQuery and memoryLimitQuery), cpuQuery, memoryQuery,
 // memoryLimitQuery, walStateQuery, splitsInFlightQuery,
 // treeRetainedBytesQuery, treeRetainedBytesCeilingQuery,
-// treeSaturationQuery, partitionAccountQuery.
+// treeSaturationQuery, partitionAccountQuery, and the queue's arrivalsQuery,
+// runSecondsQuery, runsQuery, readyQuery, retryingQuery, dueQuery,
+// busyQuery, reservedQuery, reservationStartQuery, reservationEndQuery and
+// reservationSlotsQuery (see docs/exposition.md for their defaults). A
+// query and a metric-name key that shapes its default cannot both be set.
 func PrometheusParser(list *allow.List) SourceParser {
 	if list == nil {
 		list = allow.Default()

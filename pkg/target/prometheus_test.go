@@ -70,6 +70,36 @@ func TestPrometheusKeys(t *testing.T) {
 	}
 }
 
+func TestPrometheusQueueKeys(t *testing.T) {
+	spec, err := parseProm(t, nil, map[string]string{
+		"selector": `job="shop"`, "queueRunDurationMetric": "job_seconds", "queueReadyMetric": "jobs_waiting",
+		"arrivalsQuery": `sum by (pod) (jobs_total)`, "reservedQuery": "vector(2)",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := spec.queries
+	for got, want := range map[string]string{
+		q.Arrivals:   `sum by (pod) (jobs_total)`,
+		q.RunSeconds: `job_seconds_sum{job="shop"}`,
+		q.Runs:       `job_seconds_count{job="shop"}`,
+		q.Ready:      `sum by (class) (jobs_waiting{job="shop"})`,
+		q.Busy:       `sum(barometer_queue_busy{job="shop"})`,
+		q.Reserved:   "vector(2)",
+	} {
+		if got != want {
+			t.Errorf("query %q, want %q", got, want)
+		}
+	}
+	def, err := parseProm(t, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if def.Key() == spec.Key() || !strings.Contains(spec.Key(), `reservedQuery="vector(2)"`) {
+		t.Errorf("key %s", spec.Key())
+	}
+}
+
 func TestPrometheusErrorsNameTheKey(t *testing.T) {
 	loopback, err := allow.Parse("127.0.0.0/8")
 	if err != nil {
@@ -92,6 +122,8 @@ func TestPrometheusErrorsNameTheKey(t *testing.T) {
 		{map[string]string{"cpuMetric": "c", "cpuQuery": "q"}, "cpuMetric", "set one or the other"},
 		{map[string]string{"resourceQuery": "r", "memoryQuery": "m"}, "resourceQuery", "memoryQuery"},
 		{map[string]string{"targets": "http://x.svc"}, "targets", "unknown key"},
+		{map[string]string{"queueRunDurationMetric": "job_seconds", "runsQuery": "q"}, "queueRunDurationMetric", "runsQuery"},
+		{map[string]string{"queueReadyMetric": "jobs-waiting"}, "queueReadyMetric", "metric name"},
 	} {
 		_, err := parseProm(t, nil, tc.kv)
 		var me *MetadataError

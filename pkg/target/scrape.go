@@ -42,7 +42,11 @@ type scrapeSpec struct {
 // 32; and the contract's metric-name keys (activationMetric, cpuMetric,
 // cpuLimitMetric, memoryMetric, memoryLimitMetric, walStateMetric,
 // splitsMetric, treeRetainedBytesMetric, treeRetainedBytesCeilingMetric,
-// treeSaturationMetric, partitionAccountMetric), each defaulting to the
+// treeSaturationMetric, partitionAccountMetric, and the queue's
+// queueArrivalsMetric, queueRunDurationMetric, queueReadyMetric,
+// queueRetryingMetric, queueDueMetric, queueBusyMetric,
+// queueReservationStartMetric, queueReservationEndMetric,
+// queueReservationSlotsMetric, queueReservedMetric), each defaulting to the
 // exposition package's name.
 func ScrapeParser(list *allow.List) SourceParser {
 	if list == nil {
@@ -129,6 +133,14 @@ func metricNames(p *Params) (exposition.Names, error) {
 			return names, &MetadataError{Key: o.Key, Value: v, Allowed: "a metric no other key names; " + k + " already names it"}
 		}
 		used[v], *o.Name = o.Key, v
+	}
+	// The run duration is also read as its _sum and _count series, which
+	// no other key may name either.
+	for _, suffix := range []string{exposition.SumSuffix, exposition.CountSuffix} {
+		if k, dup := used[names.QueueRunDuration+suffix]; dup {
+			return names, &MetadataError{Key: k, Value: names.QueueRunDuration + suffix,
+				Allowed: "a metric no other key names; queueRunDurationMetric reads it as its " + suffix + " series"}
+		}
 	}
 	return names, nil
 }

@@ -66,6 +66,34 @@ func TestScrapeKeys(t *testing.T) {
 	}
 }
 
+func TestScrapeQueueKeys(t *testing.T) {
+	keys := map[string]string{}
+	want := exposition.DefaultNames()
+	for _, o := range want.Overrides() {
+		if strings.HasPrefix(o.Key, "queue") {
+			keys[o.Key] = "shop_" + o.Key
+			*o.Name = "shop_" + o.Key
+		}
+	}
+	if len(keys) != 10 {
+		t.Fatalf("%d queue keys, want 10", len(keys))
+	}
+	spec, err := parseScrapeMD(t, nil, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spec.opts.Names != want {
+		t.Errorf("names %+v\nwant %+v", spec.opts.Names, want)
+	}
+	def, err := parseScrapeMD(t, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if def.Key() == spec.Key() {
+		t.Error("renamed queue metrics share the default sampler key")
+	}
+}
+
 // TestScrapeKeyIsCanonical: spelling and order do not split a sampler;
 // meaning does.
 func TestScrapeKeyIsCanonical(t *testing.T) {
@@ -117,6 +145,8 @@ func TestScrapeErrorsNameTheKey(t *testing.T) {
 		{map[string]string{"memoryMetric": "\xff"}, "memoryMetric", "UTF-8"},
 		{map[string]string{"memoryMetric": exposition.Activations}, "memoryMetric", "activationMetric"},
 		{map[string]string{"scrapeTimout": "1s"}, "scrapeTimout", "unknown key"},
+		{map[string]string{"queueBusyMetric": exposition.QueueReady}, "queueBusyMetric", "queueReadyMetric"},
+		{map[string]string{"queueRunDurationMetric": "jobs", "queueArrivalsMetric": "jobs_count"}, "queueArrivalsMetric", "_count series"},
 	} {
 		_, err := parseScrapeMD(t, nil, tc.kv)
 		var me *MetadataError

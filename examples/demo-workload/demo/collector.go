@@ -27,11 +27,26 @@ var (
 	descPlacement   = prometheus.NewDesc(exposition.PartitionAccount, "1 where the tree's partition is placed on the storage account.",
 		[]string{exposition.LabelTree, exposition.LabelPartition, exposition.LabelAccount}, nil)
 	descPadding = prometheus.NewDesc("demo_padding", "Unrelated series, to give the exposition a realistic size.", []string{"i"}, nil)
+
+	descArrivals = prometheus.NewDesc(exposition.QueueArrivals, "Work that became ready.", nil, nil)
+	descRuns     = prometheus.NewDesc(exposition.QueueRunDuration, "Run time of completed work, in seconds.", nil, nil)
+	descReady    = prometheus.NewDesc(exposition.QueueReady, "Ready work waiting for a slot.", []string{exposition.LabelClass}, nil)
+	descRetrying = prometheus.NewDesc(exposition.QueueRetrying, "Work waiting for its retry.", []string{exposition.LabelClass}, nil)
+	descDue      = prometheus.NewDesc(exposition.QueueDue, "Fixed-start work that is due.", nil, nil)
+	descBusy     = prometheus.NewDesc(exposition.QueueBusy, "Slots running work.", nil, nil)
+	descReserved = prometheus.NewDesc(exposition.QueueReserved, "Slots reserved now.", nil, nil)
+	descResStart = prometheus.NewDesc(exposition.QueueReservationStart, "Start of the reservation, Unix seconds; 0 is already started.",
+		[]string{exposition.LabelReservation}, nil)
+	descResEnd = prometheus.NewDesc(exposition.QueueReservationEnd, "End of the reservation, Unix seconds; 0 is open-ended.",
+		[]string{exposition.LabelReservation}, nil)
+	descResSlots = prometheus.NewDesc(exposition.QueueReservationSlots, "Slots the reservation holds.", []string{exposition.LabelReservation}, nil)
 )
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descActivations, descCPU, descCPULimit, descMemory, descMemoryLimit,
-		descWal, descSplits, descRetained, descCeiling, descTreeState, descPlacement, descPadding} {
+		descWal, descSplits, descRetained, descCeiling, descTreeState, descPlacement, descPadding,
+		descArrivals, descRuns, descReady, descRetrying, descDue, descBusy, descReserved,
+		descResStart, descResEnd, descResSlots} {
 		ch <- d
 	}
 }
@@ -57,5 +72,36 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for i := range cfg.PaddingSeries {
 		gauge(descPadding, float64(i), strconv.Itoa(i))
+	}
+	if q := s.Queue; q != nil {
+		collectQueue(ch, q, gauge)
+	}
+}
+
+// runBuckets are the run-duration histogram's upper bounds, in seconds.
+var runBuckets = prometheus.DefBuckets
+
+// collectQueue exposes the queue. Every run takes the service time, so
+// each bucket holds every run or none, and the mean is the service time.
+func collectQueue(ch chan<- prometheus.Metric, q *QueueState, gauge func(*prometheus.Desc, float64, ...string)) {
+	ch <- prometheus.MustNewConstMetric(descArrivals, prometheus.CounterValue, q.Arrivals)
+	buckets := make(map[float64]uint64, len(runBuckets))
+	for _, le := range runBuckets {
+		if q.ServiceTime <= le {
+			buckets[le] = uint64(q.Runs)
+		} else {
+			buckets[le] = 0
+		}
+	}
+	ch <- prometheus.MustNewConstHistogram(descRuns, uint64(q.Runs), q.RunSeconds, buckets)
+	gauge(descReady, q.Ready, q.Class)
+	gauge(descRetrying, q.Retrying, q.Class)
+	gauge(descDue, q.Due)
+	gauge(descBusy, q.Busy)
+	gauge(descReserved, q.Reserved)
+	for id, r := range q.Reservations {
+		gauge(descResStart, r.Start, id)
+		gauge(descResEnd, r.End, id)
+		gauge(descResSlots, r.Slots, id)
 	}
 }

@@ -18,6 +18,15 @@
 //     admission queue at 3/4 of its cap), Saturated from u >= 0.95;
 //   - the storage tree retains 0.7 x u of its ceiling, with the WAL state;
 //   - splits in flight are whatever was last set.
+//
+// In queue mode (Config.Queue) it also exposes the work-queue series: work
+// arrives at r per second (barometer_queue_arrivals_total) into one queue
+// served at c per second, each run taking ServiceTime (the run-duration
+// histogram's mean); ready work (barometer_queue_ready{class}) piles up at
+// r - c while r exceeds c and drains at c - r after; busy slots are the
+// runs in flight, min(slots, served rate x ServiceTime) with
+// slots = c x ServiceTime. Retrying work, due work and reservations are
+// whatever was last set.
 package demo
 
 import (
@@ -59,6 +68,12 @@ type Config struct {
 	// PaddingSeries adds that many unrelated gauges, so the exposition has
 	// the size of a real service's (Go runtime, HTTP histograms).
 	PaddingSeries int
+	// Queue turns on queue mode: the replica also exposes the work-queue
+	// series. ServiceTime is how long one run takes; QueueClass labels its
+	// backlog.
+	Queue       bool
+	ServiceTime time.Duration
+	QueueClass  string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -66,7 +81,8 @@ type Config struct {
 // DefaultConfig returns the defaults: capacity 100 req/s on 1 core and
 // 512 MiB, 64 MiB at rest, 4 KiB per activation, 80,000 activations at
 // capacity, tree "wal" on accounts "account-a" and "account-b" with a 1 GiB
-// ceiling, no padding.
+// ceiling, no padding; no queue, which when on runs 50 ms per run (5 slots)
+// and labels its backlog class "normal".
 func DefaultConfig() Config {
 	return Config{
 		Capacity:             100,
@@ -78,6 +94,8 @@ func DefaultConfig() Config {
 		Tree:                 "wal",
 		Accounts:             []string{"account-a", "account-b"},
 		TreeCeilingBytes:     1 << 30,
+		ServiceTime:          50 * time.Millisecond,
+		QueueClass:           "normal",
 	}
 }
 
@@ -99,6 +117,12 @@ func (c Config) withDefaults() Config {
 	if len(c.Accounts) == 0 {
 		c.Accounts = d.Accounts
 	}
+	if c.ServiceTime <= 0 {
+		c.ServiceTime = d.ServiceTime
+	}
+	if c.QueueClass == "" {
+		c.QueueClass = d.QueueClass
+	}
 	if c.Now == nil {
 		c.Now = time.Now
 	}
@@ -115,12 +139,16 @@ type Workload struct {
 	splits     float64
 	cpuSeconds float64   // integral of CPU use up to cpuAt
 	cpuAt      time.Time // when cpuSeconds was last advanced
+	queue      *queue    // nil outside queue mode
 }
 
 // New returns a replica at zero load.
 func New(cfg Config) *Workload {
 	cfg = cfg.withDefaults()
 	w := &Workload{cfg: cfg, reg: prometheus.NewRegistry(), cpuAt: cfg.Now()}
+	if cfg.Queue {
+		w.queue = &queue{service: cfg.ServiceTime}
+	}
 	w.reg.MustRegister(collector{w})
 	return w
 }
@@ -142,11 +170,14 @@ func (w *Workload) SetSplits(n float64) {
 	w.splits = max(n, 0)
 }
 
-// advance integrates CPU use up to now; w.mu is held.
+// advance integrates CPU use and the queue up to now; w.mu is held.
 func (w *Workload) advance() {
 	now := w.cfg.Now()
 	if dt := now.Sub(w.cpuAt).Seconds(); dt > 0 {
 		w.cpuSeconds += w.utilisation() * w.cfg.CPULimitCores * dt
+		if w.queue != nil {
+			w.queue.advance(w.rps, w.cfg.Capacity, dt)
+		}
 		w.cpuAt = now
 	}
 }
@@ -167,6 +198,8 @@ type State struct {
 	WalState         int     `json:"walState"`
 	Splits           float64 `json:"splits"`
 	TreeRetained     float64 `json:"treeRetainedBytes"`
+	// Queue is the work queue in queue mode, nil otherwise.
+	Queue *QueueState `json:"queue,omitempty"`
 }
 
 // State returns the replica's current figures.
@@ -176,6 +209,10 @@ func (w *Workload) State() State {
 	w.advance()
 	load := w.rps / w.cfg.Capacity
 	ws := load * w.cfg.WorkingSetAtCapacity
+	var q *QueueState
+	if w.queue != nil {
+		q = w.queue.state(w.rps, w.cfg.Capacity, w.cfg.QueueClass)
+	}
 	return State{
 		RPS:              w.rps,
 		Capacity:         w.cfg.Capacity,
@@ -188,6 +225,7 @@ func (w *Workload) State() State {
 		WalState:         int(walState(load)),
 		Splits:           w.splits,
 		TreeRetained:     math.Round(0.7 * load * w.cfg.TreeCeilingBytes),
+		Queue:            q,
 	}
 }
 
@@ -210,6 +248,13 @@ func (w *Workload) Registry() *prometheus.Registry { return w.reg }
 //	GET  /state             the current figures as JSON
 //	POST /load?rps=N        set the request rate
 //	POST /splits?n=N        set the splits in flight
+//
+// and in queue mode (see queueRoutes):
+//
+//	POST   /queue/service-time?s=SECONDS
+//	POST   /queue/ready?n=N, /queue/retrying?n=N, /queue/due?n=N, /queue/reserved?n=N
+//	POST   /queue/reservation?id=ID&start=UNIX&end=UNIX&slots=N
+//	DELETE /queue/reservation?id=ID
 func (w *Workload) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(w.reg, promhttp.HandlerOpts{}))
@@ -219,6 +264,9 @@ func (w *Workload) Handler() http.Handler {
 	})
 	mux.HandleFunc("POST /load", setter("rps", w.SetLoad))
 	mux.HandleFunc("POST /splits", setter("n", w.SetSplits))
+	if w.queue != nil {
+		w.queueRoutes(mux)
+	}
 	return mux
 }
 

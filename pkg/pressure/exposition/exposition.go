@@ -1,8 +1,13 @@
 // Package exposition is the pressure exposition contract: the Prometheus
 // metric names a workload exposes per replica so that Barometer can read its
-// pressure, and the trigger-metadata keys that rename them. It is shared by
-// the sources that read the contract (scrape, prometheus) and by the demo
-// workload that exposes it; docs/exposition.md is its prose.
+// pressure and its work queue, and the trigger-metadata keys that rename
+// them. It is shared by the sources that read the contract (scrape,
+// prometheus) and by the demo workload that exposes it; docs/exposition.md is
+// its prose.
+//
+// The queue series are folded by rules both sources share (QueueFold,
+// QueueCounters), so that reading a workload by scraping it and through a
+// Prometheus server gives the same queue.
 package exposition
 
 // The default metric names.
@@ -34,12 +39,46 @@ const (
 	PartitionAccount = "barometer_wal_partition_account"
 )
 
-// The labels of the storage series. They are fixed: only metric names can be
-// renamed.
+// The queue's default metric names. A workload without a work queue exposes
+// none of them; one with a queue exposes what it knows. Counters are read
+// raw (never as rates): the queue policy derives rates itself.
+const (
+	// QueueArrivals is a counter: work that became ready.
+	QueueArrivals = "barometer_queue_arrivals_total"
+	// QueueRunDuration is a histogram or summary of run times in seconds, of
+	// which only _sum and _count are read; two plain counters named
+	// QueueRunDuration+"_sum" and +"_count" do as well.
+	QueueRunDuration = "barometer_queue_run_duration_seconds"
+	// QueueReady and QueueRetrying are gauges per {class}: work waiting for a
+	// slot, and work waiting for its retry.
+	QueueReady    = "barometer_queue_ready"
+	QueueRetrying = "barometer_queue_retrying"
+	// QueueDue is a gauge: fixed-start work that is due now.
+	QueueDue = "barometer_queue_due_fixed_start"
+	// QueueBusy is a gauge: slots running work now.
+	QueueBusy = "barometer_queue_busy"
+	// QueueReservationStart and QueueReservationEnd are gauges per {id}: a
+	// reservation's interval as Unix timestamps in seconds, 0 (or absent)
+	// for open on that side; QueueReservationSlots is how many slots it
+	// holds, 1 when absent.
+	QueueReservationStart = "barometer_queue_reservation_start_timestamp_seconds"
+	QueueReservationEnd   = "barometer_queue_reservation_end_timestamp_seconds"
+	QueueReservationSlots = "barometer_queue_reservation_slots"
+	// QueueReserved is a gauge: slots reserved now, for a workload that
+	// knows no intervals.
+	QueueReserved = "barometer_queue_reserved"
+)
+
+// The labels of the storage and queue series. They are fixed: only metric
+// names can be renamed.
 const (
 	LabelTree      = "tree"
 	LabelPartition = "partition"
 	LabelAccount   = "account"
+	// LabelClass tells the queue's backlog gauges apart by work class.
+	LabelClass = "class"
+	// LabelReservation joins a reservation's start, end and slots series.
+	LabelReservation = "id"
 )
 
 // Names are the metric names in force for one ScaledObject.
@@ -55,6 +94,17 @@ type Names struct {
 	TreeRetainedBytesCeiling string
 	TreeSaturationState      string
 	PartitionAccount         string
+
+	QueueArrivals         string
+	QueueRunDuration      string
+	QueueReady            string
+	QueueRetrying         string
+	QueueDue              string
+	QueueBusy             string
+	QueueReservationStart string
+	QueueReservationEnd   string
+	QueueReservationSlots string
+	QueueReserved         string
 }
 
 // DefaultNames returns the contract's names.
@@ -71,6 +121,16 @@ func DefaultNames() Names {
 		TreeRetainedBytesCeiling: TreeRetainedBytesCeiling,
 		TreeSaturationState:      TreeSaturationState,
 		PartitionAccount:         PartitionAccount,
+		QueueArrivals:            QueueArrivals,
+		QueueRunDuration:         QueueRunDuration,
+		QueueReady:               QueueReady,
+		QueueRetrying:            QueueRetrying,
+		QueueDue:                 QueueDue,
+		QueueBusy:                QueueBusy,
+		QueueReservationStart:    QueueReservationStart,
+		QueueReservationEnd:      QueueReservationEnd,
+		QueueReservationSlots:    QueueReservationSlots,
+		QueueReserved:            QueueReserved,
 	}
 }
 
@@ -97,10 +157,21 @@ func (n *Names) Overrides() []Override {
 		{"treeRetainedBytesCeilingMetric", &n.TreeRetainedBytesCeiling},
 		{"treeSaturationMetric", &n.TreeSaturationState},
 		{"partitionAccountMetric", &n.PartitionAccount},
+		{"queueArrivalsMetric", &n.QueueArrivals},
+		{"queueRunDurationMetric", &n.QueueRunDuration},
+		{"queueReadyMetric", &n.QueueReady},
+		{"queueRetryingMetric", &n.QueueRetrying},
+		{"queueDueMetric", &n.QueueDue},
+		{"queueBusyMetric", &n.QueueBusy},
+		{"queueReservationStartMetric", &n.QueueReservationStart},
+		{"queueReservationEndMetric", &n.QueueReservationEnd},
+		{"queueReservationSlotsMetric", &n.QueueReservationSlots},
+		{"queueReservedMetric", &n.QueueReserved},
 	}
 }
 
-// All returns every name, in the order of Overrides.
+// All returns every name, in the order of Overrides. The run-duration name
+// is the histogram's or summary's; see Families for what a reader meets.
 func (n Names) All() []string {
 	o := n.Overrides()
 	out := make([]string, len(o))
@@ -109,3 +180,17 @@ func (n Names) All() []string {
 	}
 	return out
 }
+
+// Families returns every metric family name a reader of the exposition may
+// meet: All, plus the run duration's _sum and _count, which a workload may
+// expose as two plain counters instead of a histogram or summary (and which
+// the text format spells out even for a histogram).
+func (n Names) Families() []string {
+	return append(n.All(), n.QueueRunDuration+SumSuffix, n.QueueRunDuration+CountSuffix)
+}
+
+// The suffixes of a histogram's or summary's sum and count series.
+const (
+	SumSuffix   = "_sum"
+	CountSuffix = "_count"
+)

@@ -6,7 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/model"
+
 	"github.com/barometer-scaler/barometer/pkg/pressure"
+	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
 	"github.com/barometer-scaler/barometer/pkg/pressure/scrape"
 )
 
@@ -51,14 +54,117 @@ func (f *fixture) agreement(t *testing.T) {
 			t.Fatal(err)
 		}
 		agree(t, phase, byScrape, byProm)
+		agreeQueue(t, phase, byScrape.Queue, byProm.Queue, counterWindow*sumRPS(f))
 	}
 	compare("steady load")
 
-	// The saturated replica drains and the split finishes.
+	// The saturated replica drains and the split finishes; replica 0 runs
+	// at capacity on a backlog of 40, which then holds still.
 	f.replicas[2].SetLoad(10)
 	f.replicas[1].SetSplits(0)
+	f.replicas[0].SetLoad(100)
+	f.replicas[0].SetBacklog(40)
 	f.waitLoad(t, 2, 0.10)
+	f.waitLoad(t, 0, 1)
 	compare("after the load moved")
+
+	f.freezeQueue(t)
+	byScrape, err := observe(t, scr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byProm, err := observe(t, prom)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agreeQueue(t, "queue at rest", byScrape.Queue, byProm.Queue, 0)
+}
+
+// counterWindow is how many seconds of counting the two reads of a counter
+// under load may be apart: Prometheus' value is from its last scrape (a
+// second's interval), the scrape source's from now, and on a loaded machine
+// under -race either may lag a little more.
+const counterWindow = 5
+
+// sumRPS is the work the replicas count per second, arrivals and runs alike
+// while no backlog drains.
+func sumRPS(f *fixture) float64 {
+	total := 0.0
+	for _, w := range f.replicas {
+		total += w.State().RPS
+	}
+	return total
+}
+
+// queueSum is the replicas' queues summed as they stand now.
+func (f *fixture) queueSum() pressure.QueueObservation {
+	var q pressure.QueueObservation
+	for _, w := range f.replicas {
+		s := w.State().Queue
+		q.Arrivals += s.Arrivals
+		q.Runs += s.Runs
+		q.RunSeconds += s.RunSeconds
+	}
+	return q
+}
+
+// freezeQueue stops the load, lets the backlog drain, and waits until
+// Prometheus holds every replica's final counters: from then on both reads
+// see the same values and must agree exactly.
+func (f *fixture) freezeQueue(t *testing.T) {
+	for _, w := range f.replicas {
+		w.SetLoad(0)
+	}
+	time.Sleep(time.Second) // a backlog of 40 drains at 100 a second
+	want := map[string]float64{}
+	for i, w := range f.replicas {
+		s := w.State().Queue
+		want[exposition.QueueArrivals+" "+f.urls[i]] = s.Arrivals
+		want[exposition.QueueRunDuration+"_sum "+f.urls[i]] = s.RunSeconds
+		want[exposition.QueueRunDuration+"_count "+f.urls[i]] = s.Runs
+	}
+	q := `{__name__=~"` + exposition.QueueArrivals + `|` + exposition.QueueRunDuration + `_(sum|count)",job="demo"}`
+	f.prom.WaitFor(t, q, 15*time.Second, func(v model.Vector) bool {
+		if len(v) != len(want) {
+			return false
+		}
+		for _, smp := range v {
+			if w, ok := want[string(smp.Metric[model.MetricNameLabel])+" "+string(smp.Metric["pod"])]; !ok || float64(smp.Value) != w {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// agreeQueue requires the same queue both ways; counters may differ by what
+// tolerance arrivals (and as many runs) take to count.
+func agreeQueue(t *testing.T, phase string, byScrape, byProm *pressure.QueueObservation, tolerance float64) {
+	t.Helper()
+	if byScrape == nil || byProm == nil {
+		t.Fatalf("%s: queue scraped %+v, from prometheus %+v", phase, byScrape, byProm)
+	}
+	s, p := *byScrape, *byProm
+	for _, c := range []struct {
+		name   string
+		sv, pv float64
+		tol    float64
+	}{
+		{"arrivals", s.Arrivals, p.Arrivals, tolerance},
+		{"runs", s.Runs, p.Runs, tolerance},
+		{"run seconds", s.RunSeconds, p.RunSeconds, tolerance * 0.05},
+	} {
+		if math.Abs(c.sv-c.pv) > c.tol {
+			t.Errorf("%s: %s scraped %v, from prometheus %v (tolerance %v)", phase, c.name, c.sv, c.pv, c.tol)
+		}
+	}
+	s.Arrivals, s.Runs, s.RunSeconds = 0, 0, 0
+	p.Arrivals, p.Runs, p.RunSeconds = 0, 0, 0
+	if !reflect.DeepEqual(s, p) {
+		t.Errorf("%s: queue\n  scraped    %+v\n  prometheus %+v", phase, s, p)
+	}
+	t.Logf("%s: arrivals %.1f/%.1f runs %.0f/%.0f backlog %+v busy %v (scraped/prometheus)",
+		phase, byScrape.Arrivals, byProm.Arrivals, byScrape.Runs, byProm.Runs, s.Backlog, s.Busy)
 }
 
 func agree(t *testing.T, phase string, byScrape, byProm pressure.Observation) {

@@ -44,6 +44,21 @@
 //     charged to no account. When every storage query returns nothing there
 //     is no storage view (Observation.Trees is nil), as with a scraped
 //     workload that exposes no storage series.
+//   - queue (arrivals, run seconds, runs, ready, retrying, due, busy,
+//     reserved, reservations): a part no query returns reads 0, or no
+//     reservation; when every queue query returns nothing there is no queue
+//     view (Observation.Queue is nil), as with a scraped workload that
+//     exposes no queue series.
+//
+// # The queue
+//
+// The queue queries are read with the scrape source's rules
+// (exposition.QueueFold; see foldQueue), so one workload read both ways has
+// one queue. The counters are the only state the source keeps between
+// samples: each replica's last reading, so that a replica that goes away
+// does not make the summed counter fall (which the queue policy would read
+// as a restart, and the whole sum as new work). Counter series that carry
+// the replica label also name replicas, as per-replica queries do.
 //
 // # What fails a sample
 //
@@ -56,5 +71,7 @@
 // that replica. A WAL state outside 0..2 leaves that one replica out, named
 // in Missing, as a scraped replica that answered garbage would be. A tree's
 // unreadable value (saturation outside 0..2, a partition label that is not
-// an index) fails the sample, since there is no missing tree to name.
+// an index) fails the sample, since there is no missing tree to name. So
+// does a reservation series without its id label. A queue value that is not
+// a finite number >= 0 is left out, as if absent.
 package promsource

@@ -55,6 +55,11 @@ func (s *Source) fold(res *[numDimensions]result, at time.Time) (pressure.Observ
 			return pressure.Observation{}, err
 		}
 	}
+	if s.hasQueue {
+		if obs.Queue, err = s.foldQueue(res, at); err != nil {
+			return pressure.Observation{}, err
+		}
+	}
 	return obs, nil
 }
 
@@ -76,8 +81,14 @@ func (s *Source) foldReplicas(res *[numDimensions]result) ([]*replica, error) {
 			byName[name] = &replica{obs: pressure.ReplicaObservation{Name: name}, down: !up}
 		}
 	}
-	for d := dimActivation; d <= dimSplits; d++ {
+	for d := dimActivation; d <= dimRuns; d++ {
+		if d.storage() {
+			continue
+		}
 		for _, smp := range res[d].vec {
+			if d.counter() && smp.Metric[s.label] == "" {
+				continue // a workload-wide counter names no replica
+			}
 			name, err := s.replicaName(d, smp)
 			if err != nil {
 				return nil, err
@@ -104,7 +115,9 @@ func (s *Source) foldReplicas(res *[numDimensions]result) ([]*replica, error) {
 // apply folds one value of dimension d into r, as the scrape source folds
 // the series of one replica's exposition: counts add up (a replica may split
 // its working set or memory by label), states keep the worst, and ratios
-// (CPU, resource), which do not add, keep the largest.
+// (CPU, resource), which do not add, keep the largest. The queue counters
+// only name replicas (a replica exposing nothing but its queue is still a
+// replica, as it is to the scrape source); foldQueue reads their values.
 func apply(d dimension, r *replica, v float64) {
 	o := &r.obs
 	switch d {

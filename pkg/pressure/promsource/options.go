@@ -60,6 +60,25 @@ type Queries struct {
 	// partition = its index from 0, account = the storage account it is
 	// on), value > 0 where the placement holds.
 	PartitionAccount string
+
+	// The work queue (see foldQueue), read raw: never wrap a counter in
+	// rate(), the queue policy derives rates itself. Arrivals, RunSeconds
+	// and Runs are counters, best one series per replica (label
+	// ReplicaLabel) so that a replica that goes away is not read as a
+	// counter restart. Ready and Retrying give the backlog by label class;
+	// Due, Busy and Reserved are summed; ReservationStart, ReservationEnd
+	// and ReservationSlots give one series per reservation (label id).
+	Arrivals         string
+	RunSeconds       string
+	Runs             string
+	Ready            string
+	Retrying         string
+	Due              string
+	Busy             string
+	Reserved         string
+	ReservationStart string
+	ReservationEnd   string
+	ReservationSlots string
 }
 
 // DefaultQueries reads the exposition contract as Prometheus stores it,
@@ -67,6 +86,14 @@ type Queries struct {
 // selector is a list of label matchers (`job="shop",namespace="prod"`) put
 // on every series, so a server that scrapes several workloads is read for
 // one; empty means every series of those names.
+//
+// The queue counters are the raw series, one per replica and whatever else
+// labels them; the fold sums them per replica. The gauges are summed in
+// PromQL, the backlog by class; the reservations are joined by id as the
+// scrape source joins them (earliest start, latest end, most slots). A
+// classic histogram or a summary stores the run time as _sum and _count;
+// for a native histogram set runSecondsQuery and runsQuery to
+// histogram_sum(...) and histogram_count(...).
 //
 // CPU is irate, the rate between the server's last two scrapes of the
 // replica, as the scrape source computes it between its own two, over the
@@ -96,6 +123,17 @@ func DefaultQueries(names exposition.Names, selector string, cpuLimitCores float
 		TreeRetainedBytesCeiling: sel(names.TreeRetainedBytesCeiling),
 		TreeSaturation:           sel(names.TreeSaturationState),
 		PartitionAccount:         sel(names.PartitionAccount),
+		Arrivals:                 sel(names.QueueArrivals),
+		RunSeconds:               sel(names.QueueRunDuration + exposition.SumSuffix),
+		Runs:                     sel(names.QueueRunDuration + exposition.CountSuffix),
+		Ready:                    "sum by (" + exposition.LabelClass + ") (" + sel(names.QueueReady) + ")",
+		Retrying:                 "sum by (" + exposition.LabelClass + ") (" + sel(names.QueueRetrying) + ")",
+		Due:                      "sum(" + sel(names.QueueDue) + ")",
+		Busy:                     "sum(" + sel(names.QueueBusy) + ")",
+		Reserved:                 "sum(" + sel(names.QueueReserved) + ")",
+		ReservationStart:         "min by (" + exposition.LabelReservation + ") (" + sel(names.QueueReservationStart) + ")",
+		ReservationEnd:           "max by (" + exposition.LabelReservation + ") (" + sel(names.QueueReservationEnd) + ")",
+		ReservationSlots:         "max by (" + exposition.LabelReservation + ") (" + sel(names.QueueReservationSlots) + ")",
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"math"
 	"net"
 	"net/http/httptest"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -40,11 +41,12 @@ func startFixture(t *testing.T) *fixture {
 	f := &fixture{}
 	var targets []promtest.Target
 	for i, rps := range loads {
-		w := demo.New(demo.Config{})
+		w := demo.New(demo.Config{Queue: true, QueueClass: queueClasses[i]})
 		w.SetLoad(rps)
 		if i == 1 {
 			w.SetSplits(2)
 		}
+		setQueue(i, w)
 		srv := httptest.NewServer(w.Handler())
 		t.Cleanup(srv.Close)
 		url := srv.URL + "/metrics"
@@ -58,6 +60,39 @@ func startFixture(t *testing.T) *fixture {
 	// Every replica scraped at least twice, so irate has a CPU rate.
 	f.prom.WaitSeries(t, `irate(process_cpu_seconds_total{job="demo"}[5m])`, len(loads), 30*time.Second)
 	return f
+}
+
+// The replicas run in queue mode: replica 0's backlog is of class
+// critical, the others' of class normal.
+var queueClasses = []string{"critical", "normal", "normal"}
+
+// resStart is a reservation's start, 2026-01-01T00:00:00Z.
+const resStart = 1767225600
+
+// setQueue sets the parts of replica i's queue the load does not drive:
+// retrying and due work, a plain reserved gauge, and reservation nightly
+// from two replicas that disagree (joined: the earliest start, the latest
+// end, the most slots).
+func setQueue(i int, w *demo.Workload) {
+	switch i {
+	case 0:
+		w.SetDue(1)
+		w.SetReserved(2)
+	case 1:
+		w.SetRetrying(3)
+		w.SetReservation("nightly", demo.Reservation{Start: resStart, End: resStart + 3600, Slots: 2})
+	case 2:
+		w.SetRetrying(2)
+		w.SetReservation("nightly", demo.Reservation{Start: resStart + 60, End: resStart + 7200, Slots: 3})
+		w.SetReservation("adhoc", demo.Reservation{Slots: 1})
+	}
+}
+
+// wantReservations is what setQueue's reservations join to.
+var wantReservations = []pressure.Reservation{
+	{Slots: 1}, // adhoc: open on both sides
+	{Start: time.Unix(resStart, 0).UTC(), End: time.Unix(resStart+7200, 0).UTC(), Slots: 3},
+	{Slots: 2}, // the plain gauge
 }
 
 func closedPort(t *testing.T) string {
@@ -117,6 +152,34 @@ func TestAgainstPrometheus(t *testing.T) {
 		if len(obs.Trees) != 1 || obs.Trees[0].Tree != "wal" || obs.Trees[0].Saturation != pressure.Saturated ||
 			strings.Join(obs.Trees[0].PartitionAccounts, ",") != "account-a,account-b" {
 			t.Errorf("trees = %+v", obs.Trees)
+		}
+	})
+
+	t.Run("reads the queue of every replica", func(t *testing.T) {
+		obs, err := observe(t, f.source(t, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := obs.Queue
+		if q == nil {
+			t.Fatal("no queue")
+		}
+		// Gauges hold still under a steady load below capacity.
+		want := []pressure.ClassBacklog{{Class: "critical"}, {Class: "normal", Retrying: 5}}
+		busy := 0.0
+		for _, w := range f.replicas {
+			busy += w.State().Queue.Busy
+		}
+		if !reflect.DeepEqual(q.Backlog, want) || q.Due != 1 || q.Busy != busy || !reflect.DeepEqual(q.Reservations, wantReservations) {
+			t.Errorf("queue %+v, want backlog %+v, due 1, busy %v, reservations %+v", q, want, busy, wantReservations)
+		}
+		// Counters trail the replicas' by at most a few scrape intervals.
+		sum := f.queueSum()
+		if d := sum.Arrivals - q.Arrivals; d < 0 || d > counterWindow*sumRPS(f) {
+			t.Errorf("arrivals %v, replicas now at %v", q.Arrivals, sum.Arrivals)
+		}
+		if q.Runs <= 0 || math.Abs(q.RunSeconds/q.Runs-0.05) > 1e-9 {
+			t.Errorf("runs %v taking %vs, want a mean of the demo's 50ms", q.Runs, q.RunSeconds)
 		}
 	})
 

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
+	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
 )
 
 // querier is the one call Source needs from v1.API; tests substitute it.
@@ -42,6 +43,17 @@ const (
 	dimTreeCeiling
 	dimTreeSaturation
 	dimPartitionAccount
+	dimArrivals
+	dimRunSeconds
+	dimRuns
+	dimReady
+	dimRetrying
+	dimDue
+	dimBusy
+	dimReserved
+	dimReservationStart
+	dimReservationEnd
+	dimReservationSlots
 	numDimensions
 )
 
@@ -49,23 +61,33 @@ var dimensionKeys = [numDimensions]string{
 	"replicasQuery", "activationQuery", "resourceQuery", "cpuQuery", "memoryQuery",
 	"memoryLimitQuery", "walStateQuery", "splitsInFlightQuery", "treeRetainedBytesQuery",
 	"treeRetainedBytesCeilingQuery", "treeSaturationQuery", "partitionAccountQuery",
+	"arrivalsQuery", "runSecondsQuery", "runsQuery", "readyQuery", "retryingQuery", "dueQuery",
+	"busyQuery", "reservedQuery", "reservationStartQuery", "reservationEndQuery",
+	"reservationSlotsQuery",
 }
 
 // Key is the metadata key a dimension's query is configured under.
 func (d dimension) Key() string { return dimensionKeys[d] }
 
-func (d dimension) storage() bool { return d >= dimTreeBytes }
+func (d dimension) storage() bool { return d >= dimTreeBytes && d <= dimPartitionAccount }
+
+func (d dimension) queue() bool { return d >= dimArrivals }
+
+// counter is a queue counter: read per replica, see foldQueue.
+func (d dimension) counter() bool { return d >= dimArrivals && d <= dimRuns }
 
 func (q Queries) byDimension() [numDimensions]string {
 	return [numDimensions]string{
 		q.Replicas, q.Activation, q.Resource, q.CPU, q.Memory, q.MemoryLimit, q.WalState,
 		q.SplitsInFlight, q.TreeRetainedBytes, q.TreeRetainedBytesCeiling, q.TreeSaturation,
-		q.PartitionAccount,
+		q.PartitionAccount, q.Arrivals, q.RunSeconds, q.Runs, q.Ready, q.Retrying, q.Due,
+		q.Busy, q.Reserved, q.ReservationStart, q.ReservationEnd, q.ReservationSlots,
 	}
 }
 
-// Source reads pressure from a Prometheus server. It holds no state between
-// samples and is safe for concurrent use.
+// Source reads pressure from a Prometheus server. It is safe for concurrent
+// use. Its only state between samples is the queue counters' (see
+// foldQueue): everything else is read afresh.
 type Source struct {
 	api      querier
 	server   string
@@ -75,8 +97,12 @@ type Source struct {
 	now      func() time.Time
 	logger   *slog.Logger
 	hasStore bool
+	hasQueue bool
 	// closeIdle releases the client's kept-alive connections.
 	closeIdle func()
+
+	mu       sync.Mutex // guards counters
+	counters exposition.QueueCounters
 }
 
 // New checks the options and builds the HTTP client; it does not contact the
@@ -88,7 +114,8 @@ func New(opts Options) (*Source, error) {
 	}
 	q := opts.Queries
 	if q.Replicas == "" && q.Activation == "" && q.Resource == "" && q.CPU == "" && q.Memory == "" &&
-		q.MemoryLimit == "" && q.WalState == "" && q.SplitsInFlight == "" {
+		q.MemoryLimit == "" && q.WalState == "" && q.SplitsInFlight == "" &&
+		q.Arrivals == "" && q.RunSeconds == "" && q.Runs == "" {
 		return nil, errors.New("promsource: no per-replica query, so no replica could ever be read")
 	}
 	if q.Resource != "" && (q.CPU != "" || q.Memory != "" || q.MemoryLimit != "") {
@@ -134,6 +161,7 @@ func newSource(api querier, opts Options) *Source {
 	}
 	for d, q := range s.queries {
 		s.hasStore = s.hasStore || q != "" && dimension(d).storage()
+		s.hasQueue = s.hasQueue || q != "" && dimension(d).queue()
 	}
 	return s
 }
@@ -208,8 +236,15 @@ func (s *Source) errorf(d dimension, format string, args ...any) error {
 }
 
 func (s *Source) seriesUnit(d dimension) string {
-	if d.storage() {
+	switch {
+	case d.storage():
 		return "tree"
+	case d == dimReady || d == dimRetrying:
+		return "class"
+	case d >= dimReservationStart:
+		return "reservation id"
+	case d.queue() && !d.counter():
+		return "workload (series are summed)"
 	}
 	return "replica"
 }

@@ -15,6 +15,10 @@
 //   - filter.go and parse.go: the response is first cut down to the
 //     families the contract reads, then parsed by prometheus/common/expfmt
 //     and read into one replica's values;
+//   - queue.go: a response's work-queue series, read into series that
+//     fold.go hands to exposition.QueueFold, the fold the prometheus source
+//     shares; the queue counters' per-replica readings are kept between
+//     samples, so a replica that drops out does not make a counter fall;
 //   - fold.go: the replicas' values become a pressure.Observation.
 //
 // Limits are explicit configuration (Options), never implicit: the number of

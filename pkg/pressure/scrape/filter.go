@@ -13,11 +13,11 @@ import (
 
 // The filters cut a response down to the families the contract reads before
 // expfmt parses it. A replica typically exposes hundreds of series (Go
-// runtime, HTTP histograms) and Barometer reads about ten of them; parsing
-// every series into a dto.MetricFamily would cost most of a sample's CPU and
-// allocations for nothing. Anything the filter cannot classify is passed
-// through, so expfmt still sees, and rejects, whatever is malformed among
-// what is kept.
+// runtime, HTTP histograms) and Barometer reads a few dozen at most;
+// parsing every series into a dto.MetricFamily would cost most of a
+// sample's CPU and allocations for nothing. Anything the filter cannot
+// classify is passed through, so expfmt still sees, and rejects, whatever is
+// malformed among what is kept.
 
 // wantSet is the set of metric family names the source reads.
 type wantSet map[string]struct{}

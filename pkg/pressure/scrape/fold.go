@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
+	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
 )
 
 // result is one replica's outcome in one sample.
@@ -58,7 +59,9 @@ func (s *Source) fold(results []result, missing []pressure.MissingReplica, at ti
 		answered = append(answered, r)
 	}
 	obs.SplitsErr = errors.Join(splitErrs...)
+	slices.SortFunc(answered, func(a, b result) int { return strings.Compare(a.name, b.name) })
 	obs.Trees = mergeTrees(answered)
+	obs.Queue = s.foldQueue(answered, at)
 	slices.SortFunc(obs.Replicas, func(a, b pressure.ReplicaObservation) int { return strings.Compare(a.Name, b.Name) })
 	slices.SortFunc(obs.Missing, func(a, b pressure.MissingReplica) int { return strings.Compare(a.Name, b.Name) })
 	s.prune(at)
@@ -130,12 +133,26 @@ func (s *Source) replica(r result, st *replicaState) pressure.ReplicaObservation
 	return out
 }
 
+// foldQueue sums the answered replicas' queue series, in name order so that
+// float sums come out the same as the prometheus source's. Counters of
+// replicas that did not answer are held by s.queue (exposition.CounterSum):
+// a failed scrape, or a pod scaled in, must not read as a counter restart.
+// Gauges are only the answered replicas': a stale backlog would hold
+// replicas the work no longer needs.
+func (s *Source) foldQueue(answered []result, at time.Time) *pressure.QueueObservation {
+	var f exposition.QueueFold
+	for _, r := range answered {
+		feedQueue(&f, r.name, r.sample.queue)
+	}
+	return f.Observation(&s.queue, at)
+}
+
 // mergeTrees folds the replicas' storage series. Several replicas may report
 // the same tree (each sees the shared WAL): bytes and ceiling take the
 // largest report, saturation the worst, and a partition's account the first
-// replica's by name. nil when no replica reported storage.
+// replica's by name (answered is sorted by name). nil when no replica
+// reported storage.
 func mergeTrees(answered []result) []pressure.TreeObservation {
-	slices.SortFunc(answered, func(a, b result) int { return strings.Compare(a.name, b.name) })
 	type acc struct {
 		retained, ceiling float64
 		state             pressure.WalSaturationState

@@ -31,6 +31,7 @@ type replicaSample struct {
 	splits                                                 scalar
 	splitsErr                                              error
 	trees                                                  map[string]*treeSample // nil when none reported
+	queue                                                  []queueSeries          // nil when none reported
 }
 
 type treeSample struct {
@@ -46,7 +47,7 @@ type treeSample struct {
 func readSample(fams map[string]*dto.MetricFamily, n *exposition.Names) (replicaSample, error) {
 	var s replicaSample
 	found := false
-	for _, name := range n.All() {
+	for _, name := range n.Families() {
 		if fams[name] != nil {
 			found = true
 			break
@@ -72,6 +73,7 @@ func readSample(fams map[string]*dto.MetricFamily, n *exposition.Names) (replica
 	if s.trees, err = readTrees(fams, n); err != nil {
 		return s, err
 	}
+	s.queue = readQueue(fams, n)
 	return s, nil
 }
 

@@ -64,8 +64,9 @@ type Source struct {
 
 	sampling sync.Mutex // one sample at a time: CPU marks need an order
 
-	mu       sync.Mutex // guards replicas
+	mu       sync.Mutex // guards replicas and queue
 	replicas map[string]*replicaState
+	queue    exposition.QueueCounters
 }
 
 // New returns a Source; it does no I/O.
@@ -95,7 +96,7 @@ func New(opts Options) (*Source, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	want := wantSet{}
-	for _, n := range opts.Names.All() {
+	for _, n := range opts.Names.Families() {
 		want[n] = struct{}{}
 	}
 	return &Source{
