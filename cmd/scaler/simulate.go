@@ -193,7 +193,7 @@ func parseSimulate(args []string) (simulateOptions, *flag.FlagSet, error) {
 	fs.Float64Var(&o.elastic.High, "threshold", e.High, "pool_with_threshold: utilization at or above which it scales up")
 	fs.Float64Var(&o.elastic.Low, "threshold-low", e.Low, "pool_with_threshold: utilization at or below which it scales down")
 	fs.IntVar(&o.elastic.Ticks, "ticks", e.Ticks, "pool_with_threshold: consecutive ticks past a threshold before a step")
-	fs.DurationVar(&o.wiring.Launch.TTL, "launch-ttl", policy.DefaultLaunchTTL, "policies: how long a launch counts as in flight")
+	fs.DurationVar(&o.wiring.Launch.TTL, "launch-ttl", policy.DefaultLaunchTTL, "policies: how long a launch or removal counts as in flight")
 	fs.BoolVar(&o.wiring.CurrentReplicas, "current-replicas", false, "policies: see the replicas ready at the decision, not the sample's (the engine's)")
 	if err := fs.Parse(args); err != nil {
 		return o, fs, err

@@ -43,8 +43,9 @@ type Decision struct {
 	// Policy is the policy's name (an unknown name is kept as given).
 	Policy string
 	Action Action
-	// Before is the replica count the decision started from: the visible
-	// replicas plus the launches still in flight.
+	// Before is the replica count the decision started from, "current": the
+	// visible replicas plus the net change still in flight (launches less
+	// removals), at least 0.
 	Before int
 	// Desired is the replica count to publish. The KEDA side returns it with
 	// target 1 (AverageValue), so the HPA asks for exactly this count.
@@ -76,6 +77,25 @@ func ceilCount(x float64) int {
 		return Unbounded
 	}
 	return int(c)
+}
+
+// currentCount is "current": the visible replicas plus the net change in
+// flight (LaunchTracker.Observe), never below 0.
+func currentCount(replicas, inFlight int) int {
+	return max(max(replicas, 0)+inFlight, 0)
+}
+
+// currentText says how current was counted: "current 4 = 2 seen +2 in
+// flight", "current 4 = 5 seen -1 leaving", or "current 4".
+func currentText(replicas, inFlight int) string {
+	s := "current " + itoa(currentCount(replicas, inFlight))
+	switch {
+	case inFlight > 0:
+		s += " = " + itoa(replicas) + " seen +" + itoa(inFlight) + " in flight"
+	case inFlight < 0:
+		s += " = " + itoa(replicas) + " seen -" + itoa(-inFlight) + " leaving"
+	}
+	return s
 }
 
 // boundText prints a maximum, which may be Unbounded.

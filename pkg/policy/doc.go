@@ -16,14 +16,17 @@
 //
 // # One evaluation of one target
 //
-//	inFlight := tracker.Observe(target, visible, now)
+//	inFlight := tracker.Observe(target, visible, now) // launches less removals
 //	d, state = queue.Evaluate(state, QueueObservation{Replicas: visible, InFlight: inFlight, ...}, now)
 //	tracker.Record(target, d)
 //	audit.Record(d.Event(target))
 //	cost = cost.Accrue(costOpts, visible, now)
 //
-// "Current" is always the visible replicas plus the launches in flight, so a
-// replica that is starting is neither asked for twice nor taken back.
+// "Current" is always max(visible + inFlight, 0): the replicas seen plus the
+// launches, less the removals, not yet seen. A decision only publishes a
+// count and the source sees the HPA's answer late, so while a launch or
+// removal is in flight a no-op publishes the count the last decision asked
+// for, not the stale one the HPA would scale straight back to.
 //
 // # Queue inputs
 //
@@ -67,17 +70,30 @@
 //     cooldown runs from the last scale-down only; a scale-up is held back by
 //     the window instead. "Never below busy" floors the scale-down even under
 //     MaxReplicas.
+//   - 000's "scale_up when target - daemon_count - in_flight > 0;
+//     scale_down when daemon_count > target AND daemon_count > min": 000
+//     removes replicas itself, here the HPA does and the source sees it
+//     late, so daemon_count reads as the replicas seen less the removals in
+//     flight, and in_flight as the launches. Both tests are on current
+//     (the scale-down's counts launches too, so a launch no longer needed
+//     is taken back), as are pool_with_threshold's bounds.
 //   - Elasticity: Min above Max is accepted (the target formula lets Min
-//     win). A scale-down needs an idle replica (Utilization < 1); otherwise
-//     it is downgraded to a no-op with the cause appended, as 000 does for a
-//     scale-down with no eligible victim.
+//     win). A scale-down needs an idle replica (Utilization < 1) or a launch
+//     in flight to take back; otherwise it is downgraded to a no-op with the
+//     cause appended, as 000 does for a scale-down with no eligible victim.
 //   - Pools (see pool.go): signals are summed, utilization is weighted by
 //     replicas, the policy runs once with the pool's options, and the one
 //     step goes to the member that needs it most.
 //   - Launch tokens resolve when the visible count rises, oldest first; 000
 //     also resolves them when its launch call returns, which has no
-//     counterpart here (the HPA launches). A token expires TTL after launch.
-//     A scale-down cancels the newest tokens first, as the ReplicaSet removes
-//     a replica that is still starting before a ready one.
+//     counterpart here (the HPA launches). A scale-down cancels the newest
+//     launch tokens first, as the ReplicaSet removes a replica that is still
+//     starting before a ready one; if a cancelled launch shows up all the
+//     same (it had started before the source saw it), it turns into a
+//     removal. The rest of a scale-down records removal tokens, which
+//     resolve when the visible count falls, oldest first. A scale-up takes
+//     no removal back: a replica that is leaving does not return. Every
+//     token expires launchTTL after its decision, so launchTTL should cover
+//     the time a change takes to show in the source's sample.
 //   - Cost integrates the count seen at one evaluation until the next.
 package policy

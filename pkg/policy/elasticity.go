@@ -54,9 +54,11 @@ func (o ElasticityOptions) Validate() error {
 
 // ElasticityObservation is what an elasticity policy reads at one tick.
 type ElasticityObservation struct {
-	// Replicas is 000's daemon_count: the replicas visible now.
+	// Replicas is the replicas visible now.
 	Replicas int
-	// InFlight counts launches not yet visible (LaunchTracker.Observe).
+	// InFlight is the net change not yet visible, launches less removals
+	// (LaunchTracker.Observe), so it may be negative. "Current" is
+	// max(Replicas + InFlight, 0).
 	InFlight int
 	// Pending counts work waiting for a replica.
 	Pending int
@@ -86,8 +88,9 @@ func NewElasticityPolicy(opts ElasticityOptions) (*ElasticityPolicy, error) {
 	return &ElasticityPolicy{opts: opts}, nil
 }
 
-// Decide decides one standalone target at now. Before is the visible
-// replicas plus those in flight; a step changes that count by one.
+// Decide decides one standalone target at now. Before is current (the
+// visible replicas plus the net change in flight); a step changes that
+// count by one.
 func (p *ElasticityPolicy) Decide(st ElasticityState, obs ElasticityObservation, now time.Time) (Decision, ElasticityState) {
 	action, reason, inputs, next := p.rule(st, obs)
 	d := stepDecision(now, p.opts.Policy, action, reason, inputs, obs)
@@ -102,7 +105,7 @@ const noIdleReplica = "no idle replica to remove"
 // stepDecision applies one step of action to the target described by obs.
 func stepDecision(now time.Time, policy string, action Action, reason string, inputs map[string]float64, obs ElasticityObservation) Decision {
 	d := Decision{At: now, Policy: policy, Action: action, Reason: reason, Inputs: inputs}
-	d.Before = max(obs.Replicas, 0) + max(obs.InFlight, 0)
+	d.Before = currentCount(obs.Replicas, obs.InFlight)
 	d.Desired = d.Before
 	switch action {
 	case ScaleUp:
@@ -113,9 +116,10 @@ func stepDecision(now time.Time, policy string, action Action, reason string, in
 	return d
 }
 
-// hasIdle: a target can give up a replica only if one of them is idle.
+// hasIdle: a target can give up a replica only if one of them is idle, or
+// if a launch is in flight, which a scale-down takes back first.
 func hasIdle(obs ElasticityObservation) bool {
-	return obs.Replicas > 0 && obs.Utilization < 1
+	return obs.InFlight > 0 || (obs.Replicas > 0 && obs.Utilization < 1)
 }
 
 // rule applies the policy's rule to one set of signals (a target's, or a
@@ -145,33 +149,37 @@ func (p *ElasticityPolicy) rule(st ElasticityState, sig ElasticityObservation) (
 }
 
 // elastic is fully_elastic and max_count, which differ only in the default
-// maximum:
+// maximum. With current = max(replicas + in_flight, 0), in_flight being
+// launches less removals (see the package doc for 000's daemon_count):
 //
 //	target     = max(min(pending, max), min)
-//	scale_up   when target - replicas - in_flight > 0
-//	scale_down when replicas > target (and so > min, since target >= min)
+//	scale_up   when target - current > 0
+//	scale_down when current > target (and so > min, since target >= min)
 func (p *ElasticityPolicy) elastic(sig ElasticityObservation) (Action, string, int) {
 	o := p.opts
 	target := max(min(sig.Pending, o.Max), o.Min)
-	head := fmt.Sprintf("%s: target %d = max(min(pending %d, max %s), min %d); %d replica(s) + %d in flight",
-		o.Policy, target, sig.Pending, boundText(o.Max), o.Min, sig.Replicas, sig.InFlight)
+	current := currentCount(sig.Replicas, sig.InFlight)
+	head := fmt.Sprintf("%s: target %d = max(min(pending %d, max %s), min %d); %s",
+		o.Policy, target, sig.Pending, boundText(o.Max), o.Min, currentText(sig.Replicas, sig.InFlight))
 	switch {
-	case target-sig.Replicas-sig.InFlight > 0:
-		return ScaleUp, head + " below target: scale_up", target
-	case sig.Replicas > target:
-		return ScaleDown, head + ", replicas above target: scale_down", target
+	case target > current:
+		return ScaleUp, head + ", below target: scale_up", target
+	case current > target:
+		return ScaleDown, head + ", above target: scale_down", target
 	default:
-		return NoOp, head + " match target: no-op", target
+		return NoOp, head + ", at target: no-op", target
 	}
 }
 
 // threshold is pool_with_threshold: utilization hysteresis over Ticks
 // consecutive ticks. The acting counter resets after a step, so the next
 // step needs Ticks more qualifying ticks; at a bound the counter is kept, so
-// the step happens on the first tick the bound allows it.
+// the step happens on the first tick the bound allows it. Both bounds are
+// tested on current, so a change in flight either way counts.
 func (p *ElasticityPolicy) threshold(st ElasticityState, sig ElasticityObservation) (Action, string, ElasticityState) {
 	o := p.opts
 	u := sig.Utilization
+	current := currentCount(sig.Replicas, sig.InFlight)
 	switch {
 	case u >= o.High:
 		st.ConsecutiveAbove++
@@ -186,15 +194,15 @@ func (p *ElasticityPolicy) threshold(st ElasticityState, sig ElasticityObservati
 	switch {
 	case st.ConsecutiveAbove >= o.Ticks:
 		head += fmt.Sprintf(" >= high %.2f for %d ticks", o.High, st.ConsecutiveAbove)
-		if sig.Replicas+sig.InFlight >= o.Max {
-			return NoOp, head + fmt.Sprintf(", at max %d (%d replica(s) + %d in flight): no-op", o.Max, sig.Replicas, sig.InFlight), st
+		if current >= o.Max {
+			return NoOp, head + fmt.Sprintf(", at max %d (%s): no-op", o.Max, currentText(sig.Replicas, sig.InFlight)), st
 		}
 		st.ConsecutiveAbove = 0
 		return ScaleUp, head + ": scale_up", st
 	case st.ConsecutiveBelow >= o.Ticks:
 		head += fmt.Sprintf(" <= low %.2f for %d ticks", o.Low, st.ConsecutiveBelow)
-		if sig.Replicas <= o.Min {
-			return NoOp, head + fmt.Sprintf(", at min %d (%d replica(s)): no-op", o.Min, sig.Replicas), st
+		if current <= o.Min {
+			return NoOp, head + fmt.Sprintf(", at min %d (%s): no-op", o.Min, currentText(sig.Replicas, sig.InFlight)), st
 		}
 		st.ConsecutiveBelow = 0
 		return ScaleDown, head + ": scale_down", st

@@ -50,7 +50,13 @@ func TestElasticTarget(t *testing.T) {
 		{"min floors the target", PolicyFullyElastic, 2, -1, ElasticityObservation{Replicas: 1}, 2, ScaleUp, 2},
 		{"above target scales down one", PolicyFullyElastic, 0, -1, ElasticityObservation{Replicas: 4, Pending: 1}, 1, ScaleDown, 3},
 		{"at min it holds", PolicyFullyElastic, 2, -1, ElasticityObservation{Replicas: 2}, 2, NoOp, 2},
-		{"scale-down ignores in flight", PolicyFullyElastic, 0, -1, ElasticityObservation{Replicas: 4, InFlight: 1, Pending: 2}, 2, ScaleDown, 4},
+		{"a scale-down counts launches in flight", PolicyFullyElastic, 0, -1, ElasticityObservation{Replicas: 4, InFlight: 1, Pending: 2}, 2, ScaleDown, 4},
+		{"a launch no longer needed is taken back", PolicyFullyElastic, 0, -1, ElasticityObservation{Replicas: 2, InFlight: 1, Pending: 2}, 2, ScaleDown, 2},
+		{"a replica leaving is not asked back", PolicyFullyElastic, 0, -1, ElasticityObservation{Replicas: 3, InFlight: -1, Pending: 2}, 2, NoOp, 2},
+		{"a scale-down in flight counts toward the target", PolicyFullyElastic, 0, -1, ElasticityObservation{Replicas: 4, InFlight: -1, Pending: 2}, 2, ScaleDown, 2},
+		{"below target after the removals scales up", PolicyFullyElastic, 0, -1, ElasticityObservation{Replicas: 3, InFlight: -2, Pending: 2}, 2, ScaleUp, 2},
+		{"current is never negative", PolicyFullyElastic, 0, -1, ElasticityObservation{Replicas: 1, InFlight: -3}, 0, NoOp, 0},
+		{"at min with a removal in flight it holds", PolicyFullyElastic, 2, -1, ElasticityObservation{Replicas: 3, InFlight: -1}, 2, NoOp, 2},
 		{"max_count: unset max scales nothing up", PolicyMaxCount, 0, -1, ElasticityObservation{Replicas: 0, Pending: 5}, 0, NoOp, 0},
 		{"max_count: unset max scales down", PolicyMaxCount, 0, -1, ElasticityObservation{Replicas: 2, Pending: 5}, 0, ScaleDown, 1},
 		{"max_count: with a max", PolicyMaxCount, 0, 3, ElasticityObservation{Replicas: 1, Pending: 5}, 3, ScaleUp, 2},
@@ -76,12 +82,24 @@ func TestElasticTarget(t *testing.T) {
 func TestElasticReasons(t *testing.T) {
 	p := newElastic(t, PolicyFullyElastic, nil)
 	d, _ := p.Decide(ElasticityState{}, ElasticityObservation{Replicas: 2, Pending: 5}, t0)
-	if want := "fully_elastic: target 5 = max(min(pending 5, max unbounded), min 0); 2 replica(s) + 0 in flight below target: scale_up"; d.Reason != want {
+	if want := "fully_elastic: target 5 = max(min(pending 5, max unbounded), min 0); current 2, below target: scale_up"; d.Reason != want {
 		t.Errorf("reason\n got %q\nwant %q", d.Reason, want)
 	}
 	d, _ = newElastic(t, PolicyMaxCount, nil).Decide(ElasticityState{}, ElasticityObservation{Pending: 5}, t0)
-	if want := "max_count: target 0 = max(min(pending 5, max 0), min 0); 0 replica(s) + 0 in flight match target: no-op"; d.Reason != want {
+	if want := "max_count: target 0 = max(min(pending 5, max 0), min 0); current 0, at target: no-op"; d.Reason != want {
 		t.Errorf("reason\n got %q\nwant %q", d.Reason, want)
+	}
+	for _, tt := range []struct {
+		obs  ElasticityObservation
+		want string
+	}{
+		{ElasticityObservation{Replicas: 2, InFlight: 2, Pending: 5}, "; current 4 = 2 seen +2 in flight, below target: scale_up"},
+		{ElasticityObservation{Replicas: 5, InFlight: -1, Pending: 4}, "; current 4 = 5 seen -1 leaving, at target: no-op"},
+		{ElasticityObservation{Replicas: 5, InFlight: -1, Pending: 3}, "; current 4 = 5 seen -1 leaving, above target: scale_down"},
+	} {
+		if d, _ := p.Decide(ElasticityState{}, tt.obs, t0); !strings.HasSuffix(d.Reason, tt.want) {
+			t.Errorf("%+v: reason %q, want it to end %q", tt.obs, d.Reason, tt.want)
+		}
 	}
 }
 
@@ -90,6 +108,11 @@ func TestBusyReplicasAreNeverRemoved(t *testing.T) {
 	d, _ := p.Decide(ElasticityState{}, ElasticityObservation{Replicas: 4, Pending: 1, Utilization: 1}, t0)
 	if d.Action != NoOp || d.Desired != 4 || !strings.HasSuffix(d.Reason, "scale_down; downgraded to no-op: no idle replica to remove") {
 		t.Errorf("got %s -> %d (%q); want a downgraded no-op", d.Action, d.Desired, d.Reason)
+	}
+	// A launch in flight is taken back first, which needs no idle replica.
+	d, _ = p.Decide(ElasticityState{}, ElasticityObservation{Replicas: 4, InFlight: 1, Pending: 1, Utilization: 1}, t0)
+	if d.Action != ScaleDown || d.Before != 5 || d.Desired != 4 {
+		t.Errorf("got %s %d -> %d (%q); want scale_down 5 -> 4", d.Action, d.Before, d.Desired, d.Reason)
 	}
 }
 
@@ -107,9 +130,9 @@ func TestPoolWithThresholdHysteresis(t *testing.T) {
 		{0.9, 1, 1, NoOp, 1, 0, "for 1 of 2 ticks"},                                       // two more ticks needed
 		{0.9, 2, 0, ScaleUp, 0, 0, "scale_up"},
 		{0.95, 3, 0, NoOp, 1, 0, "for 1 of 2 ticks"},
-		{0.95, 3, 0, NoOp, 2, 0, "for 2 ticks, at max 3 (3 replica(s) + 0 in flight): no-op"}, // the bound keeps the counter
+		{0.95, 3, 0, NoOp, 2, 0, "for 2 ticks, at max 3 (current 3): no-op"}, // the bound keeps the counter
 		{0.95, 3, 0, NoOp, 3, 0, "at max 3"},
-		{0.95, 2, 1, NoOp, 4, 0, "at max 3 (2 replica(s) + 1 in flight)"},
+		{0.95, 2, 1, NoOp, 4, 0, "at max 3 (current 3 = 2 seen +1 in flight)"},
 		{0.95, 2, 0, ScaleUp, 0, 0, "for 5 ticks: scale_up"}, // kept counter: no wait once the bound allows
 		{0.5, 3, 0, NoOp, 0, 0, "utilization 0.50 in the dead band (0.30, 0.80): no-op"},
 		{0.3, 3, 0, NoOp, 0, 1, "utilization 0.30 <= low 0.30 for 1 of 2 ticks: no-op"},
@@ -118,9 +141,12 @@ func TestPoolWithThresholdHysteresis(t *testing.T) {
 		{0.1, 3, 0, ScaleDown, 0, 0, "<= low 0.30 for 2 ticks: scale_down"},
 		{0.85, 2, 0, NoOp, 1, 0, ">= high"},
 		{0.2, 2, 0, NoOp, 0, 1, "<= low"}, // crossing resets the other counter
-		{0.2, 1, 0, NoOp, 0, 2, "<= low 0.30 for 2 ticks, at min 1 (1 replica(s)): no-op"},
-		{0.2, 1, 0, NoOp, 0, 3, "at min 1"},
+		{0.2, 1, 0, NoOp, 0, 2, "<= low 0.30 for 2 ticks, at min 1 (current 1): no-op"},
+		{0.2, 2, -1, NoOp, 0, 3, "at min 1 (current 1 = 2 seen -1 leaving)"}, // a removal in flight counts
 		{0.2, 2, 0, ScaleDown, 0, 0, "for 4 ticks: scale_down"},
+		{0.9, 3, 0, NoOp, 1, 0, ">= high 0.80 for 1 of 2 ticks"},
+		{0.9, 3, 0, NoOp, 2, 0, "at max 3 (current 3)"},
+		{0.9, 3, -1, ScaleUp, 0, 0, "for 3 ticks: scale_up"}, // current 2 is below max 3
 	}
 	var st ElasticityState
 	for i, s := range steps {

@@ -1,18 +1,20 @@
 package policy
 
 import (
+	"slices"
 	"sync"
 	"time"
 )
 
-// DefaultLaunchTTL is how long a launch counts as in flight (000): long
-// enough for a replica to start and show up, short enough that a launch that
-// failed does not hold a slot for good.
+// DefaultLaunchTTL is how long a launch (or a removal) counts as in flight
+// (000): long enough for a replica to start and show up, short enough that
+// a launch that failed does not hold a slot for good.
 const DefaultLaunchTTL = 15 * time.Second
 
 // LaunchOptions tune the LaunchTracker.
 type LaunchOptions struct {
-	// TTL is how long a launch token lives unless its replica appears.
+	// TTL is how long a launch or removal token lives unless the visible
+	// count moves to resolve it.
 	TTL time.Duration
 }
 
@@ -22,12 +24,14 @@ func DefaultLaunchOptions() LaunchOptions { return LaunchOptions{TTL: DefaultLau
 // Validate returns an *OptionError naming the first invalid field.
 func (o LaunchOptions) Validate() error { return checkDuration("TTL", o.TTL, true) }
 
-// LaunchTracker remembers, per target, the replicas a decision asked for
-// that are not yet visible, so that the next decisions count them as in
-// flight and a slow start is never asked for twice. A token resolves when
-// the target's visible replicas rise (one token per new replica, oldest
-// first) or expires after the TTL. Time is passed in. Safe for concurrent
-// use; the engine calls Observe before a decision and Record after it.
+// LaunchTracker remembers, per target, the changes decisions asked for that
+// are not yet visible, so that the next decisions count them as in flight:
+// a slow start is never asked for twice, and a replica on its way out is
+// not asked back by the next no-op. A launch token resolves when the
+// visible replicas rise (one token per new replica, oldest first), a
+// removal token when they fall; a token expires TTL after its decision.
+// Time is passed in. Safe for concurrent use; the engine calls Observe
+// before a decision and Record after it.
 type LaunchTracker struct {
 	ttl time.Duration
 
@@ -35,11 +39,20 @@ type LaunchTracker struct {
 	targets map[string]*launches
 }
 
-// launches is one target's tokens, oldest first, and its last visible count.
+// launches is one target's tokens, each list oldest first, and its last
+// visible count.
 type launches struct {
-	tokens  []time.Time // launch times
+	up      []launch
+	down    []time.Time // removal times
 	visible int
 	seen    bool
+}
+
+// launch is a launch token. A scale-down cancels it (at cancelled): it no
+// longer counts, but if its replica shows up all the same (it had started
+// before the source saw it), it turns into a removal.
+type launch struct {
+	at, cancelled time.Time
 }
 
 // NewLaunchTracker validates opts and returns an empty tracker.
@@ -50,28 +63,46 @@ func NewLaunchTracker(opts LaunchOptions) (*LaunchTracker, error) {
 	return &LaunchTracker{ttl: opts.TTL, targets: map[string]*launches{}}, nil
 }
 
-// Observe records the target's visible replica count at now and returns how
-// many launches are still in flight: expired tokens are dropped, then every
-// replica beyond the last visible count resolves the oldest token. The first
-// observation of a target only sets its baseline.
+// Observe records the target's visible replica count at now and returns the
+// net change still in flight: launches less removals, negative while more
+// replicas are leaving than starting. Expired tokens are dropped; then each
+// replica beyond the last visible count resolves the oldest launch token,
+// and each replica short of it the oldest removal. The first observation of
+// a target only sets its baseline. "Current" is max(visible + the result, 0).
 func (t *LaunchTracker) Observe(target string, visible int, now time.Time) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	l := t.get(target)
-	l.expire(now, t.ttl)
+	l.up = slices.DeleteFunc(l.up, func(u launch) bool { return now.Sub(u.at) >= t.ttl })
+	l.down = slices.DeleteFunc(l.down, func(at time.Time) bool { return now.Sub(at) >= t.ttl })
 	if l.seen && visible > l.visible {
-		n := min(visible-l.visible, len(l.tokens))
-		l.tokens = l.tokens[n:]
+		n := min(visible-l.visible, len(l.up))
+		for _, u := range l.up[:n] {
+			if !u.cancelled.IsZero() {
+				l.remove(u.cancelled)
+			}
+		}
+		l.up = l.up[n:]
+	}
+	if l.seen && visible < l.visible {
+		l.down = l.down[min(l.visible-visible, len(l.down)):]
 	}
 	l.visible, l.seen = visible, true
-	return len(l.tokens)
+	n := -len(l.down)
+	for _, u := range l.up {
+		if u.cancelled.IsZero() {
+			n++
+		}
+	}
+	return n
 }
 
-// Record applies target's decision d. A scale-up adds one token per replica
-// asked for, stamped d.At. A scale-down first cancels the newest tokens: a
-// ReplicaSet removes a replica that is not ready before one that is, so the
-// replica taken back is one still starting. Otherwise the next decision
-// would count it as in flight and ask for it again.
+// Record applies target's decision d. A scale-up adds one launch token per
+// replica asked for, stamped d.At; it takes no removal back, as a replica
+// that is leaving does not return. A scale-down first cancels the newest
+// launch tokens, as a ReplicaSet removes a replica that is not ready before
+// one that is (else the next decision would ask for it again); each replica
+// beyond those adds a removal token stamped d.At.
 func (t *LaunchTracker) Record(target string, d Decision) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -79,11 +110,19 @@ func (t *LaunchTracker) Record(target string, d Decision) {
 	switch d.Action {
 	case ScaleUp:
 		for range d.Desired - d.Before {
-			l.tokens = append(l.tokens, d.At)
+			l.up = append(l.up, launch{at: d.At})
 		}
 	case ScaleDown:
-		n := min(d.Before-d.Desired, len(l.tokens))
-		l.tokens = l.tokens[:len(l.tokens)-n]
+		n := d.Before - d.Desired
+		for i := len(l.up) - 1; i >= 0 && n > 0; i-- {
+			if l.up[i].cancelled.IsZero() {
+				l.up[i].cancelled = d.At
+				n--
+			}
+		}
+		for range n {
+			l.remove(d.At)
+		}
 	}
 }
 
@@ -103,12 +142,11 @@ func (t *LaunchTracker) get(target string) *launches {
 	return l
 }
 
-// expire drops tokens launched ttl or more before now. Tokens are in launch
-// order, so the expired ones are a prefix.
-func (l *launches) expire(now time.Time, ttl time.Duration) {
-	n := 0
-	for n < len(l.tokens) && now.Sub(l.tokens[n]) >= ttl {
-		n++
+// remove adds a removal token at at, keeping the oldest first.
+func (l *launches) remove(at time.Time) {
+	i := slices.IndexFunc(l.down, func(x time.Time) bool { return x.After(at) })
+	if i < 0 {
+		i = len(l.down)
 	}
-	l.tokens = l.tokens[n:]
+	l.down = slices.Insert(l.down, i, at)
 }

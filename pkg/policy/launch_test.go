@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,52 +16,137 @@ func newTracker(t *testing.T) *LaunchTracker {
 	return lt
 }
 
-// launch records a scale-up of n replicas at now.
-func launch(lt *LaunchTracker, target string, n int, now time.Time) {
-	lt.Record(target, Decision{At: now, Action: ScaleUp, Before: 1, Desired: 1 + n})
+// scale records a decision at now that changes the count by n: a scale-up
+// for n > 0, a scale-down for n < 0, nothing for 0.
+func scale(lt *LaunchTracker, target string, n int, now time.Time) {
+	switch {
+	case n > 0:
+		lt.Record(target, Decision{At: now, Action: ScaleUp, Before: 1, Desired: 1 + n})
+	case n < 0:
+		lt.Record(target, Decision{At: now, Action: ScaleDown, Before: 10, Desired: 10 + n})
+	}
 }
 
-func TestLaunchTokensResolveAndExpire(t *testing.T) {
+func TestTrackerTokens(t *testing.T) {
 	type op struct {
 		at      float64
-		launch  int // launch n at this time, after the Observe
 		visible int
-		want    int // in flight returned by Observe
+		want    int // net in flight returned by Observe
+		scale   int // then a decision changes the count by this much
 	}
 	tests := []struct {
 		name string
 		ops  []op
 	}{
-		{"a rise resolves the oldest tokens", []op{
-			{at: 0, visible: 1, want: 0, launch: 2},
+		// Launches.
+		{"a rise resolves the oldest launches", []op{
+			{at: 0, visible: 1, want: 0, scale: 2},
 			{at: 5, visible: 1, want: 2},
 			{at: 6, visible: 2, want: 1},
 			{at: 7, visible: 3, want: 0},
 		}},
-		{"a token expires 15 s after its launch", []op{
-			{at: 0, visible: 1, launch: 1},
+		{"a launch expires 15 s after its decision", []op{
+			{at: 0, visible: 1, scale: 1},
 			{at: 14.999, visible: 1, want: 1},
 			{at: 15, visible: 1, want: 0},
 		}},
 		{"expiry is per token, oldest first", []op{
-			{at: 0, visible: 0, launch: 1},
-			{at: 10, visible: 0, want: 1, launch: 1},
+			{at: 0, visible: 0, scale: 1},
+			{at: 10, visible: 0, want: 1, scale: 1},
 			{at: 15, visible: 0, want: 1},
 			{at: 25, visible: 0, want: 0},
 		}},
-		{"a rise beyond the tokens resolves them all", []op{
-			{at: 0, visible: 0, launch: 1},
+		{"a rise beyond the launches resolves them all", []op{
+			{at: 0, visible: 0, scale: 1},
 			{at: 1, visible: 5, want: 0},
-			{at: 2, visible: 5, want: 0, launch: 1},
+			{at: 2, visible: 5, want: 0, scale: 1},
 			{at: 3, visible: 5, want: 1},
 		}},
-		{"a fall resolves nothing; the rise after it does", []op{
-			{at: 0, visible: 3, launch: 1},
+		{"a fall resolves no launch; the rise after it does", []op{
+			{at: 0, visible: 3, scale: 1},
 			{at: 1, visible: 2, want: 1},
 			{at: 2, visible: 3, want: 0},
 		}},
 		{"the first observation only sets the baseline", []op{
 			{at: 0, visible: 0, want: 0},
+		}},
+		// Removals.
+		{"a scale-down records a removal per replica", []op{
+			{at: 0, visible: 4, want: 0, scale: -2},
+			{at: 5, visible: 4, want: -2},
+		}},
+		{"a fall resolves the oldest removals", []op{
+			{at: 0, visible: 4, scale: -1},
+			{at: 10, visible: 4, want: -1, scale: -1},
+			{at: 12, visible: 3, want: -1},
+			{at: 15, visible: 3, want: -1}, // the one from 10 s is left
+			{at: 25, visible: 3, want: 0},
+		}},
+		{"a removal expires 15 s after its decision", []op{
+			{at: 0, visible: 3, scale: -1},
+			{at: 14.999, visible: 3, want: -1},
+			{at: 15, visible: 3, want: 0},
+		}},
+		{"a fall beyond the removals resolves them all", []op{
+			{at: 0, visible: 5, scale: -1},
+			{at: 1, visible: 2, want: 0},
+			{at: 2, visible: 2, want: 0, scale: -1},
+			{at: 3, visible: 2, want: -1},
+		}},
+		{"a rise resolves no removal; the fall after it does", []op{
+			{at: 0, visible: 3, scale: -1},
+			{at: 1, visible: 4, want: -1},
+			{at: 2, visible: 3, want: 0},
+		}},
+		// Both.
+		{"a scale-down cancels launches before it records removals", []op{
+			{at: 0, visible: 2, scale: 1},
+			{at: 1, visible: 2, want: 1, scale: -2},
+			{at: 2, visible: 2, want: -1},
+		}},
+		{"the result is launches less removals", []op{
+			{at: 0, visible: 3, scale: -1},
+			{at: 1, visible: 3, want: -1, scale: 3},
+			{at: 2, visible: 3, want: 2},
+			{at: 3, visible: 2, want: 3}, // the removal is seen
+			{at: 4, visible: 5, want: 0}, // and the launches
+		}},
+		{"a scale-up takes no removal back", []op{
+			{at: 0, visible: 3, scale: -1},
+			{at: 1, visible: 3, want: -1, scale: 1},
+			{at: 2, visible: 3, want: 0},
+			{at: 3, visible: 2, want: 1},
+			{at: 4, visible: 3, want: 0},
+		}},
+		{"a cancelled launch that shows up is a removal", []op{
+			{at: 0, visible: 2, scale: 1},
+			{at: 1, visible: 2, want: 1, scale: -1},
+			{at: 2, visible: 2, want: 0},
+			{at: 3, visible: 3, want: -1}, // it had started: it is leaving
+			{at: 4, visible: 2, want: 0},
+		}},
+		{"a cancelled launch that never shows up expires", []op{
+			{at: 0, visible: 2, scale: 1},
+			{at: 1, visible: 2, want: 1, scale: -1},
+			{at: 14, visible: 2, want: 0},
+			{at: 15, visible: 2, want: 0},
+			{at: 16, visible: 3, want: 0},
+		}},
+		{"a removal from a cancelled launch expires 15 s after the cancel", []op{
+			{at: 0, visible: 2, scale: 1},
+			{at: 5, visible: 2, want: 1, scale: -1},
+			{at: 10, visible: 3, want: -1},
+			{at: 19.999, visible: 3, want: -1},
+			{at: 20, visible: 3, want: 0},
+		}},
+		{"removals stay oldest first", []op{
+			{at: 0, visible: 2, scale: 1},
+			{at: 1, visible: 2, want: 1, scale: -1}, // cancels the 0 s launch
+			{at: 2, visible: 2, want: 0, scale: -1}, // a removal at 2 s
+			{at: 3, visible: 3, want: -2},           // the launch shows up: a removal at 1 s
+			{at: 4, visible: 2, want: -1},           // resolves the one at 1 s
+			{at: 16.5, visible: 2, want: -1},        // the one at 2 s is left
+			{at: 17, visible: 2, want: 0},
 		}},
 	}
 	for _, tt := range tests {
@@ -70,17 +156,21 @@ func TestLaunchTokensResolveAndExpire(t *testing.T) {
 				if got := lt.Observe("ns/w", o.visible, at(o.at)); got != o.want {
 					t.Errorf("op %d at %vs: in flight %d, want %d", i, o.at, got, o.want)
 				}
-				launch(lt, "ns/w", o.launch, at(o.at))
+				scale(lt, "ns/w", o.scale, at(o.at))
 			}
 		})
 	}
 }
 
-func TestLaunchBeforeAnyObservation(t *testing.T) {
+func TestTrackerBeforeAnyObservation(t *testing.T) {
 	lt := newTracker(t)
-	launch(lt, "a", 1, t0)
+	scale(lt, "a", 1, t0)
+	scale(lt, "r", -1, t0)
 	if got := lt.Observe("a", 5, at(1)); got != 1 {
 		t.Errorf("in flight %d, want 1: the first count is a baseline, not a rise", got)
+	}
+	if got := lt.Observe("r", 0, at(1)); got != -1 {
+		t.Errorf("in flight %d, want -1: the first count is a baseline, not a fall", got)
 	}
 	if got := lt.Observe("b", 0, at(1)); got != 0 {
 		t.Errorf("targets share tokens: b has %d in flight", got)
@@ -106,7 +196,8 @@ func TestLaunchTrackerOptionsAndConcurrency(t *testing.T) {
 			target := string(rune('a' + g%2))
 			for i := range 100 {
 				lt.Observe(target, 0, at(float64(i)))
-				launch(lt, target, 1, at(float64(i)))
+				scale(lt, target, 1, at(float64(i)))
+				scale(lt, "down", -1, at(float64(i)))
 			}
 		})
 	}
@@ -114,25 +205,28 @@ func TestLaunchTrackerOptionsAndConcurrency(t *testing.T) {
 	if got := lt.Observe("a", 0, at(200)); got != 200 {
 		t.Errorf("a has %d in flight, want 200", got)
 	}
+	if got := lt.Observe("down", 0, at(200)); got != -400 {
+		t.Errorf("down has %d in flight, want -400", got)
+	}
 }
 
-func TestScaleDownCancelsTheNewestTokens(t *testing.T) {
+func TestScaleDownCancelsTheNewestLaunches(t *testing.T) {
 	lt := newTracker(t)
 	lt.Observe("a", 2, t0)
-	launch(lt, "a", 1, at(0))
-	launch(lt, "a", 2, at(10))
+	scale(lt, "a", 1, at(0))
+	scale(lt, "a", 2, at(10))
 	lt.Record("a", Decision{At: at(11), Action: NoOp, Before: 5, Desired: 5})
 	lt.Record("a", Decision{At: at(11), Action: ScaleDown, Before: 5, Desired: 4})
 	if got := lt.Observe("a", 2, at(11)); got != 2 {
 		t.Fatalf("in flight %d, want 2", got)
 	}
-	// The token left from 10 s outlives the one from 0 s: the newest was cancelled.
+	// The launch left from 10 s outlives the one from 0 s: the newest was cancelled.
 	if got := lt.Observe("a", 2, at(15)); got != 1 {
 		t.Errorf("in flight %d at 15 s, want 1", got)
 	}
 	lt.Record("a", Decision{At: at(16), Action: ScaleDown, Before: 3, Desired: 0})
-	if got := lt.Observe("a", 2, at(16)); got != 0 {
-		t.Errorf("in flight %d, want 0: a scale-down cancels at most every token", got)
+	if got := lt.Observe("a", 2, at(16)); got != -2 {
+		t.Errorf("in flight %d, want -2: the last launch is cancelled, then 2 replicas leave", got)
 	}
 }
 
@@ -147,5 +241,55 @@ func TestDecisionsFeedTheTracker(t *testing.T) {
 	obs.InFlight = lt.Observe("q", obs.Replicas, at(5))
 	if d, _ = q.Evaluate(st, obs, at(5)); obs.InFlight != 4 || d.Action != NoOp || d.Desired != 6 {
 		t.Errorf("in flight %d, %s -> %d; want 4 in flight and a no-op at 6", obs.InFlight, d.Action, d.Desired)
+	}
+}
+
+// While a scale-down is not yet seen, a no-op publishes the count it asked
+// for, not the stale one: the next sample still shows the leaving replicas.
+func TestNoOpKeepsAScaleDownInFlight(t *testing.T) {
+	lt := newTracker(t)
+	p := newElastic(t, PolicyFullyElastic, nil)
+	steps := []struct {
+		at              float64
+		visible         int
+		action          Action
+		before, desired int
+		reason          string
+	}{
+		{0, 4, ScaleDown, 4, 3, "current 4, above target"},
+		{5, 4, ScaleDown, 3, 2, "current 3 = 4 seen -1 leaving, above target"},
+		{10, 4, NoOp, 2, 2, "current 2 = 4 seen -2 leaving, at target: no-op"},
+		{12, 3, NoOp, 2, 2, "current 2 = 3 seen -1 leaving"},
+		{14, 2, NoOp, 2, 2, "current 2, at target"},
+	}
+	for _, s := range steps {
+		obs := ElasticityObservation{Replicas: s.visible, Pending: 2, Utilization: 0.5}
+		obs.InFlight = lt.Observe("w", s.visible, at(s.at))
+		d, _ := p.Decide(ElasticityState{}, obs, at(s.at))
+		lt.Record("w", d)
+		if d.Action != s.action || d.Before != s.before || d.Desired != s.desired || !strings.Contains(d.Reason, s.reason) {
+			t.Errorf("at %vs: %s %d -> %d (%q); want %s %d -> %d with %q", s.at, d.Action, d.Before, d.Desired, d.Reason,
+				s.action, s.before, s.desired, s.reason)
+		}
+	}
+
+	// The queue policy alike: its cooldown no-op keeps the scale-down.
+	lt = newTracker(t)
+	q := newQueue(t, nil)
+	var st QueueState
+	for _, s := range []struct {
+		at      float64
+		visible int
+		action  Action
+		desired int
+	}{{0, 10, NoOp, 10}, {60, 10, ScaleDown, 9}, {70, 10, NoOp, 9}, {72, 9, NoOp, 9}} {
+		obs := QueueObservation{Replicas: s.visible, Reservations: gauge(2)}
+		obs.InFlight = lt.Observe("q", s.visible, at(s.at))
+		var d Decision
+		d, st = q.Evaluate(st, obs, at(s.at))
+		lt.Record("q", d)
+		if d.Action != s.action || d.Desired != s.desired || (s.at == 70 && !strings.Contains(d.Reason, "; current 9 = 10 seen -1 leaving; no-op: scale-down cooldown")) {
+			t.Errorf("queue at %vs: %s -> %d (%q); want %s -> %d", s.at, d.Action, d.Desired, d.Reason, s.action, s.desired)
+		}
 	}
 }

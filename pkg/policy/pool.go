@@ -76,15 +76,18 @@ func (p *ElasticityPolicy) DecidePool(pool string, st ElasticityState, members [
 	return out, next
 }
 
-// combine sums the members' counts. Utilization is weighted by replicas, so
-// it is the pool's busy replicas over its replicas, as if it were one target.
+// combine sums the members' counts, the net change in flight included (a
+// member's launches and another's removals offset). Utilization is weighted
+// by replicas, so it is the pool's busy replicas over its replicas, as if
+// it were one target.
 func combine(ms []PoolMember) ElasticityObservation {
 	var sig ElasticityObservation
 	busy := 0.0
 	for _, m := range ms {
 		o := m.Observation
 		sig.Replicas += max(o.Replicas, 0)
-		sig.InFlight += max(o.InFlight, 0)
+		// So that the pool's current is the sum of its members'.
+		sig.InFlight += currentCount(o.Replicas, o.InFlight) - max(o.Replicas, 0)
 		sig.Pending += max(o.Pending, 0)
 		busy += o.Utilization * float64(max(o.Replicas, 0))
 	}
@@ -95,7 +98,7 @@ func combine(ms []PoolMember) ElasticityObservation {
 }
 
 // pickUp chooses the member with the largest deficit (pending work not
-// covered by its replicas and launches), then the busiest, then the first
+// covered by its current count), then the busiest, then the first
 // by target. With no pending work anywhere that is the smallest member, so
 // a utilization-driven pool grows evenly.
 func pickUp(ms []PoolMember) int {
@@ -132,5 +135,5 @@ func pickDown(ms []PoolMember) int {
 }
 
 func deficit(o ElasticityObservation) int {
-	return o.Pending - o.Replicas - o.InFlight
+	return max(o.Pending, 0) - currentCount(o.Replicas, o.InFlight)
 }

@@ -18,6 +18,33 @@ func TestPoolCombinesSignals(t *testing.T) {
 	if sig := combine([]PoolMember{member("a", 0, 1, 1, 0.9)}); sig.Utilization != 0 {
 		t.Errorf("no replicas: utilization %v, want 0", sig.Utilization)
 	}
+	// Net changes in flight add up; a member's current is never below 0.
+	sig = combine([]PoolMember{member("a", 3, -1, 0, 0.5), member("b", 1, 2, 0, 0), member("c", 1, -3, 0, 0)})
+	if want := (ElasticityObservation{Replicas: 5, InFlight: 0, Utilization: 0.3}); sig != want {
+		t.Errorf("combined %+v, want %+v", sig, want)
+	}
+}
+
+func TestPoolCountsChangesInFlight(t *testing.T) {
+	p := newElastic(t, PolicyFullyElastic, nil)
+	// a: 3 seen, 1 leaving; b: 1 seen, 1 starting. Current is 2 + 2.
+	pd, _ := p.DecidePool("p", ElasticityState{}, []PoolMember{member("a", 3, -1, 1, 0.5), member("b", 1, 1, 1, 0.5)}, t0)
+	if pd.Pool.Action != ScaleDown || pd.Pool.Before != 4 || pd.Pool.Desired != 3 || pd.Step != "a" {
+		t.Fatalf("pool: %s %d -> %d on %q (%s)", pd.Pool.Action, pd.Pool.Before, pd.Pool.Desired, pd.Step, pd.Pool.Reason)
+	}
+	if !strings.Contains(pd.Pool.Reason, "; current 4, above target") { // -1 and +1 offset
+		t.Errorf("pool reason %q", pd.Pool.Reason)
+	}
+	for i, want := range [][2]int{{2, 1}, {2, 2}} {
+		if d := pd.Members[i].Decision; d.Before != want[0] || d.Desired != want[1] {
+			t.Errorf("member %s: %d -> %d, want %d -> %d", pd.Members[i].Target, d.Before, d.Desired, want[0], want[1])
+		}
+	}
+	// The pool is at its target while a's removal is in flight.
+	pd, _ = p.DecidePool("p", ElasticityState{}, []PoolMember{member("a", 3, -2, 2, 0.5), member("b", 2, 0, 1, 0.5)}, t0)
+	if pd.Pool.Action != NoOp || pd.Pool.Desired != 3 || pd.Members[0].Decision.Desired != 1 {
+		t.Errorf("pool: %s -> %d, a -> %d (%s); want a no-op at 3, a at 1", pd.Pool.Action, pd.Pool.Desired, pd.Members[0].Decision.Desired, pd.Pool.Reason)
+	}
 }
 
 func TestPoolTakesOneStep(t *testing.T) {
@@ -71,6 +98,12 @@ func TestPoolStepGoesWhereNeeded(t *testing.T) {
 			[]PoolMember{member("b", 1, 0, 3, 0.5), member("a", 1, 0, 3, 0.5)}, ScaleUp, "a"},
 		{"up without pending work: the smallest member", PolicyPoolWithThreshold,
 			[]PoolMember{member("a", 4, 0, 0, 1), member("b", 1, 0, 0, 0)}, ScaleUp, "b"},
+		{"up: removals in flight widen the deficit", PolicyFullyElastic,
+			[]PoolMember{member("a", 2, 0, 2, 0), member("b", 2, -1, 2, 0)}, ScaleUp, "b"},
+		{"down: largest surplus, removals in flight counted", PolicyFullyElastic,
+			[]PoolMember{member("a", 3, -1, 0, 0.5), member("b", 3, 0, 0, 0.5)}, ScaleDown, "b"},
+		{"down: a launch in flight needs no idle replica", PolicyFullyElastic,
+			[]PoolMember{member("a", 3, 1, 0, 1), member("b", 5, 0, 0, 1)}, ScaleDown, "a"},
 		{"down: largest surplus", PolicyFullyElastic,
 			[]PoolMember{member("a", 3, 0, 0, 0.5), member("b", 2, 0, 1, 0)}, ScaleDown, "a"},
 		{"down: only members with an idle replica", PolicyFullyElastic,

@@ -10,8 +10,9 @@ import (
 // evaluation. Counters are cumulative, as exported (raw counter values, not
 // rates): the policy derives rates itself and handles counter resets.
 type QueueObservation struct {
-	// Replicas is the count of replicas visible now; InFlight the launches
-	// not yet visible (LaunchTracker.Observe). Their sum is "current".
+	// Replicas is the count of replicas visible now; InFlight the net change
+	// not yet visible, launches less removals (LaunchTracker.Observe), so it
+	// may be negative. "Current" is max(Replicas + InFlight, 0).
 	Replicas, InFlight int
 	// Arrivals counts work that became ready (a counter).
 	Arrivals float64
@@ -94,7 +95,7 @@ func (p *QueuePolicy) Evaluate(st QueueState, obs QueueObservation, now time.Tim
 	next := st
 	next.estimate(o.EwmaAlpha, obs, now)
 	t := p.terms(obs, next.rate, next.serviceTime(o.DefaultServiceTime), now)
-	current := max(obs.Replicas, 0) + max(obs.InFlight, 0)
+	current := currentCount(obs.Replicas, obs.InFlight)
 
 	window := st.window
 	if !st.started {
@@ -137,7 +138,11 @@ func (p *QueuePolicy) Evaluate(st QueueState, obs QueueObservation, now time.Tim
 			verdict = fmt.Sprintf("scale_down %d -> %d", current, d.Desired)
 		}
 	}
-	d.Reason = t.reason() + "; " + verdict
+	d.Reason = t.reason() + "; "
+	if obs.InFlight != 0 {
+		d.Reason += currentText(obs.Replicas, obs.InFlight) + "; "
+	}
+	d.Reason += verdict
 	d.Inputs = map[string]float64{
 		"replicas":        float64(obs.Replicas),
 		"in_flight":       float64(obs.InFlight),

@@ -321,9 +321,24 @@ func TestScaleDownNeverBelowBusy(t *testing.T) {
 }
 
 func TestInFlightCountsAsCurrent(t *testing.T) {
-	d, _ := newQueue(t, nil).Evaluate(QueueState{}, QueueObservation{Replicas: 2, InFlight: 4, Reservations: gauge(6)}, t0)
-	if d.Action != NoOp || d.Before != 6 || d.Desired != 6 {
-		t.Errorf("got %s %d -> %d; want no-op 6 -> 6", d.Action, d.Before, d.Desired)
+	tests := []struct {
+		replicas, inFlight, desired int
+		action                      Action
+		before, want                int
+		reason                      string
+	}{
+		{2, 4, 6, NoOp, 6, 6, "; current 6 = 2 seen +4 in flight; no-op: at desired 6"},
+		{6, -2, 4, NoOp, 4, 4, "; current 4 = 6 seen -2 leaving; no-op: at desired 4"},
+		{6, -2, 5, ScaleUp, 4, 5, "; current 4 = 6 seen -2 leaving; scale_up 4 -> 5"},
+		{1, -3, 0, NoOp, 0, 0, "; current 0 = 1 seen -3 leaving; no-op: at desired 0"},
+	}
+	for _, tt := range tests {
+		obs := QueueObservation{Replicas: tt.replicas, InFlight: tt.inFlight, Reservations: gauge(tt.desired)}
+		d, _ := newQueue(t, func(o *QueueOptions) { o.MinReplicas = 0 }).Evaluate(QueueState{}, obs, t0)
+		if d.Action != tt.action || d.Before != tt.before || d.Desired != tt.want || !strings.HasSuffix(d.Reason, tt.reason) {
+			t.Errorf("%d seen %+d: %s %d -> %d (%q); want %s %d -> %d ending %q", tt.replicas, tt.inFlight,
+				d.Action, d.Before, d.Desired, d.Reason, tt.action, tt.before, tt.want, tt.reason)
+		}
 	}
 }
 

@@ -8,9 +8,12 @@
 // The wiring follows the engine's (pkg/target): the visible replicas
 // are those the sample was measured across, because KEDA tells an external
 // scaler nothing about the replica count, so they are as late as the rest
-// of the sample; the launches in flight come from the tracker; the decision
-// publishes Desired, which KEDA reads with target 1. Like Barometer's read,
-// no HPA tolerance or stabilization is put on top of it.
+// of the sample; the changes in flight (launches less removals) come from
+// the tracker, whose tokens resolve when the sample's count moves; the
+// decision publishes Desired, which KEDA reads with target 1. Like
+// Barometer's read, no HPA tolerance or stabilization is put on top of it.
+// A change shows in the sample delay + 1 turns after its decision, so only
+// a launch TTL longer than that keeps its token until then.
 //
 // The policies' clock is the sample's time. In a steady pipeline that is
 // the decision's time less a constant delay, which shifts every window, the

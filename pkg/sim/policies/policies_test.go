@@ -273,3 +273,36 @@ func TestDefaultsAtTheModel(t *testing.T) {
 		}
 	}
 }
+
+// TestNoOpKeepsTheLastCount: with a launchTTL that covers the metric delay
+// (the decision's turn, the turn the change is measured in and the delay),
+// the tracker counts every change not yet in the sample, launches and
+// removals alike, so a no-op publishes the count the last decision asked
+// for. With the default TTL (one turn) the tokens expire first, and a no-op
+// gives a scale-down back.
+func TestNoOpKeepsTheLastCount(t *testing.T) {
+	const delay = 3
+	qm := sim.QueueModel()
+	series := []struct {
+		m sim.Model
+		s sim.Series
+	}{{sim.ReferenceModel(), sim.Reference()}, {qm, sim.ReferenceQueue().Series(qm, sim.DefaultTurn)}}
+	covering := DefaultWiring()
+	covering.Launch.TTL = (delay + 2) * sim.DefaultTurn
+	for _, name := range []string{policy.PolicyQueue, policy.PolicyFullyElastic, policy.PolicyPoolWithThreshold} {
+		for _, w := range []Wiring{covering, DefaultWiring()} {
+			given := 0
+			for _, sr := range series {
+				sp, res := run(t, setting(t, name, sr.m, w), sr.m, sr.s, sim.Config{Delay: delay})
+				for turn := 1; turn < len(sp.ds); turn++ {
+					if d := sp.ds[turn]; d.Action == policy.NoOp && d.Desired != res.Steps[turn-1].Replicas {
+						given++
+					}
+				}
+			}
+			if long := w.Launch.TTL > policy.DefaultLaunchTTL; long != (given == 0) {
+				t.Errorf("%s, launchTTL %s: %d no-op(s) changed the count", name, w.Launch.TTL, given)
+			}
+		}
+	}
+}

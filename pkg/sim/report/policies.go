@@ -13,9 +13,9 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/sim/svg"
 )
 
-// coveringTTL is a launch TTL one turn longer than a launch takes to show
-// up in a sample goalDelay turns late: the decision's turn, the turn the
-// replica is measured in, and the delay.
+// coveringTTL is a launch TTL one turn longer than a change (a launch or a
+// removal) takes to show up in a sample goalDelay turns late: the
+// decision's turn, the turn the replicas are measured in, and the delay.
 const coveringTTL = time.Duration(goalDelay+2) * sim.DefaultTurn
 
 // writePolicies writes the policies' delay scans on the reference series,
@@ -28,7 +28,7 @@ func writePolicies(b *strings.Builder) {
 
 The policies read the same delayed sample as the other controllers (pkg/sim QueueSample, measured like the occupancy, across the replicas ready before the decision):
 
-- **Replicas seen** are those the sample was measured across: KEDA tells an external scaler no replica count, so the engine counts the replicas its source saw, as late as the rest of the sample. Launches in flight come from the launch tracker (launchTTL 15 s, one turn).
+- **Replicas seen** are those the sample was measured across: KEDA tells an external scaler no replica count, so the engine counts the replicas its source saw, as late as the rest of the sample. The changes in flight, launches less removals, come from the launch tracker (launchTTL 15 s, one turn; see the comparison below).
 - **The queue**: a replica does one second of work per second, so here it serves %s requests/s, a request being 1/%s s of work. This series is request traffic: work the replicas cannot do in a turn is shed at its end, as the reference scores each turn on its own load; only the queue trace below carries a backlog.
 - **queue** reads the arrivals counter (requests so far), the completed runs and their run time, the backlog (the requests the turn could not serve) and busy (served work over the turn, rounded up). It multiplies counts by the service time it measures, so the unit cancels: base = ceil(rate x service / %s) is the required-replica rule on a rate smoothed with alpha 0.3.
 - **fully_elastic** and **max_count** read pending work. 000 launches a replica per pending item, so the unit matters; the engine takes pending from the source's backlog gauges, which leaves the unit to the source. The simulated source counts the offered work in replica-sized items, one item being a replica's work for a turn at the target occupancy: ceil(load / (%s x %s)), the required-replica rule without its floor. Work in service counts: 000 runs one item per replica and never removes a busy one, and the fluid model has no such victim choice, so pending without running work would let the rule remove the replicas that run it. max_count differs only in its maximum when unset (0); with maxReplicas %d set it runs exactly as fully_elastic.
@@ -79,8 +79,8 @@ func writeWiring(b *strings.Builder) comparison {
 	m, qm := sim.ReferenceModel(), sim.QueueModel()
 	ref, queue := sim.Reference(), sim.ReferenceQueue().Series(qm, sim.DefaultTurn)
 	fmt.Fprintf(b, "### The replica count the policies see, at delay %d\n\n", goalDelay)
-	fmt.Fprintf(b, "A decision starts from the replicas seen plus the launches in flight, and a no-op publishes that count again. With the sample's replicas that count is %d turns old: a scale-up shows up only after the launch token expired (15 s is one turn), and a no-op gives back a scale-down the sample has not seen yet. Two alternatives, for comparison only: a launchTTL of %s, one turn longer than a launch takes to show up in the sample; and the replicas ready at the decision (as the HPA reads its pods). fixed is the same under all three; max_count is fully_elastic's row. Each cell is total / shortfall / oscillation; the queue trace (below) adds backlog turns.\n\n",
-		goalDelay, fmtDuration(coveringTTL))
+	fmt.Fprintf(b, "A decision starts from current, the replicas seen plus the changes in flight (launches less removals, from the launch tracker), and a no-op publishes that count again. With the sample's replicas the count seen is %d turns old, and a change shows up in the sample %d turns after its decision. With launchTTL 15 s (one turn) every token expires before that: a scale-up is asked for again, and a no-op gives back a scale-down the sample has not seen yet. A launchTTL of %s, one turn longer than a change takes to show up, keeps launches and removals in flight until the sample shows them. The replicas ready at the decision (as the HPA reads its pods) are for comparison only: KEDA tells an external scaler no replica count. fixed is the same under all three; max_count is fully_elastic's row. Each cell is total / shortfall / oscillation; the queue trace (below) adds backlog turns.\n\n",
+		goalDelay, goalDelay+1, fmtDuration(coveringTTL))
 	b.WriteString("| policy | replicas seen | reference series | queue trace |\n|---|---|---:|---:|\n")
 	cmp := comparison{names: []string{policy.PolicyQueue, policy.PolicyFullyElastic, policy.PolicyPoolWithThreshold}}
 	for _, name := range cmp.names {
@@ -143,7 +143,17 @@ func writePolicyNotes(b *strings.Builder, results [][]sim.Result, cmp comparison
 		fmt.Fprintf(b, "- %s at delay %d, reference series: oscillation %d with the sample's replicas, %d with launchTTL %s, %d with the current replicas (total %d / %d / %d, shortfall %d / %d / %d).\n",
 			name, d, eng.Oscillation, cov.Oscillation, fmtDuration(coveringTTL), cur.Oscillation, eng.Total, cov.Total, cur.Total, eng.Shortfall, cov.Shortfall, cur.Shortfall)
 	}
-	fmt.Fprintf(b, "- So under metric delay most of the policies' oscillation comes from the replica count they start from, not from their rules: a no-op republishes a count that is %d turns old. A longer launchTTL covers scale-ups only; the current ready count covers both directions. The engine reads the replicas from its source's sample today.\n", d)
+	same := true
+	for i := range cmp.names {
+		same = same && cmp.ref[i][1].Oscillation == cmp.ref[i][2].Oscillation && cmp.queue[i][1].Oscillation == cmp.queue[i][2].Oscillation
+	}
+	fmt.Fprintf(b, "- So under metric delay most of the policies' oscillation comes from the replica count they start from, not from their rules: with the default launchTTL a no-op republishes a count that is %d turns old. The launch tracker counts removals as well as launches, so with a launchTTL that covers the delay (%s) the sample's replicas ", d, fmtDuration(coveringTTL))
+	if same {
+		b.WriteString("oscillate exactly as the current ready count does, on both series.")
+	} else {
+		b.WriteString("come close to the current ready count (the rows above).")
+	}
+	fmt.Fprintf(b, " With the default launchTTL (15 s, one turn) every token expires by the next decision, long before a sample %d turns late shows the change, so the engine's default row counts nothing in flight: launchTTL has to cover the time a change takes to reach the source's sample.\n", d)
 	fmt.Fprintf(b, "- The scale-down guards (the queue policy's window, cooldown and busy floor; one step per tick) keep the policies from the naive rule's over-correction: none multiplies a stale occupancy by a current count.\n\n")
 }
 
@@ -235,7 +245,7 @@ func writeQueueNotes(b *strings.Builder, all []sim.Setting, scans [][]sim.Result
 		}
 	}
 	fmt.Fprintf(b, "- With a fresh sample (delay 0), total / shortfall in the slow window / backlog turns: %s. The queue policy learns the doubled service time from completed runs through its average and fully_elastic climbs one replica per turn, so both trail the slow window; the occupancy shows the extra work in the first sample.\n", strings.Join(fresh, "; "))
-	fmt.Fprintf(b, "- The picture below shows the stale replica count at work: the queue policy's scale-downs are given back by the next no-op, and pool_with_threshold's one-step decisions, each taken from a count %d turns old, form %d interleaved staircases.\n\n", d, d+1)
+	fmt.Fprintf(b, "- The picture below shows the stale replica count at work (the default launchTTL): the queue policy's scale-downs are given back by the next no-op, and pool_with_threshold's one-step decisions, each taken from a count %d turns old, form %d interleaved staircases.\n\n", d, d+1)
 }
 
 // queueCeiling is how high the queue picture's y axis goes: the batch's

@@ -2,9 +2,9 @@
 // Runner is the signal.Decider of one target: it folds each sample with the
 // pressure computer or with one of pkg/policy's policies, and around every
 // decision it does the bookkeeping pkg/policy leaves to its caller: launch
-// tracking, the audit trail, the decision log, the per-action counts and
-// cost. The Engine holds what targets share: the audit log, the launch
-// trackers and the pools.
+// and removal tracking, the audit trail, the decision log, the per-action
+// counts and cost. The Engine holds what targets share: the audit log, the
+// launch trackers and the pools.
 //
 // The published snapshot stays the single source of truth: a Runner puts
 // the decision (desired count, action, reason, policy, cost) on the signal,
@@ -33,8 +33,8 @@ type Spec struct {
 	Queue policy.QueueOptions
 	// Elasticity tunes the elasticity policies; ignored by the others.
 	Elasticity policy.ElasticityOptions
-	// LaunchTTL is how long a scale-up counts as in flight (not pressure,
-	// whose demand is measured, never asked for).
+	// LaunchTTL is how long a scale-up or scale-down counts as in flight
+	// (not pressure, whose demand is measured, never asked for).
 	LaunchTTL time.Duration
 	// CostPerReplicaSecond prices the target's replica-seconds.
 	CostPerReplicaSecond float64

@@ -119,9 +119,10 @@ func (p *pool) decide(target string, obs policy.ElasticityObservation, now time.
 	return me.last, true
 }
 
-// hold is a no-op that keeps the member's current count (visible plus in
-// flight), for a sample that takes no part in a pool decision.
+// hold is a no-op that keeps the member's current count (visible plus the
+// net change in flight, so a scale-down not yet seen is kept too), for a
+// sample that takes no part in a pool decision.
 func (p *pool) hold(target string, obs policy.ElasticityObservation, now time.Time, reason string) policy.Decision {
-	current := obs.Replicas + p.tracker.Observe(target, obs.Replicas, now)
+	current := max(obs.Replicas+p.tracker.Observe(target, obs.Replicas, now), 0)
 	return policy.Decision{At: now, Policy: p.policyName, Action: policy.NoOp, Before: current, Desired: current, Reason: reason}
 }

@@ -122,7 +122,7 @@ func TestElasticityRunners(t *testing.T) {
 		{policy.PolicyFixed, 2, nil, step{policy.NoOp, 2, 2}, "fixed: no-op"},
 		{policy.PolicyFixed, 2, queue(50, 2), step{policy.NoOp, 2, 2}, "fixed: no-op"},
 		{policy.PolicyFullyElastic, 1, queue(3, 1), step{policy.ScaleUp, 1, 2}, "target 3 = max(min(pending 3, max unbounded), min 0)"},
-		{policy.PolicyFullyElastic, 3, queue(1, 0), step{policy.ScaleDown, 3, 2}, "replicas above target: scale_down"},
+		{policy.PolicyFullyElastic, 3, queue(1, 0), step{policy.ScaleDown, 3, 2}, "current 3, above target: scale_down"},
 		// max_count's maximum defaults to 0: nothing is scaled up.
 		{policy.PolicyMaxCount, 1, queue(3, 0), step{policy.ScaleDown, 1, 0}, "max 0"},
 		// Busy over visible is the utilization: no idle replica, no removal.
@@ -180,6 +180,41 @@ func TestElasticRunnerCountsLaunchesInFlight(t *testing.T) {
 		{policy.ScaleUp, 1, 2}, // 1 in flight
 		{policy.ScaleUp, 2, 3}, // 1 appeared, 1 in flight
 		{policy.ScaleUp, 1, 2}, // both later launches expired at 20 s and 25 s
+	}
+	if got := steps(e.Events("w")); !slices.Equal(got, want) {
+		t.Errorf("events %v, want %v", got, want)
+	}
+}
+
+// fully_elastic with 1 pending and 3 replicas that leave slowly: each tick
+// removes one, counting those still seen as leaving, so a no-op publishes
+// the count asked for rather than the stale one; a removal that expires
+// before it is seen is asked for again.
+func TestElasticRunnerCountsRemovalsInFlight(t *testing.T) {
+	e := NewEngine(Config{})
+	r := newRunner(t, e, "w", spec(policy.PolicyFullyElastic))
+	for _, s := range []struct {
+		sec     float64
+		visible int
+		reason  string
+	}{
+		{0, 3, "current 3, above target"},
+		{5, 3, "current 2 = 3 seen -1 leaving, above target"},
+		{10, 3, "current 1 = 3 seen -2 leaving, at target: no-op"},
+		{12, 2, "current 1 = 2 seen -1 leaving, at target: no-op"},
+		{21, 2, "current 2, above target"}, // the 5 s removal expired at 20 s
+	} {
+		sig := decideAt(t, r, at(s.sec), sample(s.visible, 0, queue(1, 0)))
+		if !strings.Contains(sig.Reason, s.reason) {
+			t.Errorf("at %gs: reason %q, want %q", s.sec, sig.Reason, s.reason)
+		}
+	}
+	want := []step{
+		{policy.ScaleDown, 3, 2},
+		{policy.ScaleDown, 2, 1},
+		{policy.NoOp, 1, 1}, // not 3: both removals are in flight
+		{policy.NoOp, 1, 1},
+		{policy.ScaleDown, 2, 1},
 	}
 	if got := steps(e.Events("w")); !slices.Equal(got, want) {
 		t.Errorf("events %v, want %v", got, want)
