@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The Helm chart, the image and the examples: helm lint and helm template
+# (helm built from tools/go.mod, cached by `go tool`), the chart's schema
+# refusing bad values, then examples/check: every YAML document under
+# examples/, the rendered chart and its NOTES decoded strictly with KEDA's and
+# Kubernetes' API types and checked; the Dockerfile's go build run on the
+# build context .dockerignore admits; and the scaler so built, sent every
+# example trigger's metadata as KEDA would (GetMetricSpec, GET /scale).
+#
+#   bash .ci/charts.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+chart=$root/charts/barometer
+# A helm built with plain `go build` assumes Kubernetes v1.20 (the real
+# version is stamped by helm's release ldflags); the chart needs 1.25+.
+kube_version=1.34.0
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+step() { printf '\n=== %s (at %ds)\n' "$*" "$SECONDS"; }
+# Both tools are `tool` directives of tools/go.mod: the first run builds
+# them (about 2.5 minutes cold), later runs take them from the build cache.
+helm() { (cd "$root/tools" && go tool helm "$@"); }
+helmnotes() { (cd "$root/tools" && go tool helmnotes "$@"); }
+
+step "tools/ and examples/check: gofmt, go vet, staticcheck"
+unformatted=$(gofmt -l tools examples/check)
+if [ -n "$unformatted" ]; then
+  echo "not gofmt-clean:"; echo "$unformatted"; exit 1
+fi
+(cd tools && go vet ./...)
+(cd examples/check && go vet ./...)
+if command -v staticcheck >/dev/null; then
+  (cd tools && staticcheck ./...)
+  (cd examples/check && staticcheck ./...)
+fi
+
+step "helm lint, helm template, NOTES"
+helm version --short
+rendered=() notes=()
+for values in "" "$chart"/ci/*-values.yaml; do
+  name=default args=()
+  if [ -n "$values" ]; then
+    name=$(basename "$values" -values.yaml) args=(-f "$values")
+  fi
+  echo "--- values: ${values:-chart defaults}"
+  helm lint --strict --kube-version "$kube_version" "${args[@]}" "$chart"
+  helm template barometer "$chart" --namespace barometer --kube-version "$kube_version" "${args[@]}" >"$out/$name.yaml"
+  helmnotes -n barometer -kube-version "$kube_version" "${args[@]}" barometer "$chart" >"$out/$name-notes.txt"
+  rendered+=("$out/$name.yaml") notes+=("$out/$name-notes.txt")
+done
+
+step "the chart refuses bad values"
+refuse() {
+  local why=$1; shift
+  if helm template barometer "$chart" --kube-version "$kube_version" "$@" >"$out/refused.txt" 2>&1; then
+    echo "accepted, but should refuse ($why): $*"; exit 1
+  fi
+  echo "refused ($why): $(grep -m1 -i 'error\|fail' "$out/refused.txt" | cut -c1-160)"
+}
+refuse "unknown key" --set replicas=3
+refuse "unknown nested key" --set config.sampleIntervall=5s
+refuse "log level" --set config.logLevel=verbose
+refuse "duration" --set config.sampleInterval=5
+refuse "client CA without a server certificate" --set tls.clientCASecretName=ca
+refuse "';' in a default target value" --set 'config.defaultTarget.source=host;x'
+
+step "examples/check (strict decoding, KEDA's validation, image build context, the scaler's own answer)"
+join() { local IFS=:; echo "$*"; }
+(cd examples/check &&
+  BAROMETER_CHECK_RENDERED=$(join "${rendered[@]}") BAROMETER_CHECK_NOTES=$(join "${notes[@]}") \
+    go test -count=1 ./...)
+echo "charts.sh: done in ${SECONDS}s"

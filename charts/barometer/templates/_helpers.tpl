@@ -1,0 +1,112 @@
+{{/*
+Expand the name of the chart.
+*/}}
+{{- define "barometer.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+The full name, used for the Deployment and the gRPC Service (the name in
+scalerAddress). Truncated to 58 characters so that "<fullname>-http" still
+fits the 63 characters of a DNS label.
+*/}}
+{{- define "barometer.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 58 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 58 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 58 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+Chart name and version, as used by the chart label.
+*/}}
+{{- define "barometer.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+Common labels.
+*/}}
+{{- define "barometer.labels" -}}
+helm.sh/chart: {{ include "barometer.chart" . }}
+{{ include "barometer.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Values.image.tag | default .Chart.AppVersion | trunc 63 | trimSuffix "-" | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/component: scaler
+{{- end }}
+
+{{/*
+Selector labels.
+*/}}
+{{- define "barometer.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "barometer.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{/*
+The ServiceAccount's name.
+*/}}
+{{- define "barometer.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "barometer.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/*
+The image reference: a digest wins over a tag; the tag defaults to appVersion.
+*/}}
+{{- define "barometer.image" -}}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) }}
+{{- end }}
+{{- end }}
+
+{{/*
+The address a ScaledObject's scalerAddress names.
+*/}}
+{{- define "barometer.scalerAddress" -}}
+{{- printf "%s.%s.svc.cluster.local:%d" (include "barometer.fullname" .) .Release.Namespace (int .Values.ports.grpc) }}
+{{- end }}
+
+{{/*
+Where the TLS Secrets are mounted.
+*/}}
+{{- define "barometer.tlsDir" -}}/etc/barometer/tls{{- end }}
+{{- define "barometer.clientCADir" -}}/etc/barometer/client-ca{{- end }}
+
+{{/*
+Settings that the schema cannot express, failed with a message that names
+the value to change.
+*/}}
+{{- define "barometer.validate" -}}
+{{- if and .Values.tls.clientCASecretName (not .Values.tls.secretName) }}
+{{- fail "tls.clientCASecretName requires tls.secretName: the scaler verifies client certificates only when it serves TLS" }}
+{{- end }}
+{{- range $k, $v := .Values.config.defaultTarget }}
+{{- if contains ";" (toString $v) }}
+{{- fail (printf "config.defaultTarget.%s: a value cannot hold ';' (BAROMETER_DEFAULT_TARGET separates pairs with it)" $k) }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+BAROMETER_DEFAULT_TARGET: the map as key=value pairs joined by ';', in key
+order so the rendered value (and so the pod template) is stable.
+*/}}
+{{- define "barometer.defaultTarget" -}}
+{{- $pairs := list }}
+{{- range $k := keys .Values.config.defaultTarget | sortAlpha }}
+{{- $pairs = append $pairs (printf "%s=%v" $k (index $.Values.config.defaultTarget $k)) }}
+{{- end }}
+{{- join ";" $pairs }}
+{{- end }}

@@ -1,0 +1,144 @@
+package check
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	kedav1alpha1 "github.com/kedacore/keda/v2/apis/keda/v1alpha1"
+	"github.com/kedacore/keda/v2/pkg/scalers/externalscaler"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+)
+
+// TestScalerAcceptsExamples starts the scaler built as the image builds it
+// and sends it every Barometer trigger of the examples (and of NOTES.txt)
+// as KEDA would: GetMetricSpec fails only for metadata the scaler refuses,
+// so this catches a bad value, not only an unknown key. A metrics-api
+// trigger on GET /scale must find a number at its valueLocation in the
+// scaler's real answer.
+func TestScalerAcceptsExamples(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: not starting the scaler")
+	}
+	docs := exampleDocs(t)
+	for _, f := range envFiles(notesEnv) {
+		ds, err := ReadNotes(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, ds...)
+	}
+	bin := imageBinaries(t)["./cmd/scaler"]
+	grpcAddr, httpAddr := freeAddr(t), freeAddr(t)
+	var logs bytes.Buffer
+	cmd := exec.Command(bin, "serve")
+	cmd.Env = append(os.Environ(), "BAROMETER_GRPC_ADDR="+grpcAddr, "BAROMETER_HTTP_ADDR="+httpAddr,
+		"BAROMETER_LOG_LEVEL=error", "BAROMETER_SAMPLE_INTERVAL=200ms")
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("scaler output:\n%s", logs.String())
+		}
+	})
+	waitHTTP(t, "http://"+httpAddr+"/livez")
+
+	conn, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	client := externalscaler.NewExternalScalerClient(conn)
+
+	var checked int
+	for _, d := range docs {
+		so, ok := d.Object.(*kedav1alpha1.ScaledObject)
+		if !ok {
+			continue
+		}
+		for i, tr := range so.Spec.Triggers {
+			at := fmt.Sprintf("%s: triggers[%d] (%s)", d.Where(), i, tr.Type)
+			switch {
+			case barometerTriggers[tr.Type]:
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				resp, err := client.GetMetricSpec(ctx, &externalscaler.ScaledObjectRef{
+					Name: so.Name, Namespace: so.Namespace, ScalerMetadata: tr.Metadata,
+				})
+				cancel()
+				if err != nil {
+					t.Errorf("%s: the scaler refuses the metadata: %v", at, err)
+					continue
+				}
+				if len(resp.GetMetricSpecs()) != 1 || resp.GetMetricSpecs()[0].GetTargetSizeFloat() <= 0 {
+					t.Errorf("%s: GetMetricSpec answered %v", at, resp)
+				}
+				checked++
+			case tr.Type == "metrics-api":
+				u, err := url.Parse(tr.Metadata["url"])
+				if err != nil || u.Path != "/scale" {
+					continue
+				}
+				body := waitHTTP(t, "http://"+httpAddr+u.Path)
+				var v any
+				if err := json.Unmarshal(body, &v); err != nil {
+					t.Fatalf("GET /scale: %v", err)
+				}
+				if n, ok := Lookup(v, tr.Metadata["valueLocation"]); !ok {
+					t.Errorf("%s: valueLocation %q is not in the scaler's GET /scale answer %s", at, tr.Metadata["valueLocation"], body)
+				} else if _, isNum := n.(float64); !isNum {
+					t.Errorf("%s: valueLocation %q is %v, not a number", at, tr.Metadata["valueLocation"], n)
+				}
+				checked++
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no Barometer or GET /scale trigger found")
+	}
+}
+
+// freeAddr returns a loopback address nothing listens on.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// waitHTTP polls a URL until it answers 200, for at most 15 s.
+func waitHTTP(t *testing.T, u string) []byte {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		resp, err := http.Get(u)
+		if err == nil {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return body
+			}
+			err = fmt.Errorf("status %s: %s", resp.Status, body)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("GET %s: %v", u, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
