@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -76,23 +77,28 @@ func TestFresh(t *testing.T) {
 }
 
 func TestChecksWithChecker(t *testing.T) {
-	now := t0.Add(time.Second)
-	snap := &signal.Snapshot{Signal: *sig(0.1, 0, 1, pressure.Saturated, false), Interval: 5 * time.Second}
-	load := func() *signal.Snapshot { return snap }
+	// The checker runs checks on its own goroutines, so the test hands them
+	// the snapshot and the time through atomics.
+	var snap atomic.Pointer[signal.Snapshot]
+	var now atomic.Int64
+	now.Store(t0.Add(time.Second).UnixNano())
+	clock := func() time.Time { return time.Unix(0, now.Load()).UTC() }
+	snap.Store(&signal.Snapshot{Signal: *sig(0.1, 0, 1, pressure.Saturated, false), Interval: 5 * time.Second})
 	checker := health.NewChecker(
 		health.WithDisabledCache(),
-		health.WithCheck(FreshnessCheck("signal-fresh", load, func() time.Time { return now })),
-		health.WithCheck(PressureCheck("pressure", load, func() time.Time { return now }, DefaultOptions())),
+		health.WithDisabledAutostart(),
+		health.WithCheck(FreshnessCheck("signal-fresh", snap.Load, clock)),
+		health.WithCheck(PressureCheck("pressure", snap.Load, clock, DefaultOptions())),
 	)
 	res := checker.Check(context.Background())
 	if res.Status != health.StatusDown || res.Details["signal-fresh"].Status != health.StatusUp || res.Details["pressure"].Status != health.StatusDown {
 		t.Fatalf("saturated WAL: %+v", res)
 	}
-	snap = &signal.Snapshot{Signal: *sig(0.9, 0, 0, pressure.Healthy, false), Interval: 5 * time.Second}
+	snap.Store(&signal.Snapshot{Signal: *sig(0.9, 0, 0, pressure.Healthy, false), Interval: 5 * time.Second})
 	if res := checker.Check(context.Background()); res.Status != health.StatusUp {
 		t.Fatalf("degraded must stay up: %+v", res)
 	}
-	now = now.Add(time.Minute)
+	now.Add(int64(time.Minute))
 	if res := checker.Check(context.Background()); res.Details["signal-fresh"].Status != health.StatusDown {
 		t.Fatalf("stale must be down: %+v", res)
 	}
