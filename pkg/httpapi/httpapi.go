@@ -79,8 +79,11 @@ func New(cfg Config) http.Handler {
 
 	mux := http.NewServeMux()
 	route := func(pattern string, h http.Handler) { mux.Handle(pattern, s.readOnly(h)) }
-	route("/scale", http.HandlerFunc(s.scaleDefault))
-	route("/scale/{namespace}/{name}", http.HandlerFunc(s.scaleRef))
+	perTarget := func(base string, serve func(http.ResponseWriter, *target.Target)) {
+		route(base, s.defaultTarget(base, serve))
+		route(base+"/{namespace}/{name}", s.refTarget(serve))
+	}
+	perTarget("/scale", s.serveScale)
 	route("/targets", http.HandlerFunc(s.targets))
 	route("/events", http.HandlerFunc(s.eventsAll))
 	route("/events/{namespace}/{name}", http.HandlerFunc(s.eventsRef))
@@ -89,8 +92,7 @@ func New(cfg Config) http.Handler {
 	}
 	route("/livez", s.livez())
 	route("/readyz", s.readyz())
-	route("/health/signal", http.HandlerFunc(s.signalHealthDefault))
-	route("/health/signal/{namespace}/{name}", http.HandlerFunc(s.signalHealthRef))
+	perTarget("/health/signal", s.serveSignalHealth)
 	// The catch-all answers every other path, whatever the method, so that
 	// an unknown path is a JSON 404 rather than ServeMux's plain text.
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

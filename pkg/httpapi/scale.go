@@ -10,23 +10,27 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/target"
 )
 
-// scaleDefault serves GET /scale: the default target's signal.
-func (s *server) scaleDefault(w http.ResponseWriter, _ *http.Request) {
-	t := s.reg.Default()
-	if t == nil {
-		s.writeError(w, http.StatusNotFound,
-			"no default target: the scaler was started without one; ask for /scale/{namespace}/{name}")
-		return
-	}
-	s.serveScale(w, t)
+// defaultTarget serves a per-target endpoint for the default target.
+func (s *server) defaultTarget(base string, serve func(http.ResponseWriter, *target.Target)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		t := s.reg.Default()
+		if t == nil {
+			s.writeError(w, http.StatusNotFound,
+				"no default target: the scaler was started without one; ask for "+base+"/{namespace}/{name}")
+			return
+		}
+		serve(w, t)
+	})
 }
 
-// scaleRef serves GET /scale/{namespace}/{name}: the signal serving that
-// ScaledObject.
-func (s *server) scaleRef(w http.ResponseWriter, r *http.Request) {
-	if t, ok := s.lookup(w, r); ok {
-		s.serveScale(w, t)
-	}
+// refTarget serves a per-target endpoint for the ScaledObject named by the
+// path's {namespace}/{name}.
+func (s *server) refTarget(serve func(http.ResponseWriter, *target.Target)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if t, ok := s.lookup(w, r); ok {
+			serve(w, t)
+		}
+	})
 }
 
 // serveScale writes a target's signal.

@@ -16,24 +16,6 @@ type verdictView struct {
 	StaleReason string `json:"staleReason,omitempty"`
 }
 
-// signalHealthDefault serves GET /health/signal for the default target.
-func (s *server) signalHealthDefault(w http.ResponseWriter, _ *http.Request) {
-	t := s.reg.Default()
-	if t == nil {
-		s.writeError(w, http.StatusNotFound,
-			"no default target: the scaler was started without one; ask for /health/signal/{namespace}/{name}")
-		return
-	}
-	s.serveSignalHealth(w, t)
-}
-
-// signalHealthRef serves GET /health/signal/{namespace}/{name}.
-func (s *server) signalHealthRef(w http.ResponseWriter, r *http.Request) {
-	if t, ok := s.lookup(w, r); ok {
-		s.serveSignalHealth(w, t)
-	}
-}
-
 // serveSignalHealth writes the workload's health projection: 200 for
 // Healthy and Degraded (a degraded workload still takes traffic; the causes
 // say what is wrong), 503 for Unhealthy.
