@@ -1,0 +1,520 @@
+// Package podrunner plays the kubelet for the end-to-end suite. It registers
+// a Node, watches the Pods bound to it, and for each one starts a
+// demo-workload process on its own loopback address (127.0.1.N, one port),
+// reports the Pod Running and Ready with that address as its podIP, and
+// when the Pod is deleted stops the process and confirms the deletion.
+//
+// It also plays the Service in front of the pods: a workload's request rate
+// is set as a total (SetLoad) and spread evenly over its ready pods, as a
+// load balancer would; and it keeps a hosts file naming every ready pod of a
+// workload under "<app>.<namespace>.svc", which the scaler (in its own mount
+// namespace) reads as a headless Service's DNS records.
+//
+// Every pod's container is the demo workload, run with the container's args
+// after the runner's own (-listen, -replicas 1).
+package podrunner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/retry"
+
+	"github.com/barometer-scaler/barometer/e2e/internal/proc"
+)
+
+// AppLabel is the pod label that names a workload.
+const AppLabel = "app"
+
+// Config configures a Runner.
+type Config struct {
+	Client kubernetes.Interface
+	// Node is the Node to register and run the pods of.
+	Node string
+	// DemoBin is the demo-workload binary.
+	DemoBin string
+	// LogDir receives one log per pod.
+	LogDir string
+	// HostsFile is rewritten in place (never replaced: it is bind-mounted)
+	// on every change of the ready pods.
+	HostsFile string
+	// Port is every pod's port; 9100 when zero.
+	Port int
+	// Logf reports pod events.
+	Logf func(format string, args ...any)
+}
+
+// Runner is a running kubelet stand-in.
+type Runner struct {
+	cfg    Config
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	http   *http.Client
+
+	mu      sync.Mutex
+	pods    map[types.UID]*pod
+	ips     map[string]bool
+	traffic map[string]*traffic // by workload key
+
+	applyMu sync.Mutex // one rebalance at a time, in order
+}
+
+type pod struct {
+	uid       types.UID
+	namespace string
+	name      string
+	app       string
+	ip        string
+	addr      string
+	ready     bool
+	readyAt   time.Time
+	cancel    context.CancelFunc
+	done      chan struct{}
+}
+
+type traffic struct {
+	rps    float64
+	splits float64
+}
+
+// Start registers the Node and starts watching its pods.
+func Start(ctx context.Context, cfg Config) (*Runner, error) {
+	if cfg.Port == 0 {
+		cfg.Port = 9100
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	r := &Runner{
+		cfg: cfg, ctx: ctx, cancel: cancel,
+		http:    &http.Client{Timeout: 5 * time.Second},
+		pods:    map[types.UID]*pod{},
+		ips:     map[string]bool{},
+		traffic: map[string]*traffic{},
+	}
+	if err := r.writeHosts(); err != nil {
+		cancel()
+		return nil, err
+	}
+	if err := r.registerNode(ctx); err != nil {
+		cancel()
+		return nil, fmt.Errorf("register node: %w", err)
+	}
+	factory := informers.NewSharedInformerFactoryWithOptions(cfg.Client, 0,
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", cfg.Node).String()
+		}))
+	inf := factory.Core().V1().Pods().Informer()
+	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { r.observe(obj) },
+		UpdateFunc: func(_, obj any) { r.observe(obj) },
+		DeleteFunc: func(obj any) {
+			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			if p, ok := obj.(*corev1.Pod); ok {
+				r.gone(p.UID)
+			}
+		},
+	})
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	factory.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		cancel()
+		return nil, errors.New("pod informer did not sync")
+	}
+	return r, nil
+}
+
+// Stop stops every pod's process. Pods stay in the API.
+func (r *Runner) Stop() {
+	r.cancel()
+	r.wg.Wait()
+}
+
+func (r *Runner) registerNode(ctx context.Context) error {
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: r.cfg.Node, Labels: map[string]string{"kubernetes.io/hostname": r.cfg.Node}}}
+	created, err := r.cfg.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		created, err = r.cfg.Client.CoreV1().Nodes().Get(ctx, r.cfg.Node, metav1.GetOptions{})
+	}
+	if err != nil {
+		return err
+	}
+	now := metav1.Now()
+	capacity := corev1.ResourceList{
+		corev1.ResourceCPU:    resource.MustParse("64"),
+		corev1.ResourceMemory: resource.MustParse("256Gi"),
+		corev1.ResourcePods:   resource.MustParse("500"),
+	}
+	created.Status = corev1.NodeStatus{
+		Capacity:    capacity,
+		Allocatable: capacity,
+		Phase:       corev1.NodeRunning,
+		Conditions: []corev1.NodeCondition{{
+			Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
+			Message: "barometer e2e pod runner", LastHeartbeatTime: now, LastTransitionTime: now,
+		}},
+		Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "127.0.0.1"}, {Type: corev1.NodeHostName, Address: r.cfg.Node}},
+	}
+	_, err = r.cfg.Client.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{})
+	return err
+}
+
+// observe starts a pod it has not seen, and stops one being deleted.
+func (r *Runner) observe(obj any) {
+	p, ok := obj.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	r.mu.Lock()
+	known := r.pods[p.UID]
+	r.mu.Unlock()
+	switch {
+	case p.DeletionTimestamp != nil && known != nil:
+		known.cancel()
+	case p.DeletionTimestamp != nil:
+		// Never started (or started by an earlier runner): just confirm.
+		r.confirmDelete(p.Namespace, p.Name, p.UID)
+	case known == nil && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed:
+		r.admit(p)
+	}
+}
+
+func (r *Runner) gone(uid types.UID) {
+	r.mu.Lock()
+	p := r.pods[uid]
+	r.mu.Unlock()
+	if p != nil {
+		p.cancel()
+	}
+}
+
+func (r *Runner) admit(k *corev1.Pod) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ctx.Err() != nil || r.pods[k.UID] != nil {
+		return
+	}
+	ip := ""
+	for i := 1; i < 255; i++ {
+		if c := "127.0.1." + strconv.Itoa(i); !r.ips[c] {
+			ip = c
+			break
+		}
+	}
+	if ip == "" {
+		r.cfg.Logf("podrunner: no free loopback address for %s/%s", k.Namespace, k.Name)
+		return
+	}
+	r.ips[ip] = true
+	ctx, cancel := context.WithCancel(r.ctx)
+	p := &pod{
+		uid: k.UID, namespace: k.Namespace, name: k.Name, app: k.Labels[AppLabel],
+		ip: ip, addr: net.JoinHostPort(ip, strconv.Itoa(r.cfg.Port)),
+		cancel: cancel, done: make(chan struct{}),
+	}
+	r.pods[k.UID] = p
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		defer close(p.done)
+		r.run(ctx, p, k)
+	}()
+}
+
+// run is one pod's life: start, report ready, wait for deletion, stop.
+func (r *Runner) run(ctx context.Context, p *pod, k *corev1.Pod) {
+	defer func() {
+		r.mu.Lock()
+		delete(r.pods, p.uid)
+		delete(r.ips, p.ip)
+		r.mu.Unlock()
+	}()
+	started := time.Now()
+	pr, err := proc.Start(proc.Spec{
+		Name: "pod_" + p.namespace + "_" + p.name, Path: r.cfg.DemoBin,
+		Args:   append([]string{"-listen", p.addr, "-replicas", "1"}, containerArgs(k)...),
+		LogDir: filepath.Join(r.cfg.LogDir, "pods"),
+	})
+	if err != nil {
+		r.cfg.Logf("podrunner: %s/%s: %v", p.namespace, p.name, err)
+		return
+	}
+	defer pr.Stop(5 * time.Second)
+	if err := r.waitServing(ctx, p, pr); err != nil {
+		if ctx.Err() == nil {
+			r.cfg.Logf("podrunner: %s/%s never served: %v\n%s", p.namespace, p.name, err, pr.Tail(1000))
+		}
+	} else if err := r.reportRunning(ctx, k, p, started); err != nil {
+		if ctx.Err() == nil {
+			r.cfg.Logf("podrunner: %s/%s: status: %v", p.namespace, p.name, err)
+		}
+	} else {
+		r.mu.Lock()
+		p.ready, p.readyAt = true, time.Now()
+		r.mu.Unlock()
+		r.changed(p.namespace, p.app)
+		r.cfg.Logf("podrunner: %s/%s ready at %s in %.1fs", p.namespace, p.name, p.addr, time.Since(started).Seconds())
+	}
+	select {
+	case <-ctx.Done():
+	case <-pr.Done():
+		r.cfg.Logf("podrunner: %s/%s process exited:\n%s", p.namespace, p.name, pr.Tail(1000))
+		<-ctx.Done()
+	}
+	r.mu.Lock()
+	p.ready = false
+	r.mu.Unlock()
+	r.changed(p.namespace, p.app)
+	pr.Stop(5 * time.Second)
+	if r.ctx.Err() == nil {
+		r.confirmDelete(p.namespace, p.name, p.uid)
+	}
+}
+
+// containerArgs are the first container's args: the runner runs every pod's
+// container as the demo workload, with the args the pod spec gives it.
+func containerArgs(k *corev1.Pod) []string {
+	if len(k.Spec.Containers) == 0 {
+		return nil
+	}
+	return k.Spec.Containers[0].Args
+}
+
+func (r *Runner) waitServing(ctx context.Context, p *pod, pr *proc.Proc) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if done, err := pr.Exited(); done {
+			return fmt.Errorf("exited: %v", err)
+		}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.addr+"/state", nil)
+		resp, err := r.http.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			err = errors.New(resp.Status)
+		}
+		if time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func (r *Runner) reportRunning(ctx context.Context, k *corev1.Pod, p *pod, started time.Time) error {
+	pods := r.cfg.Client.CoreV1().Pods(p.namespace)
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := pods.Get(ctx, p.name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if cur.UID != p.uid {
+			return fmt.Errorf("pod was replaced")
+		}
+		now := metav1.Now()
+		start := metav1.NewTime(started)
+		cur.Status.Phase = corev1.PodRunning
+		cur.Status.HostIP = "127.0.0.1"
+		cur.Status.HostIPs = []corev1.HostIP{{IP: "127.0.0.1"}}
+		cur.Status.PodIP = p.ip
+		cur.Status.PodIPs = []corev1.PodIP{{IP: p.ip}}
+		cur.Status.StartTime = &start
+		cur.Status.Conditions = nil
+		for _, t := range []corev1.PodConditionType{corev1.PodScheduled, corev1.PodInitialized, corev1.ContainersReady, corev1.PodReady} {
+			cur.Status.Conditions = append(cur.Status.Conditions, corev1.PodCondition{Type: t, Status: corev1.ConditionTrue, LastTransitionTime: now})
+		}
+		cur.Status.ContainerStatuses = nil
+		isStarted := true
+		for _, c := range cur.Spec.Containers {
+			cur.Status.ContainerStatuses = append(cur.Status.ContainerStatuses, corev1.ContainerStatus{
+				Name: c.Name, Image: c.Image, ImageID: "e2e://" + c.Image, ContainerID: "e2e://" + string(p.uid),
+				Ready: true, Started: &isStarted,
+				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: start}},
+			})
+		}
+		_, err = pods.UpdateStatus(ctx, cur, metav1.UpdateOptions{})
+		return err
+	})
+}
+
+func (r *Runner) confirmDelete(namespace, name string, uid types.UID) {
+	zero := int64(0)
+	err := r.cfg.Client.CoreV1().Pods(namespace).Delete(context.Background(), name, metav1.DeleteOptions{
+		GracePeriodSeconds: &zero,
+		Preconditions:      &metav1.Preconditions{UID: &uid},
+	})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		r.cfg.Logf("podrunner: confirm deletion of %s/%s: %v", namespace, name, err)
+	}
+}
+
+func key(namespace, app string) string { return namespace + "/" + app }
+
+// ServiceName is the name the hosts file gives a workload's ready pods.
+func ServiceName(namespace, app string) string { return app + "." + namespace + ".svc" }
+
+// SetLoad sets a workload's total request rate, spread over its ready pods.
+func (r *Runner) SetLoad(namespace, app string, rps float64) error {
+	r.mu.Lock()
+	t := r.trafficOf(namespace, app)
+	t.rps = rps
+	r.mu.Unlock()
+	return r.apply(namespace, app)
+}
+
+// SetSplits sets the splits in flight on every ready pod of a workload.
+func (r *Runner) SetSplits(namespace, app string, n float64) error {
+	r.mu.Lock()
+	t := r.trafficOf(namespace, app)
+	t.splits = n
+	r.mu.Unlock()
+	return r.apply(namespace, app)
+}
+
+// Load is a workload's total request rate.
+func (r *Runner) Load(namespace, app string) float64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.trafficOf(namespace, app).rps
+}
+
+// Ready lists the addresses of a workload's ready pods.
+func (r *Runner) Ready(namespace, app string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, p := range r.pods {
+		if p.ready && p.namespace == namespace && p.app == app {
+			out = append(out, p.addr)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (r *Runner) trafficOf(namespace, app string) *traffic {
+	t := r.traffic[key(namespace, app)]
+	if t == nil {
+		t = &traffic{}
+		r.traffic[key(namespace, app)] = t
+	}
+	return t
+}
+
+// changed follows a change of a workload's ready pods: the hosts file and
+// the spread of its load.
+func (r *Runner) changed(namespace, app string) {
+	if err := r.writeHosts(); err != nil {
+		r.cfg.Logf("podrunner: hosts file: %v", err)
+	}
+	if err := r.apply(namespace, app); err != nil && r.ctx.Err() == nil {
+		r.cfg.Logf("podrunner: %v", err)
+	}
+}
+
+// apply sends every ready pod of a workload its share of the load and the
+// splits in flight.
+func (r *Runner) apply(namespace, app string) error {
+	r.applyMu.Lock()
+	defer r.applyMu.Unlock()
+	r.mu.Lock()
+	t := *r.trafficOf(namespace, app)
+	var ready []*pod
+	for _, p := range r.pods {
+		if p.ready && p.namespace == namespace && p.app == app {
+			ready = append(ready, p)
+		}
+	}
+	r.mu.Unlock()
+	if len(ready) == 0 {
+		return nil
+	}
+	share := t.rps / float64(len(ready))
+	var errs []error
+	for _, p := range ready {
+		for _, set := range []struct {
+			path, param string
+			v           float64
+		}{{"/load", "rps", share}, {"/splits", "n", t.splits}} {
+			if err := r.post(p.addr, set.path, set.param, set.v); err != nil {
+				errs = append(errs, fmt.Errorf("%s/%s %s: %w", p.namespace, p.name, set.path, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (r *Runner) post(addr, path, param string, v float64) error {
+	u := "http://" + addr + path + "?" + url.Values{param: {strconv.FormatFloat(v, 'f', -1, 64)}}.Encode()
+	req, err := http.NewRequestWithContext(r.ctx, http.MethodPost, u, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := r.http.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent && resp.StatusCode != http.StatusOK {
+		return errors.New(resp.Status)
+	}
+	return nil
+}
+
+// writeHosts rewrites the hosts file in place with one line per ready pod.
+func (r *Runner) writeHosts() error {
+	r.mu.Lock()
+	var lines []string
+	for _, p := range r.pods {
+		if p.ready {
+			name := ServiceName(p.namespace, p.app)
+			lines = append(lines, p.ip+"\t"+name+" "+name+".cluster.local")
+		}
+	}
+	r.mu.Unlock()
+	slices.Sort(lines)
+	content := "# written by the barometer e2e pod runner\n127.0.0.1\tlocalhost\n::1\tlocalhost\n" + strings.Join(lines, "\n") + "\n"
+	// One write of the whole file: it is read by another process, and a
+	// rename would not reach a bind mount.
+	f, err := os.OpenFile(r.cfg.HostsFile, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write([]byte(content))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

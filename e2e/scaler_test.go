@@ -1,0 +1,135 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/barometer-scaler/barometer/e2e/internal/cluster"
+	"github.com/barometer-scaler/barometer/e2e/internal/proc"
+)
+
+// scaler is one Barometer process. It runs in its own mount namespace,
+// where /etc/hosts is the pod runner's hosts file (so a dns+http:// target
+// of "<app>.e2e.svc" expands to the app's ready pods, as a headless Service
+// would) and /etc/resolv.conf names only 127.0.0.1, so a name missing from
+// the hosts file never leaves the machine.
+type scaler struct {
+	name string
+	grpc string // host:port
+	http string // host:port
+	spec proc.Spec
+	p    *proc.Proc
+}
+
+// scalerTLS is the TLS material of a scaler that serves gRPC over TLS.
+type scalerTLS struct {
+	certFile, keyFile, clientCAFile string
+}
+
+func startScaler(ctx context.Context, name string, tls *scalerTLS) (*scaler, error) {
+	dir := filepath.Join(workDir, name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	resolv := filepath.Join(dir, "resolv.conf")
+	if err := os.WriteFile(resolv, []byte("# barometer e2e: no DNS beyond this machine\nnameserver 127.0.0.1\noptions timeout:1 attempts:1\n"), 0o644); err != nil {
+		return nil, err
+	}
+	nsswitch := filepath.Join(dir, "nsswitch.conf")
+	if err := os.WriteFile(nsswitch, []byte("hosts: files dns\n"), 0o644); err != nil {
+		return nil, err
+	}
+	s := &scaler{
+		name: name,
+		grpc: net.JoinHostPort("127.0.0.1", strconv.Itoa(cluster.FreePort("127.0.0.1"))),
+		http: net.JoinHostPort("127.0.0.1", strconv.Itoa(cluster.FreePort("127.0.0.1"))),
+	}
+	script := `set -e
+mount --bind "$1" /etc/hosts
+mount --bind "$2" /etc/resolv.conf
+if [ -e /etc/nsswitch.conf ]; then mount --bind "$3" /etc/nsswitch.conf; fi
+shift 3
+exec "$@"`
+	envs := []string{
+		"BAROMETER_GRPC_ADDR=" + s.grpc,
+		"BAROMETER_HTTP_ADDR=" + s.http,
+		"BAROMETER_ALLOWED_TARGETS=*.svc,127.0.0.0/8",
+		"BAROMETER_SAMPLE_INTERVAL=1s",
+		"BAROMETER_SHUTDOWN_TIMEOUT=5s",
+		"BAROMETER_LOG_LEVEL=debug",
+		"GODEBUG=netdns=go",
+	}
+	if tls != nil {
+		envs = append(envs,
+			"BAROMETER_TLS_CERT_FILE="+tls.certFile,
+			"BAROMETER_TLS_KEY_FILE="+tls.keyFile,
+			"BAROMETER_TLS_CLIENT_CA_FILE="+tls.clientCAFile)
+	}
+	s.spec = proc.Spec{
+		Name: name, Path: "unshare", LogDir: env.cluster.LogDir, Env: envs,
+		Args: []string{"--mount", "--propagation", "private", "--", "sh", "-c", script, "sh",
+			env.hosts, resolv, nsswitch, filepath.Join(binDir, "scaler")},
+	}
+	return s, s.start(ctx)
+}
+
+func (s *scaler) start(ctx context.Context) error {
+	p, err := proc.Start(s.spec)
+	if err != nil {
+		return err
+	}
+	s.p = p
+	return cluster.Poll(ctx, 60*time.Second, s.name+" live", func(ctx context.Context) error {
+		if done, err := p.Exited(); done {
+			return cluster.Permanent(fmt.Errorf("exited (%v):\n%s", err, p.Tail(3000)))
+		}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+s.http+"/livez", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("/livez: %s", resp.Status)
+		}
+		return nil
+	})
+}
+
+// kill ends the scaler at once, as a crash or an evicted pod would.
+func (s *scaler) kill() { s.p.Kill() }
+
+func (s *scaler) stop() {
+	if s.p != nil {
+		s.p.Stop(10 * time.Second)
+	}
+}
+
+// signal returns the scaleValue the scaler serves for a ScaledObject, or
+// NaN when it serves none (yet).
+func (s *scaler) signal(ctx context.Context, name string) float64 {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+s.http+"/scale/"+namespace+"/"+name, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return math.NaN()
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return math.NaN()
+	}
+	var v struct {
+		ScaleValue float64 `json:"scaleValue"`
+	}
+	if json.NewDecoder(resp.Body).Decode(&v) != nil {
+		return math.NaN()
+	}
+	return v.ScaleValue
+}

@@ -1,0 +1,305 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/barometer-scaler/barometer/e2e/internal/cluster"
+	"github.com/barometer-scaler/barometer/e2e/internal/podrunner"
+	"github.com/barometer-scaler/barometer/e2e/internal/record"
+)
+
+var (
+	scaledObjectGVR = schema.GroupVersionResource{Group: "keda.sh", Version: "v1alpha1", Resource: "scaledobjects"}
+	triggerAuthGVR  = schema.GroupVersionResource{Group: "keda.sh", Version: "v1alpha1", Resource: "triggerauthentications"}
+)
+
+// The demo workload's model (examples/demo-workload, its defaults): one
+// replica serves capacity requests per second at full CPU, and below 70 % of
+// that CPU is its dominant dimension. So with targetPressure 0.7 the load
+// needs ceil(load / (capacity x 0.7)) replicas.
+const (
+	capacity       = 100.0
+	targetPressure = 0.7
+)
+
+// demandOf is the replicas a total load needs when one replica should
+// carry perReplica of it, clamped to [lo, hi].
+func demandOf(load, perReplica float64, lo, hi int) int {
+	n := int(math.Ceil(load/perReplica - 1e-9))
+	return min(max(n, lo), hi)
+}
+
+// workload is one scenario's Deployment of the demo workload, its
+// ScaledObject and its recording.
+type workload struct {
+	t        *testing.T
+	ctx      context.Context
+	name     string
+	min, max int
+	rec      *record.Recorder
+	scaler   *scaler
+	// perReplica is the load one replica should carry: the demand is
+	// load / perReplica.
+	perReplica float64
+	// demandLoad, when set, is the load that demand follows instead of the
+	// pods' (the push scenario's front end).
+	demandLoad func() float64
+}
+
+// options shape a workload.
+type options struct {
+	// args are the demo workload's extra flags (the container's args).
+	args []string
+	// perReplica overrides capacity x targetPressure.
+	perReplica float64
+}
+
+// newWorkload creates the Deployment at replicas and waits for them to be
+// ready, then starts recording. Cleanup removes everything and writes the
+// recording to the results directory.
+func newWorkload(t *testing.T, name string, replicas, lo, hi int, s *scaler, title string, opt ...options) *workload {
+	t.Helper()
+	ctx := t.Context()
+	w := &workload{t: t, ctx: ctx, name: name, min: lo, max: hi, scaler: s, perReplica: capacity * targetPressure}
+	var args []string
+	for _, o := range opt {
+		args = append(args, o.args...)
+		if o.perReplica > 0 {
+			w.perReplica = o.perReplica
+		}
+	}
+	labels := map[string]string{podrunner.AppLabel: name}
+	r := int32(replicas)
+	zero := int64(0)
+	off := false
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &r,
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: maps.Clone(labels)},
+				Spec: corev1.PodSpec{
+					NodeName:                      nodeName,
+					AutomountServiceAccountToken:  &off,
+					TerminationGracePeriodSeconds: &zero,
+					Containers: []corev1.Container{{
+						Name: "demo", Image: "barometer/demo-workload:e2e", Args: args,
+						Ports: []corev1.ContainerPort{{Name: "metrics", ContainerPort: int32(env.podPort)}},
+					}},
+				},
+			},
+		},
+	}
+	if _, err := env.cluster.Client.AppsV1().Deployments(namespace).Create(ctx, d, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create deployment: %v", err)
+	}
+	t.Cleanup(func() { w.cleanup(title) })
+	if err := cluster.Poll(ctx, 90*time.Second, fmt.Sprintf("%s: %d ready replicas", name, replicas), func(ctx context.Context) error {
+		d, err := env.cluster.Client.AppsV1().Deployments(namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if int(d.Status.ReadyReplicas) != replicas || int(d.Status.Replicas) != replicas {
+			return fmt.Errorf("ready %d of %d", d.Status.ReadyReplicas, d.Status.Replicas)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// The recording outlives the test's context (cancelled before
+	// cleanups run): cleanup stops it and writes it.
+	w.rec = record.Start(context.Background(), env.cluster.Client, namespace, name, 500*time.Millisecond, record.Probe{
+		Load: func() (float64, int) {
+			load := env.runner.Load(namespace, name)
+			if w.demandLoad != nil {
+				load = w.demandLoad()
+			}
+			return load, demandOf(load, w.perReplica, w.min, w.max)
+		},
+		Signal: func(ctx context.Context) float64 { return w.scaler.signal(ctx, name) },
+	})
+	return w
+}
+
+// setLoad sets the total load and marks the change; it returns the mark.
+func (w *workload) setLoad(rps float64) time.Duration {
+	w.t.Helper()
+	at := w.rec.Mark(fmt.Sprintf("load %g", rps))
+	if err := env.runner.SetLoad(namespace, w.name, rps); err != nil {
+		w.t.Fatalf("set load: %v", err)
+	}
+	return at
+}
+
+func (w *workload) setSplits(n float64) time.Duration {
+	w.t.Helper()
+	at := w.rec.Mark(fmt.Sprintf("splits %g", n))
+	if err := env.runner.SetSplits(namespace, w.name, n); err != nil {
+		w.t.Fatalf("set splits: %v", err)
+	}
+	return at
+}
+
+// waitFor waits for a point after since that satisfies ok.
+func (w *workload) waitFor(since, timeout time.Duration, what string, ok func(record.Point) bool) record.Point {
+	w.t.Helper()
+	p, err := w.rec.WaitFor(w.ctx, since, timeout, w.name+": "+what, ok)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return p
+}
+
+// hold fails unless ok holds for every point over d.
+func (w *workload) hold(d time.Duration, what string, ok func(record.Point) bool) {
+	w.t.Helper()
+	if err := w.rec.Hold(w.ctx, d, w.name+": "+what, ok); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// trigger returns the external trigger metadata for this workload: the
+// scrape source over the pods' headless-Service name.
+func (w *workload) pressureMetadata(extra map[string]string) map[string]any {
+	m := map[string]any{
+		"scalerAddress":     w.scaler.grpc,
+		"source":            "scrape",
+		"targets":           w.targets(),
+		"targetPressure":    strconv.FormatFloat(targetPressure, 'f', -1, 64),
+		"minReplicas":       strconv.Itoa(w.min),
+		"sampleInterval":    "1s",
+		"ewmaHalfLife":      "3s",
+		"scaleInGateWindow": gateWindow.String(),
+	}
+	for k, v := range extra {
+		m[k] = v
+	}
+	return m
+}
+
+// targets is the scrape target of the workload's pods: its headless
+// Service name, expanded to the ready pods.
+func (w *workload) targets() string {
+	return "dns+http://" + podrunner.ServiceName(namespace, w.name) + ":" + strconv.Itoa(env.podPort) + "/metrics"
+}
+
+// gateWindow is the scale-in gate window every scenario configures.
+const gateWindow = 10 * time.Second
+
+// scaledObject is a ScaledObject for the workload with fast loops: KEDA
+// polls every 5 s, the HPA syncs every 5 s, and no HPA stabilization, so
+// what the test sees is Barometer's own timing (its gate and smoothing).
+func (w *workload) scaledObject(trigger map[string]any, spec map[string]any) {
+	w.t.Helper()
+	s := map[string]any{
+		"scaleTargetRef":  map[string]any{"name": w.name},
+		"pollingInterval": int64(5),
+		"cooldownPeriod":  int64(30),
+		"minReplicaCount": int64(w.min),
+		"maxReplicaCount": int64(w.max),
+		"advanced": map[string]any{
+			"horizontalPodAutoscalerConfig": map[string]any{
+				"behavior": map[string]any{
+					"scaleUp": map[string]any{
+						"stabilizationWindowSeconds": int64(0),
+						"selectPolicy":               "Max",
+						"policies": []any{
+							map[string]any{"type": "Percent", "value": int64(100), "periodSeconds": int64(5)},
+							map[string]any{"type": "Pods", "value": int64(4), "periodSeconds": int64(5)},
+						},
+					},
+					"scaleDown": map[string]any{
+						"stabilizationWindowSeconds": int64(0),
+						"policies": []any{
+							map[string]any{"type": "Percent", "value": int64(100), "periodSeconds": int64(5)},
+						},
+					},
+				},
+			},
+		},
+		"triggers": []any{trigger},
+	}
+	for k, v := range spec {
+		s[k] = v
+	}
+	so := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "keda.sh/v1alpha1",
+		"kind":       "ScaledObject",
+		"metadata":   map[string]any{"name": w.name, "namespace": namespace},
+		"spec":       s,
+	}}
+	if _, err := env.cluster.Dynamic.Resource(scaledObjectGVR).Namespace(namespace).Create(w.ctx, so, metav1.CreateOptions{}); err != nil {
+		w.t.Fatalf("create ScaledObject: %v", err)
+	}
+	w.rec.Mark("ScaledObject")
+}
+
+// waitServed waits until KEDA has asked the scaler for this ScaledObject and
+// the scaler serves a signal for it.
+func (w *workload) waitServed(timeout time.Duration) {
+	w.t.Helper()
+	w.waitFor(w.rec.Now(), timeout, "the scaler serves a signal (KEDA has called it)", func(p record.Point) bool { return !math.IsNaN(p.Signal) })
+}
+
+// cleanup removes the ScaledObject (and the HPA KEDA made, since no garbage
+// collector runs), then the pods, the ReplicaSets and the Deployment; and
+// writes the recording.
+func (w *workload) cleanup(title string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if w.rec != nil {
+		run := w.rec.Stop()
+		if err := run.Write(resultsDir, w.name, title); err != nil {
+			w.t.Errorf("write results: %v", err)
+		}
+		m := run.Metrics()
+		w.t.Logf("SPEC metrics over %.0fs: theta_U %.1f%% theta_O %.1f%% tau_U %.1f%% tau_O %.1f%% upsilon %.1f%% jitter %.2f/min; changes %d, oscillations %d, peak %d",
+			m.Seconds, m.UnderAccuracy, m.OverAccuracy, m.UnderTimeshare, m.OverTimeshare, m.Instability, m.Jitter, m.Changes, m.Oscillations, m.Peak)
+		w.t.Logf("recording: %s", filepath.Join(resultsDir, w.name+".svg"))
+	}
+	c := env.cluster
+	so := c.Dynamic.Resource(scaledObjectGVR).Namespace(namespace)
+	if err := so.Delete(ctx, w.name, metav1.DeleteOptions{}); err == nil {
+		// KEDA's finalizer runs first; wait for it so it does not race
+		// the HPA removal below.
+		_ = cluster.Poll(ctx, 60*time.Second, "ScaledObject gone", func(ctx context.Context) error {
+			if _, err := so.Get(ctx, w.name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				return fmt.Errorf("still there (%v)", err)
+			}
+			return nil
+		})
+	}
+	_ = c.Client.AutoscalingV2().HorizontalPodAutoscalers(namespace).Delete(ctx, "keda-hpa-"+w.name, metav1.DeleteOptions{})
+	_ = c.Client.AppsV1().Deployments(namespace).Delete(ctx, w.name, metav1.DeleteOptions{})
+	sel := podrunner.AppLabel + "=" + w.name
+	_ = c.Client.AppsV1().ReplicaSets(namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: sel})
+	_ = c.Client.CoreV1().Pods(namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: sel})
+	err := cluster.Poll(ctx, 60*time.Second, w.name+": pods gone", func(ctx context.Context) error {
+		pods, err := c.Client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+		if err != nil {
+			return err
+		}
+		if n := len(pods.Items); n > 0 {
+			return fmt.Errorf("%d left", n)
+		}
+		return nil
+	})
+	if err != nil {
+		w.t.Logf("cleanup: %v", err)
+	}
+}
