@@ -1,6 +1,9 @@
 package sim
 
-import "time"
+import (
+	"cmp"
+	"time"
+)
 
 // Score is how one run did: the reference's counts, then the SPEC Research
 // Group elasticity metrics (demand = required replicas, supply = ready
@@ -56,7 +59,7 @@ func score(steps []Step, s Series, initial int, turn time.Duration) Score {
 	var under, over float64
 	var underTurns, overTurns, unstable, adaptations, demandChanges int
 	for i, st := range steps {
-		if dir := sign(st.Replicas - prev); dir != 0 {
+		if dir := cmp.Compare(st.Replicas-prev, 0); dir != 0 {
 			sc.Changes++
 			if lastDir != 0 && dir != lastDir {
 				sc.Oscillation++
@@ -92,7 +95,7 @@ func score(steps []Step, s Series, initial int, turn time.Duration) Score {
 		}
 		if i > 0 {
 			p := steps[i-1]
-			ds, dd := sign(st.Ready-p.Ready), sign(st.Required-p.Required)
+			ds, dd := cmp.Compare(st.Ready-p.Ready, 0), cmp.Compare(st.Required-p.Required, 0)
 			if ds != dd {
 				unstable++
 			}
@@ -115,14 +118,4 @@ func score(steps []Step, s Series, initial int, turn time.Duration) Score {
 	}
 	sc.Jitter = float64(adaptations-demandChanges) / (n * turn.Minutes())
 	return sc
-}
-
-func sign(x int) int {
-	switch {
-	case x > 0:
-		return 1
-	case x < 0:
-		return -1
-	}
-	return 0
 }

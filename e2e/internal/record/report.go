@@ -1,6 +1,7 @@
 package record
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"html"
@@ -84,7 +85,7 @@ func (r Run) Metrics() Metrics {
 			m.ExcessSeconds += (s - d) * dt
 		}
 		n := pts[i+1]
-		ds, dd := sign(n.Ready-p.Ready), sign(n.Demand-p.Demand)
+		ds, dd := cmp.Compare(n.Ready-p.Ready, 0), cmp.Compare(n.Demand-p.Demand, 0)
 		steps++
 		if ds != dd {
 			unstable++
@@ -95,7 +96,7 @@ func (r Run) Metrics() Metrics {
 		if dd != 0 {
 			demandChanges++
 		}
-		if dir := sign(n.Desired - p.Desired); dir != 0 {
+		if dir := cmp.Compare(n.Desired-p.Desired, 0); dir != 0 {
 			m.Changes++
 			if lastDir != 0 && dir != lastDir {
 				m.Oscillations++
@@ -112,16 +113,6 @@ func (r Run) Metrics() Metrics {
 		m.Instability = 100 * float64(unstable) / float64(steps)
 	}
 	return m
-}
-
-func sign(x int) int {
-	switch {
-	case x > 0:
-		return 1
-	case x < 0:
-		return -1
-	}
-	return 0
 }
 
 // Write writes name.json (points, events, metrics, measured times) and

@@ -173,20 +173,20 @@ func Names() []string {
 	return []string{policy.PolicyQueue, policy.PolicyFullyElastic, policy.PolicyMaxCount, policy.PolicyPoolWithThreshold, policy.PolicyFixed}
 }
 
+// DefaultSetting is one policy at its defaults read at model m, wired by w.
+func DefaultSetting(name string, m sim.Model, w Wiring) (sim.Setting, error) {
+	if name == policy.PolicyQueue {
+		return QueueSetting(name, QueueOptions(m), w)
+	}
+	return ElasticitySetting(name, ElasticityOptions(name, m), w)
+}
+
 // Settings are every policy at its defaults read at model m, wired by w,
 // named by the policy, in the order of Names.
 func Settings(m sim.Model, w Wiring) []sim.Setting {
 	out := make([]sim.Setting, 0, len(Names()))
 	for _, name := range Names() {
-		var (
-			s   sim.Setting
-			err error
-		)
-		if name == policy.PolicyQueue {
-			s, err = QueueSetting(name, QueueOptions(m), w)
-		} else {
-			s, err = ElasticitySetting(name, ElasticityOptions(name, m), w)
-		}
+		s, err := DefaultSetting(name, m, w)
 		if err != nil {
 			panic(err) // the documented defaults are valid for any valid model
 		}

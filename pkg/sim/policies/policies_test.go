@@ -101,15 +101,7 @@ func run(t *testing.T, set sim.Setting, m sim.Model, s sim.Series, cfg sim.Confi
 
 func setting(t *testing.T, name string, m sim.Model, w Wiring) sim.Setting {
 	t.Helper()
-	var (
-		s   sim.Setting
-		err error
-	)
-	if name == policy.PolicyQueue {
-		s, err = QueueSetting(name, QueueOptions(m), w)
-	} else {
-		s, err = ElasticitySetting(name, ElasticityOptions(name, m), w)
-	}
+	s, err := DefaultSetting(name, m, w)
 	if err != nil {
 		t.Fatal(err)
 	}
