@@ -78,7 +78,7 @@ func (s *Sources) Parse(raw map[string]string, defaultInterval time.Duration) (M
 		m   Metadata
 		err error
 	)
-	fail := func(e error) (Metadata, error) { return Metadata{}, e }
+	fail := func(e error) (Metadata, error) { return Metadata{}, p.Spelled(e) }
 
 	kind, err := p.Enum("source", DefaultSource, s.names()...)
 	if err != nil {

@@ -1,6 +1,8 @@
 package target
 
 import (
+	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -25,16 +27,50 @@ func (e *MetadataError) Error() string {
 }
 
 // Params reads trigger metadata key by key, remembering which keys were
-// read so that anything left over is reported as unknown. Keys ending in
-// FromEnv arrive from KEDA already resolved under their own name.
+// read so that anything left over is reported as unknown.
+//
+// KEDA forwards a key ending in FromEnv under that same name, with the
+// environment variable's resolved value (and drops it when the variable does
+// not resolve), so `targetPressureFromEnv` is read as `targetPressure`.
+// Errors still name the key the way the trigger spelled it.
 type Params struct {
-	raw  map[string]string
-	used map[string]bool
+	raw      map[string]string
+	used     map[string]bool
+	spelled  map[string]string // base key -> the FromEnv key it came from
+	conflict error
 }
 
 // NewParams wraps a ScaledObject's scalerMetadata.
 func NewParams(raw map[string]string) *Params {
-	return &Params{raw: raw, used: map[string]bool{}}
+	p := &Params{raw: make(map[string]string, len(raw)), used: map[string]bool{}, spelled: map[string]string{}}
+	for k, v := range raw {
+		base, fromEnv := strings.CutSuffix(k, "FromEnv")
+		if !fromEnv || base == "" {
+			p.raw[k] = v
+			continue
+		}
+		if _, both := raw[base]; both {
+			p.conflict = &MetadataError{Key: k, Allowed: fmt.Sprintf("set either %s or %s, not both", base, k)}
+			continue
+		}
+		p.raw[base] = v
+		p.spelled[base] = k
+	}
+	return p
+}
+
+// Spelled rewrites a *MetadataError about a key that arrived as xFromEnv to
+// name xFromEnv, the key the trigger author wrote.
+func (p *Params) Spelled(err error) error {
+	var me *MetadataError
+	if errors.As(err, &me) {
+		if k, ok := p.spelled[me.Key]; ok {
+			out := *me
+			out.Key = k
+			return &out
+		}
+	}
+	return err
 }
 
 // Lookup returns a key's trimmed value and whether it is set (non-empty).
@@ -133,12 +169,16 @@ func (p *Params) Ignore(keys ...string) {
 	}
 }
 
-// Unknown reports the first key (in sorted order) that nothing read.
+// Unknown reports a key set twice (x and xFromEnv), or the first key (in
+// sorted order) that nothing read.
 func (p *Params) Unknown() error {
+	if p.conflict != nil {
+		return p.conflict
+	}
 	var left []string
 	for k := range p.raw {
 		if !p.used[k] {
-			left = append(left, k)
+			left = append(left, cmp.Or(p.spelled[k], k))
 		}
 	}
 	if len(left) == 0 {

@@ -140,3 +140,25 @@ func TestRegistryLifecycle(t *testing.T) {
 		t.Fatal("the default target must never be reaped")
 	}
 }
+
+// TestFromEnvKeys: KEDA forwards xFromEnv under that name with the resolved
+// value; it reads as x, and errors name the key the trigger wrote.
+func TestFromEnvKeys(t *testing.T) {
+	md, err := testSources().Parse(map[string]string{"targetPressureFromEnv": "0.4", "minReplicasFromEnv": "2"}, time.Second)
+	if err != nil || md.TargetPressure != 0.4 || md.Signal.MinReplicas != 2 {
+		t.Fatalf("FromEnv keys: %+v %v", md, err)
+	}
+	var me *MetadataError
+	_, err = testSources().Parse(map[string]string{"targetPressureFromEnv": "lots"}, time.Second)
+	if !errors.As(err, &me) || me.Key != "targetPressureFromEnv" {
+		t.Fatalf("bad FromEnv value: %v", err)
+	}
+	_, err = testSources().Parse(map[string]string{"targetPressure": "0.5", "targetPressureFromEnv": "0.4"}, time.Second)
+	if !errors.As(err, &me) || me.Key != "targetPressureFromEnv" || !strings.Contains(err.Error(), "not both") {
+		t.Fatalf("both spellings: %v", err)
+	}
+	_, err = testSources().Parse(map[string]string{"surpriseFromEnv": "1"}, time.Second)
+	if !errors.As(err, &me) || me.Key != "surpriseFromEnv" {
+		t.Fatalf("unknown FromEnv key: %v", err)
+	}
+}

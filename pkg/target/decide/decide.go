@@ -94,6 +94,10 @@ type Engine struct {
 	mu       sync.Mutex
 	trackers map[time.Duration]*policy.LaunchTracker // by TTL: state is per target inside
 	pools    map[string]*pool
+	// owners is the live runner of each target key. A reaped target's
+	// runner closes after its sampler stops, which can be after a new
+	// runner took the same key; its release must not undo the new one.
+	owners map[string]*Runner
 }
 
 // NewEngine returns an engine with an empty audit trail.
@@ -106,7 +110,7 @@ func NewEngine(cfg Config) *Engine {
 	if err != nil {
 		panic(err) // unreachable: PerTarget >= 1
 	}
-	return &Engine{audit: audit, trackers: map[time.Duration]*policy.LaunchTracker{}, pools: map[string]*pool{}}
+	return &Engine{audit: audit, trackers: map[time.Duration]*policy.LaunchTracker{}, pools: map[string]*pool{}, owners: map[string]*Runner{}}
 }
 
 // Events returns a target's kept decisions, oldest first (never nil).
@@ -153,6 +157,9 @@ func (e *Engine) Runner(key string, spec Spec, opts signal.Options, interval tim
 	case spec.Policy == signal.PolicyPressure:
 		r.computer = signal.NewComputer(opts)
 		r.prev = r.computer.WarmingUp().RecommendedReplicas
+		e.mu.Lock()
+		e.owners[key] = r
+		e.mu.Unlock()
 		return r, nil
 	case spec.Policy == policy.PolicyQueue:
 		r.queue, err = policy.NewQueuePolicy(spec.Queue)
@@ -181,6 +188,7 @@ func (e *Engine) Runner(key string, spec Spec, opts signal.Options, interval tim
 		p.join(r, now)
 		r.pool = p
 	}
+	e.owners[key] = r
 	return r, nil
 }
 
@@ -198,13 +206,21 @@ func (e *Engine) tracker(ttl time.Duration) (*policy.LaunchTracker, error) {
 }
 
 // release forgets a closed runner: it leaves its pool (the pool goes when
-// its last member does), and its launches and events are dropped.
+// its last member does), and its launches and events are dropped. A runner
+// whose key a newer runner has taken releases only what is its own.
 func (e *Engine) release(r *Runner) {
 	e.mu.Lock()
-	if r.pool != nil && r.pool.leave(r.key) == 0 {
+	if r.pool != nil && r.pool.leave(r) == 0 {
 		delete(e.pools, r.pool.name)
 	}
+	superseded := e.owners[r.key] != r
+	if !superseded {
+		delete(e.owners, r.key)
+	}
 	e.mu.Unlock()
+	if superseded {
+		return
+	}
 	if r.tracker != nil {
 		r.tracker.Forget(r.key)
 	}

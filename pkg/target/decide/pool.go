@@ -61,21 +61,31 @@ func (p *pool) join(r *Runner, now time.Time) {
 	p.members[r.key] = &member{runner: r, joined: now}
 }
 
-// leave removes a member and returns how many remain.
-func (p *pool) leave(key string) int {
+// leave removes r's membership, unless a newer runner of the same key has
+// joined since, and returns how many members remain.
+func (p *pool) leave(r *Runner) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	delete(p.members, key)
+	if m, ok := p.members[r.key]; ok && m.runner == r {
+		delete(p.members, r.key)
+	}
 	return len(p.members)
 }
 
 // decide records target's signals at now and returns its decision. recorded
 // reports that the pool already put the decision in the audit trail (it
 // records every member's share when it decides); otherwise the caller does.
-func (p *pool) decide(target string, obs policy.ElasticityObservation, now time.Time) (d policy.Decision, recorded bool) {
+func (p *pool) decide(r *Runner, obs policy.ElasticityObservation, now time.Time) (d policy.Decision, recorded bool) {
+	target := r.key
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	me := p.members[target]
+	me, ok := p.members[target]
+	if !ok {
+		// Unreachable while release leaves only its own membership; a
+		// member that is missing rejoins rather than crash the sampler.
+		me = &member{runner: r, joined: now}
+		p.members[target] = me
+	}
 	me.obs, me.at, me.seen = obs, now, true
 
 	if !p.decidedAt.IsZero() && now.Sub(p.decidedAt) < p.interval/2 {

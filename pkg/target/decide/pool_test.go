@@ -165,3 +165,27 @@ func TestPoolIsDroppedWithItsLastMember(t *testing.T) {
 	}
 	b.Close()
 }
+
+// A reaped target's runner closes after its sampler stops, which can be
+// after a new runner took the same key. The old release must leave the new
+// runner's pool membership, launches and events alone.
+func TestSupersededRunnerReleasesOnlyItsOwn(t *testing.T) {
+	for _, s := range []Spec{pooled(policy.PolicyFullyElastic, "gpu"), spec(signal.PolicyPressure)} {
+		t.Run(s.Policy, func(t *testing.T) {
+			e := NewEngine(Config{})
+			old := newRunner(t, e, "a", s)
+			decideAt(t, old, at(0), sample(1, 0.5, queue(1, 1)))
+			fresh := newRunner(t, e, "a", s) // the key is acquired again before the old sampler stopped
+			decideAt(t, fresh, at(5), sample(1, 0.5, queue(1, 1)))
+			old.Close()
+			decideAt(t, fresh, at(10), sample(1, 0.5, queue(1, 1))) // must not panic
+			if got := len(e.Events("a")); got < 1 {
+				t.Fatalf("the new runner's events were dropped: %d left", got)
+			}
+			fresh.Close()
+			if got := len(e.Events("a")); got != 0 {
+				t.Fatalf("the owner's close kept %d events", got)
+			}
+		})
+	}
+}

@@ -113,7 +113,7 @@ func (r *Runner) Decide(now time.Time, obs pressure.Observation, in signal.Input
 		}
 		eo := elasticObservation(obs.Queue, visible)
 		if r.pool != nil {
-			d, recorded = r.pool.decide(r.key, eo, now)
+			d, recorded = r.pool.decide(r, eo, now)
 		} else {
 			eo.InFlight = r.tracker.Observe(r.key, visible, now)
 			d, r.estate = r.elastic.Decide(r.estate, eo, now)
