@@ -115,7 +115,9 @@ func (c *Computer) Decide(now time.Time, obs pressure.Observation, in Input) (Sc
 func (c *Computer) reason(d Dimension, v float64, replicas int, held bool, missing []string) string {
 	b := append(c.reasonBuf[:0], d.String()...)
 	b = append(b, " pressure "...)
-	b = strconv.AppendFloat(b, v, 'f', 2, 64)
+	// Ties round away from zero, as the original's {v:0.00} does
+	// (strconv would print 0.125 as 0.12).
+	b = strconv.AppendFloat(b, math.Round(v*100)/100, 'f', 2, 64)
 	b = append(b, " across "...)
 	b = strconv.AppendInt(b, int64(replicas), 10)
 	b = append(b, " replica(s)"...)

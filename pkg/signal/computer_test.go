@@ -37,6 +37,7 @@ func TestDominantDimensionAndClamping(t *testing.T) {
 		{"+Inf clamps to one", cp(0, math.Inf(1), 0, 3), Resource, 3, "resource pressure 1.00 across 3 replica(s)"},
 		{"zero replicas read as one", cp(0.5, 0, 0, 0), Activation, 0.5, "activation pressure 0.50 across 1 replica(s)"},
 		{"all zero", cp(0, 0, 0, 5), Activation, 0, "activation pressure 0.00 across 5 replica(s)"},
+		{"ties round away from zero", cp(0.125, 0, 0, 8), Activation, 1, "activation pressure 0.13 across 8 replica(s)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
