@@ -136,8 +136,13 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- li
 		logger.Warn("in-flight gRPC calls did not finish in time; stopping", "timeout", cfg.ShutdownTimeout)
 		grpcServer.Stop()
 	}
-	if err := httpServer.Shutdown(shutdownCtx); err != nil {
-		logger.Warn("HTTP shutdown", "err", err)
+	// HTTP requests are short reads of the cache; they get a few seconds of
+	// their own, even when the gRPC drain used the whole timeout.
+	httpCtx, cancelHTTP := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancelHTTP()
+	if err := httpServer.Shutdown(httpCtx); err != nil {
+		logger.Warn("HTTP shutdown did not finish; closing connections", "err", err)
+		httpServer.Close()
 	}
 	stopSamplers()
 	<-registryDone

@@ -194,6 +194,7 @@ func (s *Server) StreamIsActive(ref *externalscaler.ScaledObjectRef, stream exte
 	if err != nil {
 		return err
 	}
+	defer s.reg.Hold(t)()
 	ctx := stream.Context()
 	sent, last := false, false
 	for {

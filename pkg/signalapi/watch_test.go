@@ -139,8 +139,10 @@ func TestWatchFollowsScaledObjectAndEndsWhenForgotten(t *testing.T) {
 		t.Fatalf("target %q, want %q", got, first.Key)
 	}
 
-	// KEDA now asks with other settings: the ScaledObject moves to a new
-	// target and the stream follows, though the old one still runs.
+	// KEDA now asks with other settings (and no longer with the old
+	// ones): the ScaledObject moves to a new target and the stream
+	// follows, though the old one still runs.
+	e.clock.Advance(2 * time.Minute)
 	second := e.acquire(t, ref, map[string]string{"script": "b"})
 	if got := w.next(t).GetTarget(); got != second.Key {
 		t.Fatalf("after the move: target %q, want %q", got, second.Key)

@@ -36,6 +36,7 @@ type Target struct {
 	done     chan struct{}
 	lastUsed atomic.Int64 // unix nanoseconds
 	pinned   bool         // the default target is never reaped
+	streams  atomic.Int32 // open streams; a target with one is never reaped
 	source   pressure.Source
 	runner   *decide.Runner
 }
@@ -98,7 +99,7 @@ type Registry struct {
 
 	mu      sync.Mutex
 	targets map[string]*Target
-	refs    map[Ref]string // ScaledObject -> the key it last used
+	refs    map[Ref]map[string]time.Time // ScaledObject -> its triggers' keys, when last acquired
 	def     *Target
 }
 
@@ -120,7 +121,7 @@ func NewRegistry(ctx context.Context, cfg Config) *Registry {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Registry{cfg: cfg, ctx: ctx, engine: decide.NewEngine(decide.Config{AuditSize: cfg.AuditSize}),
-		targets: map[string]*Target{}, refs: map[Ref]string{}}
+		targets: map[string]*Target{}, refs: map[Ref]map[string]time.Time{}}
 }
 
 // Parse reads a ScaledObject's metadata with this registry's sources.
@@ -144,9 +145,23 @@ func (r *Registry) Acquire(ref Ref, md Metadata) (*Target, error) {
 	}
 	t.lastUsed.Store(r.cfg.Clock.Now().UnixNano())
 	if ref != (Ref{}) {
-		r.refs[ref] = key
+		if r.refs[ref] == nil {
+			r.refs[ref] = map[string]time.Time{}
+		}
+		r.refs[ref][key] = r.cfg.Clock.Now()
 	}
 	return t, nil
+}
+
+// Hold keeps t from being reaped while a stream reads it, however long the
+// stream goes without a new snapshot; call the returned func when the stream
+// ends.
+func (r *Registry) Hold(t *Target) (release func()) {
+	t.streams.Add(1)
+	return func() {
+		r.Touch(t)
+		t.streams.Add(-1)
+	}
 }
 
 // SetDefault starts the target served at /scale; it is never reaped.
@@ -172,14 +187,40 @@ func (r *Registry) Default() *Target {
 // whose target was reaped).
 var ErrUnknownRef = errors.New("no target serves this ScaledObject")
 
-// Lookup returns the target that last served ref.
+// refActive is how recently KEDA must have asked for a ScaledObject's
+// target for Lookup to count it as in use: a few of KEDA's polls.
+const refActive = time.Minute
+
+// Lookup returns the target serving ref. A ScaledObject can have several
+// targets: several Barometer triggers, or a trigger whose settings changed
+// (the old target runs until reaped). Lookup returns the first by key among
+// those KEDA asked for within refActive, so two live triggers always give
+// the same answer; when none is that recent, the one asked for last.
+// /targets lists them all.
 func (r *Registry) Lookup(ref Ref) (*Target, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if t, ok := r.targets[r.refs[ref]]; ok {
-		return t, nil
+	now := r.cfg.Clock.Now()
+	var best string
+	var bestAt time.Time
+	bestActive := false
+	for k, at := range r.refs[ref] {
+		if _, ok := r.targets[k]; !ok {
+			continue
+		}
+		active := now.Sub(at) <= refActive
+		switch {
+		case best == "",
+			active && !bestActive,
+			active && bestActive && k < best,
+			!active && !bestActive && at.After(bestAt):
+			best, bestAt, bestActive = k, at, active
+		}
 	}
-	return nil, fmt.Errorf("%w: %s", ErrUnknownRef, ref)
+	if best == "" {
+		return nil, fmt.Errorf("%w: %s", ErrUnknownRef, ref)
+	}
+	return r.targets[best], nil
 }
 
 // Info describes a target for listings.
@@ -207,8 +248,8 @@ func (r *Registry) List() []Info {
 			Key: key, Source: t.Metadata.Source.Key(), Interval: t.Metadata.Interval.String(), Policy: t.Policy(),
 			Default: t == r.def, LastUsed: time.Unix(0, t.lastUsed.Load()).UTC(), ScaledObjs: []Ref{}, target: t,
 		}
-		for ref, k := range r.refs {
-			if k == key {
+		for ref, keys := range r.refs {
+			if _, ok := keys[key]; ok {
 				info.ScaledObjs = append(info.ScaledObjs, ref)
 			}
 		}
@@ -226,12 +267,13 @@ func (r *Registry) ReapIdle() int {
 	r.mu.Lock()
 	var stopped []*Target
 	for key, t := range r.targets {
-		if t.pinned || t.lastUsed.Load() >= cutoff {
+		if t.pinned || t.streams.Load() > 0 || t.lastUsed.Load() >= cutoff {
 			continue
 		}
 		delete(r.targets, key)
-		for ref, k := range r.refs {
-			if k == key {
+		for ref, keys := range r.refs {
+			delete(keys, key)
+			if len(keys) == 0 {
 				delete(r.refs, ref)
 			}
 		}

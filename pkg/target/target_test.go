@@ -162,3 +162,55 @@ func TestFromEnvKeys(t *testing.T) {
 		t.Fatalf("unknown FromEnv key: %v", err)
 	}
 }
+
+func TestLookupWithSeveralTriggersAndStreams(t *testing.T) {
+	clock := signaltest.NewFakeClock(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	reg := NewRegistry(ctx, Config{Sources: testSources(), IdleTimeout: 2 * time.Minute, Clock: clock})
+	acquire := func(ref Ref, name string) *Target {
+		md, err := reg.Parse(map[string]string{"source": "const", "name": name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tg, err := reg.Acquire(ref, md)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tg
+	}
+	ref := Ref{Namespace: "shop", Name: "orders"}
+	// Two live triggers, asked for alternately: every lookup gives the same
+	// one, and /targets lists the ScaledObject under both.
+	a, b := acquire(ref, "a"), acquire(ref, "b")
+	for range 3 {
+		acquire(ref, "b")
+		if got, _ := reg.Lookup(ref); got != a {
+			t.Fatalf("lookup %s, want the first live trigger %s", got.Key, a.Key)
+		}
+		acquire(ref, "a")
+	}
+	for _, info := range reg.List() {
+		if len(info.ScaledObjs) != 1 || info.ScaledObjs[0] != ref {
+			t.Fatalf("%s lists %v", info.Key, info.ScaledObjs)
+		}
+	}
+	// Trigger a is edited away: once KEDA has not asked for it for a
+	// while, b serves the ScaledObject, though a still runs.
+	clock.Advance(90 * time.Second)
+	acquire(ref, "b")
+	if got, _ := reg.Lookup(ref); got != b {
+		t.Fatalf("lookup %s after a went quiet, want %s", got.Key, b.Key)
+	}
+	// A stream holds its target past the idle timeout.
+	release := reg.Hold(a)
+	clock.Advance(3 * time.Minute)
+	if n := reg.ReapIdle(); n != 1 {
+		t.Fatalf("reaped %d, want only the target without a stream", n)
+	}
+	release()
+	clock.Advance(3 * time.Minute)
+	if n := reg.ReapIdle(); n != 1 {
+		t.Fatalf("reaped %d after the stream ended, want 1", n)
+	}
+}
