@@ -21,8 +21,9 @@ import (
 //     gauge;
 //   - reservations are joined on their id across series and replicas: the
 //     same id from several replicas is one reservation (a shared scheduler's
-//     view), its start the earliest reported, its end and its slots the
-//     largest; slots are 1 when no series gives them;
+//     view), its start the earliest reported (0, already started, is the
+//     earliest), its end the latest (0, open-ended, is later than any) and
+//     its slots the largest; slots are 1 when no series gives them;
 //   - a value that is not a finite number >= 0 is left out, as if absent.
 //
 // A QueueFold is for one sample; the zero value is ready to use.
@@ -46,6 +47,7 @@ type reading struct {
 type reservation struct {
 	start, end, slots  float64
 	hasStart, hasSlots bool
+	openEnd            bool // an end of 0 was reported: no end
 }
 
 // The counters, as indexes of QueueFold.counters.
@@ -128,9 +130,11 @@ func (f *QueueFold) ReservationStart(id string, v float64) {
 	}
 }
 
+// An end of 0 is open-ended, so it outlasts every end: one replica that
+// holds the reservation open keeps it open.
 func (f *QueueFold) ReservationEnd(id string, v float64) {
 	if r := f.reservation(id, v); r != nil {
-		r.end = max(r.end, v)
+		r.end, r.openEnd = max(r.end, v), r.openEnd || v == 0
 	}
 }
 
@@ -204,8 +208,12 @@ func (f *QueueFold) reservations() []pressure.Reservation {
 		if r.hasSlots {
 			slots = r.slots
 		}
+		end := UnixTime(r.end)
+		if r.openEnd {
+			end = time.Time{}
+		}
 		if slots > 0 {
-			out = append(out, pressure.Reservation{Start: UnixTime(r.start), End: UnixTime(r.end), Slots: slots})
+			out = append(out, pressure.Reservation{Start: UnixTime(r.start), End: end, Slots: slots})
 		}
 	}
 	if f.reserved > 0 {

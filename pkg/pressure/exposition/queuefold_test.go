@@ -58,6 +58,12 @@ func TestQueueFold(t *testing.T) {
 	f.ReservationEnd("r2", end+0.5)
 	f.ReservationSlots("r3", 0)
 	f.ReservationStart("r4", -1) // unusable: r4 never appears
+	// r5: one replica holds it open (end 0), another closes it; open
+	// outlasts any end, in either order.
+	f.ReservationEnd("r5", 0)
+	f.ReservationEnd("r5", end)
+	f.ReservationEnd("r6", end)
+	f.ReservationEnd("r6", 0)
 
 	got := f.Observation(&c, t0)
 	want := &pressure.QueueObservation{
@@ -67,6 +73,8 @@ func TestQueueFold(t *testing.T) {
 		Reservations: []pressure.Reservation{
 			{Start: t0, End: t0.Add(time.Hour), Slots: 3},
 			{End: t0.Add(time.Hour + 500*time.Millisecond), Slots: 1},
+			{Slots: 1}, // r5
+			{Slots: 1}, // r6
 			{Slots: 2},
 		},
 	}

@@ -36,7 +36,11 @@
 //   - replicas: there are no replicas.
 //   - no replicas at all, from the replicas query or from every per-replica
 //     query: the sample fails with an error saying so ("no replicas"), and
-//     the previous signal stands. So does a sample whose replicas are all down.
+//     the previous signal stands. So does a sample whose replicas are all
+//     down. The exception is a workload scaled to zero whose queue is still
+//     read (queue series that name no replica, a scheduler's for instance):
+//     the sample is that queue with zero replicas and nothing missing, so a
+//     queue policy can scale up from zero.
 //   - storage (tree retained bytes, ceiling, saturation, partition
 //     placement): a tree missing from one of them reads 0 bytes, no ceiling
 //     (it adds neither bytes nor budget), Healthy, or no partitions (it is
@@ -54,7 +58,9 @@
 //
 // The queue queries are read with the scrape source's rules
 // (exposition.QueueFold; see foldQueue), so one workload read both ways has
-// one queue. The counters are the only state the source keeps between
+// one queue. The default reservation end query answers 0 (open-ended) for
+// an id any series holds open, since max by (id) alone would let a closed
+// end win over it. The counters are the only state the source keeps between
 // samples: each replica's last reading, so that a replica that goes away
 // does not make the summed counter fall (which the queue policy would read
 // as a restart, and the whole sum as new work). Counter series that carry

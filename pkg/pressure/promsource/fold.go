@@ -46,9 +46,6 @@ func (s *Source) fold(res *[numDimensions]result, at time.Time) (pressure.Observ
 			obs.Replicas = append(obs.Replicas, r.obs)
 		}
 	}
-	if len(obs.Replicas) == 0 {
-		return pressure.Observation{}, s.noReplicas(len(replicas), obs.Missing)
-	}
 	obs.SplitsErr = errors.Join(splitErrs...)
 	if s.hasStore {
 		if obs.Trees, err = s.foldTrees(res); err != nil {
@@ -59,6 +56,13 @@ func (s *Source) fold(res *[numDimensions]result, at time.Time) (pressure.Observ
 		if obs.Queue, err = s.foldQueue(res, at); err != nil {
 			return pressure.Observation{}, err
 		}
+	}
+	// No replica at all, but a queue (series of the workload's own, such
+	// as a scheduler's, that name no replica): the workload is scaled to
+	// zero with work waiting, a sample a queue policy scales up from.
+	// Replicas that are there but unreadable still fail the sample.
+	if len(obs.Replicas) == 0 && (len(replicas) > 0 || obs.Queue == nil) {
+		return pressure.Observation{}, s.noReplicas(len(replicas), obs.Missing)
 	}
 	return obs, nil
 }

@@ -90,16 +90,21 @@ type Queries struct {
 // The queue counters are the raw series, one per replica and whatever else
 // labels them; the fold sums them per replica. The gauges are summed in
 // PromQL, the backlog by class; the reservations are joined by id as the
-// scrape source joins them (earliest start, latest end, most slots). A
+// scrape source joins them (earliest start, latest end, most slots). An end
+// of 0 is open-ended and outlasts every end, which max by (id) alone cannot
+// say (it would pick a closed end over it): ids whose smallest end is 0
+// answer 0, the others their largest end. A
 // classic histogram or a summary stores the run time as _sum and _count;
 // for a native histogram set runSecondsQuery and runsQuery to
 // histogram_sum(...) and histogram_count(...).
 //
 // CPU is irate, the rate between the server's last two scrapes of the
 // replica, as the scrape source computes it between its own two, over the
-// CPU-limit gauge. cpuLimitCores > 0 stands in for the gauge on replicas
-// that do not expose it (PromQL's or adds exactly the series the left side
-// lacks).
+// CPU-limit gauge. A gauge that is not a finite number above 0 is filtered
+// out (> 0 < +Inf) rather than divided by, so it reads as absent, as it
+// does to the scrape source. cpuLimitCores > 0 stands in for the gauge on
+// replicas that do not expose a usable one (PromQL's or adds exactly the
+// series the left side lacks).
 func DefaultQueries(names exposition.Names, selector string, cpuLimitCores float64) Queries {
 	sel := func(name string) string {
 		if selector == "" {
@@ -108,10 +113,14 @@ func DefaultQueries(names exposition.Names, selector string, cpuLimitCores float
 		return name + "{" + selector + "}"
 	}
 	cpuRate := "irate(" + sel(names.CPUSeconds) + "[5m])"
-	cpu := cpuRate + " / " + sel(names.CPULimitCores)
+	cpu := cpuRate + " / (" + sel(names.CPULimitCores) + " > 0 < +Inf)"
 	if cpuLimitCores > 0 {
 		cpu = "(" + cpu + ") or (" + cpuRate + " / " + strconv.FormatFloat(cpuLimitCores, 'g', -1, 64) + ")"
 	}
+	byID := func(agg, name string) string {
+		return agg + " by (" + exposition.LabelReservation + ") (" + sel(name) + ")"
+	}
+	resEnd := byID("min", names.QueueReservationEnd) + " == 0 or " + byID("max", names.QueueReservationEnd)
 	return Queries{
 		Activation:               sel(names.Activations),
 		CPU:                      cpu,
@@ -131,9 +140,9 @@ func DefaultQueries(names exposition.Names, selector string, cpuLimitCores float
 		Due:                      "sum(" + sel(names.QueueDue) + ")",
 		Busy:                     "sum(" + sel(names.QueueBusy) + ")",
 		Reserved:                 "sum(" + sel(names.QueueReserved) + ")",
-		ReservationStart:         "min by (" + exposition.LabelReservation + ") (" + sel(names.QueueReservationStart) + ")",
-		ReservationEnd:           "max by (" + exposition.LabelReservation + ") (" + sel(names.QueueReservationEnd) + ")",
-		ReservationSlots:         "max by (" + exposition.LabelReservation + ") (" + sel(names.QueueReservationSlots) + ")",
+		ReservationStart:         byID("min", names.QueueReservationStart),
+		ReservationEnd:           resEnd,
+		ReservationSlots:         byID("max", names.QueueReservationSlots),
 	}
 }
 

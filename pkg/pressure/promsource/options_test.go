@@ -11,7 +11,8 @@ func TestDefaultQueries(t *testing.T) {
 	if q.Activation != "barometer_activations" || q.Replicas != "" || q.Resource != "" {
 		t.Errorf("unscoped defaults = %+v", q)
 	}
-	if want := "irate(process_cpu_seconds_total[5m]) / barometer_cpu_limit_cores"; q.CPU != want {
+	// A limit gauge that is not above 0 is filtered, not divided by.
+	if want := "irate(process_cpu_seconds_total[5m]) / (barometer_cpu_limit_cores > 0 < +Inf)"; q.CPU != want {
 		t.Errorf("cpu = %q, want %q", q.CPU, want)
 	}
 
@@ -21,7 +22,7 @@ func TestDefaultQueries(t *testing.T) {
 	if q.Activation != `shop_sessions{job="shop"}` || q.PartitionAccount != `barometer_wal_partition_account{job="shop"}` {
 		t.Errorf("scoped defaults = %+v", q)
 	}
-	want := `(irate(process_cpu_seconds_total{job="shop"}[5m]) / barometer_cpu_limit_cores{job="shop"}) or (irate(process_cpu_seconds_total{job="shop"}[5m]) / 2)`
+	want := `(irate(process_cpu_seconds_total{job="shop"}[5m]) / (barometer_cpu_limit_cores{job="shop"} > 0 < +Inf)) or (irate(process_cpu_seconds_total{job="shop"}[5m]) / 2)`
 	if q.CPU != want {
 		t.Errorf("cpu with a fallback limit = %q, want %q", q.CPU, want)
 	}

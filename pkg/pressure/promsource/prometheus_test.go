@@ -70,17 +70,20 @@ var queueClasses = []string{"critical", "normal", "normal"}
 const resStart = 1767225600
 
 // setQueue sets the parts of replica i's queue the load does not drive:
-// retrying and due work, a plain reserved gauge, and reservation nightly
-// from two replicas that disagree (joined: the earliest start, the latest
-// end, the most slots).
+// retrying and due work, a plain reserved gauge, reservation nightly from
+// two replicas that disagree (joined: the earliest start, the latest end,
+// the most slots), and reservation open, which one replica holds open
+// (end 0) and another closes: open outlasts any end.
 func setQueue(i int, w *demo.Workload) {
 	switch i {
 	case 0:
 		w.SetDue(1)
 		w.SetReserved(2)
+		w.SetReservation("open", demo.Reservation{Start: resStart, Slots: 1})
 	case 1:
 		w.SetRetrying(3)
 		w.SetReservation("nightly", demo.Reservation{Start: resStart, End: resStart + 3600, Slots: 2})
+		w.SetReservation("open", demo.Reservation{Start: resStart, End: resStart + 3600, Slots: 1})
 	case 2:
 		w.SetRetrying(2)
 		w.SetReservation("nightly", demo.Reservation{Start: resStart + 60, End: resStart + 7200, Slots: 3})
@@ -92,6 +95,7 @@ func setQueue(i int, w *demo.Workload) {
 var wantReservations = []pressure.Reservation{
 	{Slots: 1}, // adhoc: open on both sides
 	{Start: time.Unix(resStart, 0).UTC(), End: time.Unix(resStart+7200, 0).UTC(), Slots: 3},
+	{Start: time.Unix(resStart, 0).UTC(), Slots: 1}, // open: no end
 	{Slots: 2}, // the plain gauge
 }
 
@@ -152,6 +156,36 @@ func TestAgainstPrometheus(t *testing.T) {
 		if len(obs.Trees) != 1 || obs.Trees[0].Tree != "wal" || obs.Trees[0].Saturation != pressure.Saturated ||
 			strings.Join(obs.Trees[0].PartitionAccounts, ",") != "account-a,account-b" {
 			t.Errorf("trees = %+v", obs.Trees)
+		}
+	})
+
+	t.Run("a CPU limit gauge of 0 falls back to cpuLimitCores", func(t *testing.T) {
+		// The splits gauge stands in for the limit gauge: 2 on replica 1,
+		// 0 on the others, which must read as no gauge (so 1 core, the
+		// fallback), not as a division by 0.
+		names := exposition.DefaultNames()
+		names.CPULimitCores = exposition.SplitsInFlight
+		q := promsource.DefaultQueries(names, `job="demo"`, 1)
+		src, err := promsource.New(promsource.Options{ServerAddress: f.prom.URL, Queries: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		obs, err := observe(t, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(obs.Replicas) != len(loads) {
+			t.Fatalf("replicas %+v", obs.Replicas)
+		}
+		for _, r := range obs.Replicas {
+			i := slices.Index(f.urls, r.Name)
+			want := f.replicas[i].State().Load
+			if i == 1 {
+				want /= 2
+			}
+			if math.Abs(r.CPUUtilisation-want) > cpuTolerance {
+				t.Errorf("replica %d CPU %v, want %v", i, r.CPUUtilisation, want)
+			}
 		}
 	})
 

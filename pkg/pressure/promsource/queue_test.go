@@ -2,6 +2,7 @@ package promsource
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -107,6 +108,50 @@ func TestQueueOnlyReplicas(t *testing.T) {
 	}
 }
 
+// TestQueueWithoutReplicas: with no replica at all but a queue of the
+// workload's own (series that name no replica, here a scheduler's), the
+// sample is the queue with zero replicas and nothing missing, so a queue
+// policy can scale up from zero. Replicas that are there but all down
+// still fail the sample, as does nothing at all.
+func TestQueueWithoutReplicas(t *testing.T) {
+	queue := map[string]any{
+		"ready":    vec("class=normal,job=scheduler", 5.0),
+		"arrivals": vec("job=scheduler", 100.0),
+	}
+	for name, q := range map[string]Queries{"no replicas query": queueQueries, "empty replicas query": withReplicas(queueQueries, "up")} {
+		src, _ := testSource(q, queue)
+		obs, err := src.Observe(context.Background())
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		want := &pressure.QueueObservation{Arrivals: 100, Backlog: []pressure.ClassBacklog{{Class: "normal", Ready: 5}}}
+		if len(obs.Replicas) != 0 || len(obs.Missing) != 0 || !reflect.DeepEqual(obs.Queue, want) || !obs.ObservedAt.Equal(testNow) {
+			t.Errorf("%s: %+v (queue %+v), want zero replicas, nothing missing, queue %+v", name, obs, obs.Queue, want)
+		}
+	}
+	down := map[string]any{"up": vec("pod=a", 0.0)}
+	for k, v := range queue {
+		down[k] = v
+	}
+	for name, tc := range map[string]struct {
+		q       Queries
+		answers map[string]any
+	}{
+		"replicas all down": {withReplicas(queueQueries, "up"), down},
+		"no queue either":   {queueQueries, nil},
+	} {
+		src, _ := testSource(tc.q, tc.answers)
+		if obs, err := src.Observe(context.Background()); !errors.Is(err, ErrNoReplicas) {
+			t.Errorf("%s: %+v, %v; want ErrNoReplicas", name, obs, err)
+		}
+	}
+}
+
+func withReplicas(q Queries, replicas string) Queries {
+	q.Replicas = replicas
+	return q
+}
+
 func TestReservationWithoutIDFailsTheSample(t *testing.T) {
 	src, _ := testSource(queueQueries, map[string]any{"act": vec("pod=a", 1.0), "slots": vec("pod=a", 1.0)})
 	_, err := src.Observe(context.Background())
@@ -129,7 +174,8 @@ func TestDefaultQueueQueries(t *testing.T) {
 		q.Busy:             `sum(barometer_queue_busy{job="shop"})`,
 		q.Reserved:         `sum(barometer_queue_reserved{job="shop"})`,
 		q.ReservationStart: `min by (id) (barometer_queue_reservation_start_timestamp_seconds{job="shop"})`,
-		q.ReservationEnd:   `max by (id) (barometer_queue_reservation_end_timestamp_seconds{job="shop"})`,
+		q.ReservationEnd: `min by (id) (barometer_queue_reservation_end_timestamp_seconds{job="shop"}) == 0 or ` +
+			`max by (id) (barometer_queue_reservation_end_timestamp_seconds{job="shop"})`,
 		q.ReservationSlots: `max by (id) (barometer_queue_reservation_slots{job="shop"})`,
 	} {
 		if got != want {

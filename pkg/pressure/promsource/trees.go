@@ -21,8 +21,11 @@ type tree struct {
 // foldTrees returns the storage view: every tree any storage query named,
 // sorted by name; nil when none did, which the sampler reads as no storage
 // view, as it does the scrape source's when no replica reports storage.
-// Unlike a replica's, a tree's unreadable value
-// fails the sample: there is no "missing tree" to report it by.
+// Series are merged by the scrape source's rules: the largest bytes and
+// ceiling (NaN and negatives read 0), the worst saturation, a placement
+// wherever its value is above 0, and a partition on two accounts on the
+// smaller name. Unlike a replica's, a tree's unreadable value fails the
+// sample: there is no "missing tree" to report it by.
 func (s *Source) foldTrees(res *[numDimensions]result) ([]pressure.TreeObservation, error) {
 	byName := map[string]*tree{}
 	get := func(d dimension, smp *model.Sample) (*tree, error) {
@@ -41,7 +44,7 @@ func (s *Source) foldTrees(res *[numDimensions]result) ([]pressure.TreeObservati
 		for _, smp := range res[d].vec {
 			v := float64(smp.Value)
 			if d == dimPartitionAccount && !(v > 0) {
-				continue // a placement that does not hold
+				continue // a placement that does not hold: 0, negative or NaN
 			}
 			t, err := get(d, smp)
 			if err != nil {
@@ -89,7 +92,8 @@ func (s *Source) applyTree(d dimension, t *tree, smp *model.Sample) error {
 			t.placement = map[int]string{}
 		}
 		// Mid-move a partition may show on two accounts; the smaller name
-		// wins so the same answer always folds the same way.
+		// wins so the same answer always folds the same way, as the scrape
+		// source merges replicas that disagree.
 		if cur, ok := t.placement[idx]; !ok || account < cur {
 			t.placement[idx] = account
 		}

@@ -2,6 +2,7 @@ package promsource
 
 import (
 	"context"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -18,16 +19,19 @@ var storageQueries = Queries{
 func TestFoldsTrees(t *testing.T) {
 	src, _ := testSource(storageQueries, map[string]any{
 		"act": vec("pod=a", 1.0),
-		// Two replicas expose tree t1; the larger reading counts.
-		"bytes":   vec("tree=t1,pod=a", 100.0, "tree=t1,pod=b", 120.0, "tree=t2", -5.0),
-		"ceiling": vec("tree=t1", 1000.0),
+		// Two replicas expose tree t1; the larger reading counts, and a
+		// third's NaN is no reading (as the scrape source merges them).
+		"bytes":   vec("tree=t1,pod=a", 100.0, "tree=t1,pod=b", 120.0, "tree=t1,pod=c", math.NaN(), "tree=t2", -5.0),
+		"ceiling": vec("tree=t1,pod=c", math.NaN(), "tree=t1", 1000.0),
 		"sat":     vec("tree=t2", 2.0),
 		"place": vec(
 			"tree=t1,partition=0,account=s1", 1.0,
 			"tree=t1,partition=2,account=s2", 1.0, // 1 is unreported: charged to nobody
 			"tree=t1,partition=0,account=s0", 1.0, // mid-move: the smaller name wins
 			"tree=t1,partition=1,account=old", 0.0, // a placement that no longer holds
-			"tree=t2,partition=0,account=s2", 1.0,
+			"tree=t1,partition=1,account=neg", -1.0,
+			"tree=t1,partition=1,account=nan", math.NaN(),
+			"tree=t2,partition=0,account=s2", 2.0, // any value above 0 places (a sum by of two replicas' 1)
 		),
 	})
 	obs, err := src.Observe(context.Background())

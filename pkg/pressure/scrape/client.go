@@ -47,7 +47,6 @@ type client struct {
 
 	readers  sync.Pool // *bufio.Reader
 	buffers  sync.Pool // *bytes.Buffer
-	scratch  sync.Pool // *[]byte
 	textPars sync.Pool // *expfmt.TextParser
 }
 
@@ -88,7 +87,6 @@ func newClient(limit int64, want wantSet, guard *allow.List) *client {
 	}
 	c.readers.New = func() any { return bufio.NewReaderSize(nil, readerSize) }
 	c.buffers.New = func() any { return new(bytes.Buffer) }
-	c.scratch.New = func() any { return new([]byte) }
 	c.textPars.New = func() any { p := expfmt.NewTextParser(model.UTF8Validation); return &p }
 	return c
 }
@@ -138,11 +136,7 @@ func (c *client) scrape(ctx context.Context, url string, timeout time.Duration) 
 
 	proto := format.FormatType() == expfmt.TypeProtoDelim
 	if proto {
-		scratch := c.scratch.Get().(*[]byte)
-		err = filterProto(br, buf, c.want, c.limit, scratch)
-		if cap(*scratch) <= maxPooledBuffer {
-			c.scratch.Put(scratch)
-		}
+		err = filterProto(br, buf, c.want, c.limit)
 	} else {
 		// Text, and anything unlabelled: the text parser rejects garbage.
 		err = filterText(br, buf, c.want)

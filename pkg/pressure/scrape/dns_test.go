@@ -4,13 +4,17 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/http"
 	"net/url"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/barometer-scaler/barometer/examples/demo-workload/demo"
 	"github.com/barometer-scaler/barometer/pkg/allow"
+	"github.com/barometer-scaler/barometer/pkg/pressure"
 )
 
 func mustAllow(t *testing.T, spec string) *allow.List {
@@ -25,8 +29,8 @@ func mustAllow(t *testing.T, spec string) *allow.List {
 // TestDNSExpansion serves three demo replicas on 127.0.0.1, .2 and .3 at one
 // port, as a headless Service's pods share theirs, and resolves the name
 // through a resolver the test controls. Every sample resolves again; an
-// address the allow-list refuses, and a name that does not resolve, are
-// named and left out.
+// address the allow-list refuses, and a lookup that fails, are named and
+// left out; a name that does not exist adds nothing.
 func TestDNSExpansion(t *testing.T) {
 	first := startDemo(t, 20, demo.Config{})
 	port := portOf(t, first.srv.URL)
@@ -40,8 +44,10 @@ func TestDNSExpansion(t *testing.T) {
 
 	res := &fakeResolver{}
 	res.set("web.ns.svc", "127.0.0.2", "127.0.0.1", "::ffff:127.0.0.1", "169.254.169.254")
+	res.setErr("broken.ns.svc", &net.DNSError{Err: "server misbehaving", Name: "broken.ns.svc", IsTemporary: true})
 	src := newSource(t, Options{
-		Targets:  targets(t, "dns+http://web.ns.svc:"+port+"/metrics", "dns+http://gone.ns.svc:"+port),
+		Targets: targets(t, "dns+http://web.ns.svc:"+port+"/metrics", "dns+http://gone.ns.svc:"+port,
+			"dns+http://broken.ns.svc:"+port),
 		Allow:    mustAllow(t, "*.svc,127.0.0.0/8"),
 		Resolver: res,
 		Timeout:  time.Second,
@@ -63,7 +69,10 @@ func TestDNSExpansion(t *testing.T) {
 		missing[m.Name] = m.Err.Error()
 	}
 	missingErr(t, missing, "http://169.254.169.254:"+port+"/metrics", allow.EnvVar)
-	missingErr(t, missing, "dns+http://gone.ns.svc:"+port+"/metrics", "no such host")
+	missingErr(t, missing, "dns+http://broken.ns.svc:"+port+"/metrics", "server misbehaving")
+	if len(missing) != 2 {
+		t.Errorf("missing %v, want the refused address and the failed lookup only", missing)
+	}
 	var refused *allow.RefusedError
 	for _, m := range obs.Missing {
 		if strings.Contains(m.Name, "169.254") && !errors.As(m.Err, &refused) {
@@ -80,8 +89,118 @@ func TestDNSExpansion(t *testing.T) {
 	if obs.Replicas[2].WorkingSet != 0.8*80000 {
 		t.Errorf("new replica working set %v", obs.Replicas[2].WorkingSet)
 	}
-	if res.calls != 4 {
-		t.Errorf("resolver called %d times over 2 samples of 2 DNS targets", res.calls)
+	if res.calls != 6 {
+		t.Errorf("resolver called %d times over 2 samples of 3 DNS targets", res.calls)
+	}
+}
+
+// TestDNSScaledToZero: a headless Service without ready pods has no
+// address (Kubernetes DNS answers NXDOMAIN, other servers no records).
+// That is a sample of zero replicas with nothing missing, not a failure, so
+// the signal can read the workload as scaled to zero. A static target that
+// fails still fails the sample, and so does a lookup that fails.
+func TestDNSScaledToZero(t *testing.T) {
+	res := &fakeResolver{}
+	res.set("empty.ns.svc") // no records
+	res.setErr("broken.ns.svc", &net.DNSError{Err: "i/o timeout", Name: "broken.ns.svc", IsTimeout: true})
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	observe := func(urls ...string) (pressure.Observation, error) {
+		src := newSource(t, Options{
+			Targets:  targets(t, urls...),
+			Allow:    mustAllow(t, "*.svc,127.0.0.0/8"),
+			Resolver: res,
+			Timeout:  time.Second,
+			Now:      func() time.Time { return at },
+		})
+		return src.Observe(context.Background())
+	}
+	obs, err := observe("dns+http://empty.ns.svc:9100/metrics", "dns+http://deleted-pods.ns.svc:9100/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(obs.Replicas) != 0 || len(obs.Missing) != 0 || obs.Queue != nil || obs.Trees != nil || !obs.ObservedAt.Equal(at) {
+		t.Errorf("scaled to zero: %+v, want zero replicas, nothing missing", obs)
+	}
+	for name, urls := range map[string][]string{
+		"failed lookup":                {"dns+http://broken.ns.svc:9100/metrics"},
+		"failed static target":         {"http://127.0.0.1:1/metrics"},
+		"failed static, empty Service": {"dns+http://empty.ns.svc:9100/metrics", "http://127.0.0.1:1/metrics"},
+	} {
+		if obs, err := observe(urls...); err == nil || !strings.Contains(err.Error(), "answered") {
+			t.Errorf("%s: %+v, %v; want the sample to fail", name, obs, err)
+		}
+	}
+}
+
+// TestEndpointScrapedOnce: one pod reached through several targets (the
+// Service named short and fully qualified, a static URL that is one of its
+// addresses) is scraped once and counted once, under the first target's
+// name.
+func TestEndpointScrapedOnce(t *testing.T) {
+	first := startDemo(t, 20, demo.Config{})
+	port := portOf(t, first.srv.URL)
+	first.srv.Close()
+	var hits [2]atomic.Int64
+	for i, ip := range []string{"127.0.0.1", "127.0.0.2"} {
+		w := demo.New(demo.Config{})
+		w.SetLoad(20)
+		h := w.Handler()
+		startOn(t, net.JoinHostPort(ip, port), http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			hits[i].Add(1)
+			h.ServeHTTP(rw, r)
+		}))
+	}
+	res := &fakeResolver{}
+	res.set("web.ns.svc", "127.0.0.1", "127.0.0.2", "169.254.169.254")
+	res.set("web.ns.svc.cluster.local", "127.0.0.2", "127.0.0.1", "169.254.169.254")
+	src := newSource(t, Options{
+		Targets: targets(t,
+			"http://127.0.0.2:"+port+"/metrics",
+			"dns+http://web.ns.svc:"+port+"/metrics",
+			"dns+http://web.ns.svc.cluster.local:"+port+"/metrics",
+			"http://[::ffff:127.0.0.1]:"+port+"/metrics",
+		),
+		Allow:    mustAllow(t, "*.svc,*.svc.cluster.local,127.0.0.0/8"),
+		Resolver: res,
+		Timeout:  time.Second,
+	})
+	obs, err := src.Observe(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range obs.Replicas {
+		names = append(names, r.Name)
+	}
+	want := []string{"http://127.0.0.1:" + port + "/metrics", "http://127.0.0.2:" + port + "/metrics"}
+	if !slices.Equal(names, want) {
+		t.Errorf("replicas %v, want %v", names, want)
+	}
+	if len(obs.Missing) != 1 || obs.Missing[0].Name != "http://169.254.169.254:"+port+"/metrics" {
+		t.Errorf("missing %+v, want the refused address once", obs.Missing)
+	}
+	for i := range hits {
+		if n := hits[i].Load(); n != 1 {
+			t.Errorf("pod %d scraped %d times in one sample", i, n)
+		}
+	}
+}
+
+func TestEndpoint(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://web.ns.svc/metrics":             "http://web.ns.svc:80/metrics?",
+		"https://web.ns.svc/metrics":            "https://web.ns.svc:443/metrics?",
+		"http://10.0.0.1:80/metrics":            "http://10.0.0.1:80/metrics?",
+		"http://[::ffff:10.0.0.1]:9100/metrics": "http://10.0.0.1:9100/metrics?",
+		"http://[fd00::1]:9100/m?x=1":           "http://[fd00::1]:9100/m?x=1",
+	} {
+		tg, err := ParseTarget(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := endpoint(tg.URL); got != want {
+			t.Errorf("endpoint(%s) = %s, want %s", in, got, want)
+		}
 	}
 }
 

@@ -6,7 +6,9 @@
 //
 //   - target.go: the configured targets, and their expansion on every sample
 //     (a "dns+http://" target becomes one replica per A/AAAA record, each
-//     vetted by the allow-list);
+//     vetted by the allow-list, and none for a name without records: a
+//     Service scaled to zero); an endpoint several targets reach is one
+//     replica;
 //   - pool.go: the sample's lifecycle: a bounded set of workers, each scrape
 //     under its own timeout inside the sample's deadline, and the per-replica
 //     state (CPU counter marks, error counts) kept between samples;

@@ -95,11 +95,14 @@ func token(b []byte) (tok, rest []byte) {
 
 // filterProto copies to dst the length-delimited MetricFamily messages of
 // the wanted families. It reads only each message's name field; expfmt
-// decodes the ones kept. scratch is reused between messages; a message
-// longer than maxLen is an error, so a corrupt length cannot allocate more
-// than the response limit allows.
-func filterProto(r *bufio.Reader, dst *bytes.Buffer, want wantSet, maxLen int64, scratch *[]byte) error {
+// decodes the ones kept. Each message is read into dst as it arrives and
+// cut off again when unwanted, so memory grows with the bytes received,
+// never with a length prefix: a prefix longer than what is left of limit
+// (the response limit) is an error before anything is read, and a shorter
+// body than announced allocates only what it sent.
+func filterProto(r *bufio.Reader, dst *bytes.Buffer, want wantSet, limit int64) error {
 	var lenBuf [binary.MaxVarintLen64]byte
+	left := limit
 	for {
 		n, err := binary.ReadUvarint(r)
 		switch {
@@ -107,23 +110,30 @@ func filterProto(r *bufio.Reader, dst *bytes.Buffer, want wantSet, maxLen int64,
 			return nil
 		case err != nil:
 			return fmt.Errorf("protobuf length: %w", err)
-		case n > uint64(maxLen):
+		}
+		prefix := lenBuf[:binary.PutUvarint(lenBuf[:], n)]
+		left -= int64(len(prefix))
+		if left < 0 || n > uint64(left) {
 			return fmt.Errorf("%w: protobuf message of %d bytes", errTooLarge, n)
 		}
-		if uint64(cap(*scratch)) < n {
-			*scratch = make([]byte, n)
+		left -= int64(n)
+		mark := dst.Len()
+		dst.Write(prefix)
+		got, err := dst.ReadFrom(io.LimitReader(r, int64(n)))
+		if err == nil && got < int64(n) {
+			err = io.ErrUnexpectedEOF
 		}
-		msg := (*scratch)[:n]
-		if _, err := io.ReadFull(r, msg); err != nil {
+		if err != nil {
+			dst.Truncate(mark)
 			return fmt.Errorf("protobuf message: %w", err)
 		}
-		name, err := familyName(msg)
+		name, err := familyName(dst.Bytes()[mark+len(prefix):])
 		if err != nil {
+			dst.Truncate(mark)
 			return err
 		}
-		if want.has(name) {
-			dst.Write(lenBuf[:binary.PutUvarint(lenBuf[:], n)])
-			dst.Write(msg)
+		if !want.has(name) {
+			dst.Truncate(mark)
 		}
 	}
 }

@@ -149,9 +149,10 @@ func (s *Source) foldQueue(answered []result, at time.Time) *pressure.QueueObser
 
 // mergeTrees folds the replicas' storage series. Several replicas may report
 // the same tree (each sees the shared WAL): bytes and ceiling take the
-// largest report, saturation the worst, and a partition's account the first
-// replica's by name (answered is sorted by name). nil when no replica
-// reported storage.
+// largest report (a NaN report is no report), saturation the worst, and a
+// partition on two accounts (mid-move, or replicas that disagree) the
+// smaller account name, as the prometheus source folds them. nil when no
+// replica reported storage.
 func mergeTrees(answered []result) []pressure.TreeObservation {
 	type acc struct {
 		retained, ceiling float64
@@ -169,13 +170,11 @@ func mergeTrees(answered []result) []pressure.TreeObservation {
 				a = &acc{parts: map[int]string{}}
 				trees[name] = a
 			}
-			a.retained = max(a.retained, t.retained.v)
-			a.ceiling = max(a.ceiling, t.ceiling.v)
+			a.retained = largest(a.retained, t.retained)
+			a.ceiling = largest(a.ceiling, t.ceiling)
 			a.state = pressure.Worse(a.state, t.state)
 			for p, account := range t.partitions {
-				if _, ok := a.parts[p]; !ok {
-					a.parts[p] = account
-				}
+				a.parts[p] = placeOn(a.parts[p], account)
 			}
 		}
 	}
@@ -200,6 +199,24 @@ func mergeTrees(answered []result) []pressure.TreeObservation {
 	}
 	slices.SortFunc(out, func(a, b pressure.TreeObservation) int { return strings.Compare(a.Tree, b.Tree) })
 	return out
+}
+
+// largest keeps the larger of a and a report; a NaN report (one series of
+// the replica's sum was NaN) is left out rather than poisoning the max.
+func largest(a float64, report scalar) float64 {
+	if !report.ok || math.IsNaN(report.v) {
+		return a
+	}
+	return max(a, report.v)
+}
+
+// placeOn settles a partition reported on two accounts: the smaller name
+// wins, whatever order the reports came in ("" is no report yet).
+func placeOn(cur, account string) string {
+	if cur == "" || account < cur {
+		return account
+	}
+	return cur
 }
 
 func mapKeys(m map[int]string) []int {

@@ -134,11 +134,22 @@ func newSource(t testing.TB, o Options) *Source {
 	return s
 }
 
-// fakeResolver answers from a table the test changes between samples.
+// fakeResolver answers from a table the test changes between samples; a
+// name in fail fails with its error, a name in neither does not exist.
 type fakeResolver struct {
 	mu    sync.Mutex
 	table map[string][]netip.Addr
+	fail  map[string]error
 	calls int
+}
+
+func (r *fakeResolver) setErr(name string, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.fail == nil {
+		r.fail = map[string]error{}
+	}
+	r.fail[name] = err
 }
 
 func (r *fakeResolver) set(name string, addrs ...string) {
@@ -159,6 +170,9 @@ func (r *fakeResolver) LookupNetIP(_ context.Context, network, host string) ([]n
 	r.calls++
 	if network != "ip" {
 		return nil, fmt.Errorf("network %q", network)
+	}
+	if err := r.fail[host]; err != nil {
+		return nil, err
 	}
 	addrs, ok := r.table[host]
 	if !ok {

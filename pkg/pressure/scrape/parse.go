@@ -140,7 +140,8 @@ func label(m *dto.Metric, name string) string {
 }
 
 // readTrees reads the storage series, keyed by their tree label. A series
-// without a tree label is not placed on any tree and is skipped.
+// without a tree label is not placed on any tree and is skipped; a NaN
+// byte count names its tree but adds nothing to it.
 func readTrees(fams map[string]*dto.MetricFamily, n *exposition.Names) (map[string]*treeSample, error) {
 	var trees map[string]*treeSample
 	get := func(m *dto.Metric) *treeSample {
@@ -167,7 +168,7 @@ func readTrees(fams map[string]*dto.MetricFamily, n *exposition.Names) (map[stri
 	} {
 		for _, m := range x.fam.GetMetric() {
 			v, ok := value(m)
-			if t := get(m); t != nil && ok {
+			if t := get(m); t != nil && ok && !math.IsNaN(v) { // NaN: no report
 				d := x.dst(t)
 				d.v, d.ok = d.v+v, true
 			}
@@ -192,12 +193,14 @@ func readTrees(fams map[string]*dto.MetricFamily, n *exposition.Names) (map[stri
 	return trees, nil
 }
 
-// readPlacement reads one partition-to-account series. Only value 1 places
-// a partition, so an exporter can zero a placement it no longer holds.
+// readPlacement reads one partition-to-account series. A value above 0
+// (1 by convention) places a partition; 0, a negative value or NaN does
+// not, so an exporter can zero a placement it no longer holds. The
+// prometheus source reads placements by the same rule.
 func readPlacement(m *dto.Metric, get func(*dto.Metric) *treeSample, n *exposition.Names) error {
 	v, ok := value(m)
 	account := label(m, exposition.LabelAccount)
-	if !ok || v != 1 || account == "" {
+	if !ok || !(v > 0) || account == "" {
 		return nil
 	}
 	t := get(m)
@@ -212,9 +215,7 @@ func readPlacement(m *dto.Metric, get func(*dto.Metric) *treeSample, n *expositi
 	if t.partitions == nil {
 		t.partitions = map[int]string{}
 	}
-	if _, taken := t.partitions[p]; !taken {
-		t.partitions[p] = account
-	}
+	t.partitions[p] = placeOn(t.partitions[p], account)
 	return nil
 }
 

@@ -4,15 +4,22 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/prometheus/common/expfmt"
+	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/barometer-scaler/barometer/examples/demo-workload/demo"
 	"github.com/barometer-scaler/barometer/pkg/pressure"
@@ -159,6 +166,11 @@ func TestBrokenExporters(t *testing.T) {
 	}
 }
 
+// TestStorageMerge: trees are merged across replicas by the rules the
+// prometheus source folds them by: the largest bytes and ceiling (a NaN is
+// no report, never a poisoned max), the worst saturation, placements of
+// any value above 0, and a partition on two accounts on the smaller name,
+// whichever replica says what.
 func TestStorageMerge(t *testing.T) {
 	a := static(t, `barometer_wal_tree_retained_bytes{tree="t1"} 100
 barometer_wal_tree_retained_bytes_ceiling{tree="t1"} 1000
@@ -174,23 +186,40 @@ barometer_wal_partition_account{tree="t1",partition="0",account="acct-z"} 1
 barometer_wal_partition_account{tree="t1",partition="1",account="acct-b"} 1
 barometer_wal_tree_retained_bytes{tree="t0"} 1e300
 `)
+	c := static(t, `barometer_wal_tree_retained_bytes{tree="t1"} NaN
+barometer_wal_tree_retained_bytes_ceiling{tree="t1"} NaN
+barometer_wal_partition_account{tree="t1",partition="2",account="acct-b"} 1
+barometer_wal_partition_account{tree="t1",partition="3",account="acct-d"} 2
+barometer_wal_partition_account{tree="t1",partition="4",account="acct-y"} 1
+barometer_wal_partition_account{tree="t1",partition="4",account="acct-x"} 1
+barometer_wal_partition_account{tree="t1",partition="5",account="acct-e"} -1
+barometer_wal_partition_account{tree="t1",partition="5",account="acct-f"} NaN
+`)
 	nostore := static(t, "barometer_activations 1\n")
-	src := newSource(t, Options{Targets: targets(t, a.URL, b.URL)})
+	want := fmt.Sprint([]pressure.TreeObservation{
+		{Tree: "t0", RetainedBytes: 1<<63 - 1},
+		{Tree: "t1", RetainedBytes: 300, RetainedBytesCeiling: 1000, Saturation: pressure.Saturated,
+			PartitionAccounts: []string{"acct-a", "acct-b", "acct-b", "acct-d", "acct-x"}},
+	})
+	src := newSource(t, Options{Targets: targets(t, a.URL, b.URL, c.URL)})
 	obs, err := src.Observe(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	first := "acct-a"
-	if b.URL < a.URL {
-		first = "acct-z" // the first replica by name wins a contested partition
-	}
-	want := fmt.Sprint([]pressure.TreeObservation{
-		{Tree: "t0", RetainedBytes: 1<<63 - 1},
-		{Tree: "t1", RetainedBytes: 300, RetainedBytesCeiling: 1000, Saturation: pressure.Saturated,
-			PartitionAccounts: []string{first, "acct-b", "acct-c"}},
-	})
 	if got := fmt.Sprint(obs.Trees); got != want {
 		t.Errorf("trees\n got %s\nwant %s", got, want)
+	}
+	// Whichever replica's name sorts first, a contested partition and a
+	// NaN report merge the same.
+	x := result{name: "x", sample: replicaSample{trees: map[string]*treeSample{"t": {
+		retained: scalar{math.NaN(), true}, partitions: map[int]string{0: "acct-z"}}}}}
+	y := result{name: "y", sample: replicaSample{trees: map[string]*treeSample{"t": {
+		retained: scalar{7, true}, ceiling: scalar{9, true}, partitions: map[int]string{0: "acct-a"}}}}}
+	for _, order := range [][]result{{x, y}, {y, x}} {
+		got := mergeTrees(order)
+		if len(got) != 1 || got[0].RetainedBytes != 7 || got[0].RetainedBytesCeiling != 9 || !slices.Equal(got[0].PartitionAccounts, []string{"acct-a"}) {
+			t.Errorf("merged %s then %s: %+v", order[0].name, order[1].name, got)
+		}
 	}
 	src = newSource(t, Options{Targets: targets(t, nostore.URL)})
 	if obs, _ := src.Observe(context.Background()); obs.Trees != nil {
@@ -250,14 +279,74 @@ func TestFilterText(t *testing.T) {
 	}
 }
 
-func TestFilterProtoRefusesHugeLength(t *testing.T) {
-	// A length prefix of 1 GiB must not allocate 1 GiB.
-	in := []byte{0x80, 0x80, 0x80, 0x80, 0x04}
+// TestFilterProtoGrowsWithWhatArrives: a length prefix is never trusted
+// with an allocation. One longer than the response limit is refused before
+// anything is read; one within it, on a body that stops short, costs only
+// the bytes that came.
+func TestFilterProtoGrowsWithWhatArrives(t *testing.T) {
+	const limit = 256 << 20
+	prefix := func(n uint64) []byte { return binary.AppendUvarint(nil, n) }
+
+	// Past the limit once the prefix itself is counted.
 	var out bytes.Buffer
-	scratch := new([]byte)
-	err := filterProto(bufio.NewReader(bytes.NewReader(in)), &out, wantSet{}, 1<<20, scratch)
-	if err == nil || cap(*scratch) > 0 {
-		t.Fatalf("err %v, scratch %d", err, cap(*scratch))
+	err := filterProto(bufio.NewReader(bytes.NewReader(prefix(limit))), &out, wantSet{}, limit)
+	if !errors.Is(err, errTooLarge) || out.Cap() > 0 {
+		t.Fatalf("a %d-byte claim under a %d-byte limit: err %v, buffer %d bytes", limit, limit, err, out.Cap())
+	}
+	// Within the limit, but the body ends after 10 bytes.
+	body := append(prefix(limit-100), make([]byte, 10)...)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	err = filterProto(bufio.NewReader(bytes.NewReader(body)), &out, wantSet{}, limit)
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("short body: err %v, want unexpected EOF", err)
+	}
+	if out.Len() != 0 || out.Cap() > 64<<10 {
+		t.Errorf("short body left %d bytes in a %d-byte buffer", out.Len(), out.Cap())
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16<<20 {
+		t.Errorf("a 15-byte body allocated %d MiB", alloc>>20)
+	}
+	// The limit counts across messages: two that fit alone do not together.
+	msg := protowire.AppendTag(nil, 1, protowire.BytesType)
+	msg = protowire.AppendString(msg, "barometer_activations")
+	one := append(prefix(uint64(len(msg))), msg...)
+	two := append(append([]byte(nil), one...), one...)
+	out.Reset()
+	if err := filterProto(bufio.NewReader(bytes.NewReader(two)), &out, wantSet{"barometer_activations": {}}, int64(len(one)+len(one)/2)); !errors.Is(err, errTooLarge) {
+		t.Errorf("two messages over the limit: err %v", err)
+	}
+	out.Reset()
+	if err := filterProto(bufio.NewReader(bytes.NewReader(two)), &out, wantSet{"barometer_activations": {}}, int64(len(two))); err != nil || !bytes.Equal(out.Bytes(), two) {
+		t.Errorf("two messages at the limit: err %v, kept %d of %d bytes", err, out.Len(), len(two))
+	}
+	out.Reset()
+	if err := filterProto(bufio.NewReader(bytes.NewReader(two)), &out, wantSet{"other": {}}, int64(len(two))); err != nil || out.Len() != 0 {
+		t.Errorf("two unwanted messages: err %v, kept %d bytes", err, out.Len())
+	}
+}
+
+// TestProtoLengthPrefixDoesNotAllocate is the same through a scrape: a
+// replica that sends 5 bytes announcing a message of the whole response
+// limit fails, having cost about what it sent.
+func TestProtoLengthPrefixDoesNotAllocate(t *testing.T) {
+	const limit = 256 << 20
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited")
+		w.Write(binary.AppendUvarint(nil, limit-100))
+	}))
+	t.Cleanup(srv.Close)
+	src := newSource(t, Options{Targets: targets(t, srv.URL), MaxResponseBytes: limit})
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := src.Observe(context.Background())
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "protobuf message") {
+		t.Errorf("err %v, want the truncated protobuf message", err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16<<20 {
+		t.Errorf("one sample of a 5-byte body allocated %d MiB", alloc>>20)
 	}
 }
 

@@ -109,8 +109,11 @@ func New(opts Options) (*Source, error) {
 
 // Observe scrapes every replica once. A replica that fails is left out and
 // named in Missing; the replica count is the number that answered. When none
-// answers, Observe fails and names them all. It returns by ctx's deadline:
-// each scrape runs under min(Timeout, what is left of ctx).
+// answers, Observe fails and names them all. When there is none to ask (the
+// DNS targets name Services without ready pods, and there is no static
+// target), the Observation has zero replicas and nothing missing: the
+// workload is scaled to zero. It returns by ctx's deadline: each scrape runs
+// under min(Timeout, what is left of ctx).
 func (s *Source) Observe(ctx context.Context) (pressure.Observation, error) {
 	s.sampling.Lock()
 	defer s.sampling.Unlock()
@@ -131,7 +134,7 @@ func (s *Source) Observe(ctx context.Context) (pressure.Observation, error) {
 	s.mu.Lock()
 	obs := s.fold(results, missing, at)
 	s.mu.Unlock()
-	if len(obs.Replicas) == 0 {
+	if len(obs.Replicas) == 0 && len(obs.Missing) > 0 {
 		return pressure.Observation{}, noAnswer(obs.Missing)
 	}
 	return obs, nil

@@ -89,13 +89,20 @@ type Resolver interface {
 type job struct {
 	name string // the replica's name: the URL scraped
 	url  string
+	key  string // the endpoint dialled, see endpoint
 }
 
 // expand turns the targets into this sample's replicas. A static target is
 // one replica named by its URL. A DNS target becomes one replica per address,
 // named by the URL with the address in place of the name; an address the
-// allow-list refuses, and a name that does not resolve, are reported missing
-// rather than scraped.
+// allow-list refuses, and a lookup that fails, are reported missing rather
+// than scraped. A name that does not exist, or has no address, is a
+// Service with no ready pods: it adds no replica and nothing missing.
+//
+// An endpoint reached through several targets (a Service named short and
+// fully qualified, a static URL that is also a DNS expansion) is one
+// replica, scraped once under the first target's name: scraping it twice
+// would count its pressure, and its queue, twice.
 func expand(ctx context.Context, targets []Target, r Resolver, guard *allow.List, conc int) ([]job, []pressure.MissingReplica) {
 	perTarget := make([][]job, len(targets))
 	missing := make([][]pressure.MissingReplica, len(targets))
@@ -103,12 +110,51 @@ func expand(ctx context.Context, targets []Target, r Resolver, guard *allow.List
 		t := targets[i]
 		if !t.DNS {
 			u := t.URL.String()
-			perTarget[i] = []job{{name: u, url: u}}
+			perTarget[i] = []job{{name: u, url: u, key: endpoint(t.URL)}}
 			return
 		}
 		perTarget[i], missing[i] = resolve(ctx, t, r, guard)
 	})
-	return slices.Concat(perTarget...), slices.Concat(missing...)
+	return dedupe(slices.Concat(perTarget...), slices.Concat(missing...))
+}
+
+// dedupe keeps the first job of each endpoint, and drops a missing replica
+// named twice or also scraped.
+func dedupe(jobs []job, missing []pressure.MissingReplica) ([]job, []pressure.MissingReplica) {
+	seen := make(map[string]bool, len(jobs))
+	names := make(map[string]bool, len(jobs))
+	jobs = slices.DeleteFunc(jobs, func(j job) bool {
+		if seen[j.key] {
+			return true
+		}
+		seen[j.key], names[j.name] = true, true
+		return false
+	})
+	missing = slices.DeleteFunc(missing, func(m pressure.MissingReplica) bool {
+		if names[m.Name] {
+			return true
+		}
+		names[m.Name] = true
+		return false
+	})
+	return jobs, missing
+}
+
+// endpoint is what a URL dials and asks for: scheme, host and port (the
+// scheme's default made explicit, an IP address in canonical form), path
+// and query.
+func endpoint(u *url.URL) string {
+	host, port := u.Hostname(), u.Port()
+	if port == "" {
+		port = "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+	}
+	if a, err := netip.ParseAddr(host); err == nil {
+		host = a.Unmap().String()
+	}
+	return u.Scheme + "://" + net.JoinHostPort(host, port) + u.EscapedPath() + "?" + u.RawQuery
 }
 
 func resolve(ctx context.Context, t Target, r Resolver, guard *allow.List) ([]job, []pressure.MissingReplica) {
@@ -117,8 +163,10 @@ func resolve(ctx context.Context, t Target, r Resolver, guard *allow.List) ([]jo
 		port = "80"
 	}
 	addrs, err := r.LookupNetIP(ctx, "ip", host)
-	if err == nil && len(addrs) == 0 {
-		err = errors.New("no A or AAAA records")
+	if dnsErr, ok := errors.AsType[*net.DNSError](err); ok && dnsErr.IsNotFound {
+		// NXDOMAIN or no records: what Kubernetes DNS answers for a
+		// headless Service without ready pods. Zero replicas, not a failure.
+		return nil, nil
 	}
 	if err != nil {
 		return nil, []pressure.MissingReplica{{Name: t.String(), Err: fmt.Errorf("resolve %s: %w", host, err)}}
@@ -141,7 +189,7 @@ func resolve(ctx context.Context, t Target, r Resolver, guard *allow.List) ([]jo
 				continue
 			}
 		}
-		jobs = append(jobs, job{name: name, url: name})
+		jobs = append(jobs, job{name: name, url: name, key: endpoint(&u)})
 	}
 	return jobs, missing
 }
