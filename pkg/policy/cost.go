@@ -35,13 +35,15 @@ type Cost struct {
 // steps, and the step's exact time is unknown), so the first call only sets
 // the baseline. Each interval is priced at the options in force when it
 // ends, so a price change never reprices the past. A clock that went back
-// accrues nothing and keeps the later time.
+// accrues nothing and keeps the later time. An interval that would make a
+// total non-finite is left out, so the totals stay numbers JSON can carry.
 func (c Cost) Accrue(opts CostOptions, replicas int, now time.Time) Cost {
 	if c.seen {
 		if dt := now.Sub(c.at).Seconds(); dt > 0 {
-			rs := float64(c.replicas) * dt
-			c.ReplicaSeconds += rs
-			c.Cost += rs * opts.PerReplicaSecond
+			rs := c.ReplicaSeconds + float64(c.replicas)*dt
+			if cost := c.Cost + float64(c.replicas)*dt*opts.PerReplicaSecond; finite(rs) && finite(cost) {
+				c.ReplicaSeconds, c.Cost = rs, cost
+			}
 			c.at = now
 		}
 	} else {

@@ -39,3 +39,19 @@ func TestCostOptions(t *testing.T) {
 		wantField(t, CostOptions{PerReplicaSecond: v}.Validate(), "PerReplicaSecond")
 	}
 }
+
+// An interval that would make a total non-finite is left out: the totals
+// are served as JSON and Prometheus counters, and Inf would stay for good.
+func TestCostIgnoresNonFiniteAccruals(t *testing.T) {
+	c := Cost{}.Accrue(CostOptions{PerReplicaSecond: 1}, 2, at(0))
+	c = c.Accrue(CostOptions{PerReplicaSecond: 1}, 2, at(10))
+	for _, price := range []float64{math.MaxFloat64, math.NaN(), math.Inf(1)} {
+		c = c.Accrue(CostOptions{PerReplicaSecond: price}, 2, at(20)) // bypasses Validate
+		if c.ReplicaSeconds != 20 || c.Cost != 20 {
+			t.Errorf("price %v: %v replica-seconds, cost %v; want 20, 20 (the interval left out)", price, c.ReplicaSeconds, c.Cost)
+		}
+	}
+	if c = c.Accrue(CostOptions{PerReplicaSecond: 1}, 2, at(30)); c.ReplicaSeconds != 40 || c.Cost != 40 {
+		t.Errorf("after: %v replica-seconds, cost %v; want 40, 40", c.ReplicaSeconds, c.Cost)
+	}
+}

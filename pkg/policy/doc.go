@@ -2,13 +2,14 @@
 // signal, as pure decisions: the queue-pressure policy of reference 004
 // (queue.go) and the elasticity policies of reference 000 (elasticity.go,
 // pool.go), with the pieces around them: launch tracking (launch.go), the
-// decision audit trail (audit.go) and cost accounting (cost.go).
+// decision audit event (audit.go; the trail is the caller's) and cost
+// accounting (cost.go).
 //
 // A decision is a function of (state, observation, now), like the HPA's
 // replica_calculator.go: the policies hold only validated options and are
 // safe for concurrent use; the state is a value the caller keeps per target
 // (or per pool) and replaces with the one returned. Nothing reads a clock.
-// LaunchTracker and AuditLog are the only shared mutable types, and lock.
+// LaunchTracker is the only shared mutable type, and locks.
 //
 // Every decision says the replica count to publish (Decision.Desired). The
 // KEDA side returns it with target 1 (AverageValue), so the HPA asks for
@@ -51,12 +52,18 @@
 // open-ended. The plain gauge suits a system that only knows how many slots
 // are reserved now, and then the horizon does not matter.
 //
+// Busy, reservations and the formula's terms count slots (runs at once), a
+// replica has SlotsPerReplica of them (1 by default): the queue policy asks
+// for ceil(slots / SlotsPerReplica) replicas, and utilization is busy over
+// replicas x SlotsPerReplica (the caller's, ElasticityOptions).
+//
 // # Decisions where the references are silent
 //
-//   - The arrival rate is measured between evaluations (the counter's
-//     increase over the elapsed time); the first evaluation has no rate, and
-//     the first measured rate seeds the average instead of being folded into
-//     zero. An evaluation with no elapsed time keeps the older reading.
+//   - The arrival rate is measured between readings (the counter's
+//     increase over the time between ObservedAt's); the first evaluation has
+//     no rate, and the first measured rate seeds the average instead of
+//     being folded into zero. An evaluation with no elapsed time keeps the
+//     older reading, as does one whose counter or rate is not finite.
 //   - One alpha (004's ewma_alpha) smooths both averages. The service time is
 //     folded once per evaluation with weight 1-(1-alpha)^n for n new runs:
 //     exactly a per-run EWMA when the interval's runs share their mean. The
@@ -90,10 +97,14 @@
 //     launch tokens first, as the ReplicaSet removes a replica that is still
 //     starting before a ready one; if a cancelled launch shows up all the
 //     same (it had started before the source saw it), it turns into a
-//     removal. The rest of a scale-down records removal tokens, which
-//     resolve when the visible count falls, oldest first. A scale-up takes
-//     no removal back: a replica that is leaving does not return. Every
-//     token expires launchTTL after its decision, so launchTTL should cover
-//     the time a change takes to show in the source's sample.
+//     removal. That removal lasts as long as the oldest live launch left,
+//     since the new replica may as well be that launch's (the cancelled
+//     one deleted unseen): either way the net count in flight stays right.
+//     The rest of a scale-down records removal tokens, which resolve when
+//     the visible count falls, oldest first. A scale-up takes no removal
+//     back: a replica that is leaving does not return. Every token expires
+//     launchTTL after its decision (a removal paired with a launch, after
+//     that launch's), so launchTTL should cover the time a change takes to
+//     show in the source's sample.
 //   - Cost integrates the count seen at one evaluation until the next.
 package policy

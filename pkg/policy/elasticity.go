@@ -27,13 +27,18 @@ type ElasticityOptions struct {
 	High, Low float64
 	// Ticks is how many consecutive ticks past a threshold trigger a step.
 	Ticks int
+	// SlotsPerReplica is how many work items one replica runs at once. The
+	// policy reads only Utilization; the caller computes it over slots,
+	// busy / (replicas x SlotsPerReplica). Pending stays one replica per
+	// item, as in 000. 0 reads as 1.
+	SlotsPerReplica int
 }
 
 // DefaultElasticityOptions returns the documented defaults for a policy: no
 // minimum, and no maximum except for max_count, whose maximum defaults to 0
 // so that an unset maximum scales nothing up.
 func DefaultElasticityOptions(policy string) ElasticityOptions {
-	o := ElasticityOptions{Policy: policy, Max: Unbounded, High: DefaultHighThreshold, Low: DefaultLowThreshold, Ticks: DefaultThresholdTicks}
+	o := ElasticityOptions{Policy: policy, Max: Unbounded, High: DefaultHighThreshold, Low: DefaultLowThreshold, Ticks: DefaultThresholdTicks, SlotsPerReplica: 1}
 	if policy == PolicyMaxCount {
 		o.Max = 0
 	}
@@ -49,6 +54,7 @@ func (o ElasticityOptions) Validate() error {
 		checkFloat("High", o.High, 0, 1, true),
 		checkFloat("Low", o.Low, 0, o.High, false),
 		checkInt("Ticks", o.Ticks, 1),
+		checkInt("SlotsPerReplica", o.SlotsPerReplica, 0),
 	)
 }
 
@@ -62,9 +68,10 @@ type ElasticityObservation struct {
 	InFlight int
 	// Pending counts work waiting for a replica.
 	Pending int
-	// Utilization is the fraction of the replicas that are busy; 0 when
-	// unknown. A replica count with Utilization >= 1 has no idle replica,
-	// and busy replicas are never removed.
+	// Utilization is the fraction of the replicas' slots that are busy; 0
+	// when unknown. A replica count with Utilization >= 1 has no idle
+	// replica, and busy replicas are never removed. NaN and negatives read
+	// as 0, anything above 1 as 1.
 	Utilization float64
 }
 
@@ -92,6 +99,7 @@ func NewElasticityPolicy(opts ElasticityOptions) (*ElasticityPolicy, error) {
 // visible replicas plus the net change in flight); a step changes that
 // count by one.
 func (p *ElasticityPolicy) Decide(st ElasticityState, obs ElasticityObservation, now time.Time) (Decision, ElasticityState) {
+	obs.Utilization = fraction(obs.Utilization)
 	action, reason, inputs, next := p.rule(st, obs)
 	d := stepDecision(now, p.opts.Policy, action, reason, inputs, obs)
 	if action == ScaleDown && !hasIdle(obs) {
@@ -114,6 +122,14 @@ func stepDecision(now time.Time, policy string, action Action, reason string, in
 		d.Desired--
 	}
 	return d
+}
+
+// fraction reads a utilization: NaN and negatives are 0, above 1 is 1.
+func fraction(u float64) float64 {
+	if !(u > 0) {
+		return 0
+	}
+	return min(u, 1)
 }
 
 // hasIdle: a target can give up a replica only if one of them is idle, or

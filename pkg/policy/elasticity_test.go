@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -202,4 +203,26 @@ func TestElasticityOptions(t *testing.T) {
 			t.Errorf("NewElasticityPolicy accepted an invalid %s", tt.field)
 		}
 	}
+}
+
+// Utilization is a fraction: NaN and negatives read as 0, anything above 1
+// as 1, so no input is non-finite and NaN does not sit in the dead band.
+func TestUtilizationIsAFraction(t *testing.T) {
+	p := newElastic(t, PolicyPoolWithThreshold, func(o *ElasticityOptions) { o.Ticks = 1 })
+	for _, c := range []struct {
+		u, want float64
+		action  Action
+	}{{math.NaN(), 0, ScaleDown}, {-1, 0, ScaleDown}, {math.Inf(1), 1, ScaleUp}, {2, 1, ScaleUp}} {
+		d, _ := p.Decide(ElasticityState{}, ElasticityObservation{Replicas: 2, Utilization: c.u}, t0)
+		if d.Inputs["utilization"] != c.want || d.Action != c.action {
+			t.Errorf("utilization %v: input %v, %s; want %v, %s", c.u, d.Inputs["utilization"], d.Action, c.want, c.action)
+		}
+		pd, _ := p.DecidePool("p", ElasticityState{}, []PoolMember{{Target: "a", Observation: ElasticityObservation{Replicas: 2, Utilization: c.u}}}, t0)
+		if got := pd.Pool.Inputs["utilization"]; got != c.want {
+			t.Errorf("pool with utilization %v: input %v, want %v", c.u, got, c.want)
+		}
+	}
+	o := DefaultElasticityOptions(PolicyFullyElastic)
+	o.SlotsPerReplica = -1
+	wantField(t, o.Validate(), "SlotsPerReplica")
 }

@@ -66,8 +66,9 @@ func NewLaunchTracker(opts LaunchOptions) (*LaunchTracker, error) {
 // Observe records the target's visible replica count at now and returns the
 // net change still in flight: launches less removals, negative while more
 // replicas are leaving than starting. Expired tokens are dropped; then each
-// replica beyond the last visible count resolves the oldest launch token,
-// and each replica short of it the oldest removal. The first observation of
+// replica beyond the last visible count resolves the oldest launch token
+// (a cancelled one turns into a removal, see resolve), and each replica
+// short of it the oldest removal. The first observation of
 // a target only sets its baseline. "Current" is max(visible + the result, 0).
 func (t *LaunchTracker) Observe(target string, visible int, now time.Time) int {
 	t.mu.Lock()
@@ -76,13 +77,7 @@ func (t *LaunchTracker) Observe(target string, visible int, now time.Time) int {
 	l.up = slices.DeleteFunc(l.up, func(u launch) bool { return now.Sub(u.at) >= t.ttl })
 	l.down = slices.DeleteFunc(l.down, func(at time.Time) bool { return now.Sub(at) >= t.ttl })
 	if l.seen && visible > l.visible {
-		n := min(visible-l.visible, len(l.up))
-		for _, u := range l.up[:n] {
-			if !u.cancelled.IsZero() {
-				l.remove(u.cancelled)
-			}
-		}
-		l.up = l.up[n:]
+		l.resolve(visible - l.visible)
 	}
 	if l.seen && visible < l.visible {
 		l.down = l.down[min(l.visible-visible, len(l.down)):]
@@ -140,6 +135,36 @@ func (t *LaunchTracker) get(target string) *launches {
 		t.targets[target] = l
 	}
 	return l
+}
+
+// resolve takes n new replicas off the launch tokens, oldest first. A
+// cancelled launch that shows up turns into a removal; but the new replica
+// may as well be a later live launch's (the cancelled one deleted unseen),
+// so the removal lasts as long as the oldest live token left (one removal
+// per token): either way launches less removals stays right until both
+// expire. Resolving live tokens first would fail the other way: when the
+// cancelled replica did show, its fall would find no removal to resolve.
+func (l *launches) resolve(n int) {
+	n = min(n, len(l.up))
+	resolved, left := l.up[:n], l.up[n:]
+	next := 0 // left[next:] holds the live tokens not paired yet
+	for _, u := range resolved {
+		if u.cancelled.IsZero() {
+			continue
+		}
+		at := u.cancelled
+		for next < len(left) && !left[next].cancelled.IsZero() {
+			next++
+		}
+		if next < len(left) {
+			if left[next].at.After(at) {
+				at = left[next].at
+			}
+			next++
+		}
+		l.remove(at)
+	}
+	l.up = left
 }
 
 // remove adds a removal token at at, keeping the oldest first.

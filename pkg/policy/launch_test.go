@@ -293,3 +293,51 @@ func TestNoOpKeepsAScaleDownInFlight(t *testing.T) {
 		}
 	}
 }
+
+// A cancelled launch's replica may never show: launch A is cancelled by a
+// scale-down (the ReplicaSet deletes its unstarted pod), then launch B is
+// asked for, and the next new replica is B's. Read as A's, A turns into a
+// removal and B stays in flight: right while both live, but the removal,
+// stamped at A's cancellation, expired before B's launch, leaving current
+// one too many until B's expired too. The removal now lasts as long as B.
+func TestCancelledLaunchRemovalPairsWithALiveLaunch(t *testing.T) {
+	lt := newTracker(t)
+	lt.Observe("q", 2, at(0))
+	lt.Record("q", Decision{At: at(0), Action: ScaleUp, Before: 2, Desired: 3}) // A
+	in := lt.Observe("q", 2, at(5))
+	lt.Record("q", Decision{At: at(5), Action: ScaleDown, Before: 2 + in, Desired: 2}) // cancels A
+	in = lt.Observe("q", 2, at(8))
+	lt.Record("q", Decision{At: at(8), Action: ScaleUp, Before: 2 + in, Desired: 3}) // B
+	for _, sec := range []float64{12, 16, 19, 21, 22.9, 23, 24} {
+		if in := lt.Observe("q", 3, at(sec)); in != 0 {
+			t.Errorf("at %gs: 3 replicas run, in flight %+d, want 0", sec, in)
+		}
+	}
+	// Had A's replica shown up after all (a late sample), it leaves next:
+	// its fall resolves the removal, and B is still on its way.
+	lt = newTracker(t)
+	lt.Observe("r", 2, at(0))
+	lt.Record("r", Decision{At: at(0), Action: ScaleUp, Before: 2, Desired: 3})   // A
+	lt.Record("r", Decision{At: at(1), Action: ScaleDown, Before: 3, Desired: 2}) // cancels A
+	lt.Record("r", Decision{At: at(2), Action: ScaleUp, Before: 2, Desired: 3})   // B
+	if in := lt.Observe("r", 3, at(3)); in != 0 {
+		t.Errorf("A's replica showed: in flight %+d, want 0 (B coming, A leaving)", in)
+	}
+	if in := lt.Observe("r", 2, at(4)); in != 1 {
+		t.Errorf("A's replica left: in flight %+d, want +1 (B)", in)
+	}
+	if in := lt.Observe("r", 3, at(5)); in != 0 {
+		t.Errorf("B's replica showed: in flight %+d, want 0", in)
+	}
+	// With no live launch left to pair, the removal keeps its own time.
+	lt = newTracker(t)
+	lt.Observe("s", 2, at(0))
+	lt.Record("s", Decision{At: at(0), Action: ScaleUp, Before: 2, Desired: 3})   // A
+	lt.Record("s", Decision{At: at(1), Action: ScaleDown, Before: 3, Desired: 2}) // cancels A
+	if in := lt.Observe("s", 3, at(2)); in != -1 {
+		t.Errorf("A's replica showed: in flight %+d, want -1", in)
+	}
+	if in := lt.Observe("s", 3, at(16)); in != 0 {
+		t.Errorf("at 16 s: in flight %+d, want 0 (the removal from 1 s expired)", in)
+	}
+}

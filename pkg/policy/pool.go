@@ -43,6 +43,9 @@ type MemberDecision struct {
 // every member agree on them. A pool with no member decides a no-op.
 func (p *ElasticityPolicy) DecidePool(pool string, st ElasticityState, members []PoolMember, now time.Time) (PoolDecision, ElasticityState) {
 	ms := slices.SortedFunc(slices.Values(members), func(a, b PoolMember) int { return cmp.Compare(a.Target, b.Target) })
+	for i := range ms {
+		ms[i].Observation.Utilization = fraction(ms[i].Observation.Utilization)
+	}
 	if len(ms) == 0 {
 		return PoolDecision{Pool: Decision{At: now, Policy: p.opts.Policy, Action: NoOp, Reason: fmt.Sprintf("pool %s has no members: no-op", pool)}}, st
 	}

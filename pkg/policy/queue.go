@@ -29,6 +29,9 @@ type QueueObservation struct {
 	Busy int
 	// Reservations booked ahead; only the peak within the horizon counts.
 	Reservations []Reservation
+	// ObservedAt is when the counters were read, the arrival rate's time
+	// base; zero means the evaluation's time.
+	ObservedAt time.Time
 }
 
 // ClassBacklog is one class's backlog.
@@ -46,6 +49,7 @@ type QueueState struct {
 	// The counters as last read, and when the arrivals counter was read.
 	arrivals, runSeconds, runs float64
 	arrivalsAt                 time.Time
+	arrivalsRead               bool
 	rate, service              float64 // per second; seconds
 	rateSeeded, serviceSeeded  bool
 	window                     []windowEntry
@@ -79,13 +83,16 @@ func NewQueuePolicy(opts QueueOptions) (*QueuePolicy, error) {
 	return &QueuePolicy{opts: opts, rank: rank}, nil
 }
 
-// queueTerms are the formula's terms at one evaluation.
+// queueTerms are the formula's terms at one evaluation: slots up to
+// slots, replicas from raw on.
 type queueTerms struct {
-	rate, service          float64
-	backlog                int
-	base, drain, slo, busy int
-	reserved, raw, desired int
-	sloClass               string
+	rate, service            float64
+	backlog                  int
+	base, drain, slo, busy   int
+	reserved, slots          int
+	perReplica, busyReplicas int
+	raw, desired             int
+	sloClass                 string
 }
 
 // Evaluate decides one evaluation at now: a pure function of the state, the
@@ -123,11 +130,11 @@ func (p *QueuePolicy) Evaluate(st QueueState, obs QueueObservation, now time.Tim
 	case t.desired == current:
 		verdict = fmt.Sprintf("no-op: at desired %d", current)
 	default:
-		floor := max(ceiling, t.busy)
+		floor := max(ceiling, t.busyReplicas)
 		sinceDown := now.Sub(st.lastScaleDown)
 		switch {
-		case floor >= current && t.busy > ceiling:
-			verdict = fmt.Sprintf("no-op: scale-down held by %d busy", t.busy)
+		case floor >= current && t.busyReplicas > ceiling:
+			verdict = fmt.Sprintf("no-op: scale-down held by %d busy", t.busyReplicas)
 		case floor >= current:
 			verdict = fmt.Sprintf("no-op: scale-down held at %d, the highest desired in the last %s", ceiling, o.StabilizationWindow)
 		case !st.lastScaleDown.IsZero() && sinceDown < o.ScaleDownCooldown:
@@ -144,25 +151,27 @@ func (p *QueuePolicy) Evaluate(st QueueState, obs QueueObservation, now time.Tim
 	}
 	d.Reason += verdict
 	d.Inputs = map[string]float64{
-		"replicas":        float64(obs.Replicas),
-		"in_flight":       float64(obs.InFlight),
-		"arrival_rate":    t.rate,
-		"service_seconds": t.service,
-		"backlog":         float64(t.backlog),
-		"base":            float64(t.base),
-		"drain":           float64(t.drain),
-		"slo":             float64(t.slo),
-		"busy":            float64(t.busy),
-		"reserved":        float64(t.reserved),
-		"desired":         float64(t.desired),
-		"window_max":      float64(ceiling),
+		"replicas":          float64(obs.Replicas),
+		"in_flight":         float64(obs.InFlight),
+		"arrival_rate":      t.rate,
+		"service_seconds":   t.service,
+		"backlog":           float64(t.backlog),
+		"base":              float64(t.base),
+		"drain":             float64(t.drain),
+		"slo":               float64(t.slo),
+		"busy":              float64(t.busy),
+		"reserved":          float64(t.reserved),
+		"slots_per_replica": float64(t.perReplica),
+		"desired":           float64(t.desired),
+		"window_max":        float64(ceiling),
 	}
 	return d, next
 }
 
-// terms computes 004's formula:
+// terms computes 004's formula, in slots, and the replicas it needs:
 //
-//	desired = clamp(max(base + drain, slo, busy) + reserved, min, max)
+//	slots   = max(base + drain, slo, busy) + reserved
+//	desired = clamp(ceil(slots / SlotsPerReplica), min, max)
 func (p *QueuePolicy) terms(obs QueueObservation, rate, service float64, now time.Time) queueTerms {
 	o := p.opts
 	t := queueTerms{rate: rate, service: service, busy: max(obs.Busy, 0)}
@@ -187,7 +196,9 @@ func (p *QueuePolicy) terms(obs QueueObservation, rate, service float64, now tim
 		}
 	}
 	t.reserved = peakReservations(obs.Reservations, now, now.Add(o.ReservationHorizon))
-	t.raw = satAdd(max(satAdd(t.base, t.drain), t.slo, t.busy), t.reserved)
+	t.slots = satAdd(max(satAdd(t.base, t.drain), t.slo, t.busy), t.reserved)
+	t.perReplica = max(o.SlotsPerReplica, 1)
+	t.raw, t.busyReplicas = ceilDiv(t.slots, t.perReplica), ceilDiv(t.busy, t.perReplica)
 	t.desired = min(max(t.raw, o.MinReplicas), o.MaxReplicas)
 	return t
 }
@@ -214,7 +225,10 @@ func (t queueTerms) reason() string {
 		slo += " (" + t.sloClass + ")"
 	}
 	s := fmt.Sprintf("queue: rate %.2f/s, service %.2fs, backlog %d; max(base %d + drain %d, slo %s, busy %d) + reserved %d = %d",
-		t.rate, t.service, t.backlog, t.base, t.drain, slo, t.busy, t.reserved, t.raw)
+		t.rate, t.service, t.backlog, t.base, t.drain, slo, t.busy, t.reserved, t.slots)
+	if t.perReplica > 1 {
+		s += fmt.Sprintf(" slots / %d per replica = %d", t.perReplica, t.raw)
+	}
 	if t.desired != t.raw {
 		s += fmt.Sprintf(", clamped to %d", t.desired)
 	}
@@ -241,6 +255,15 @@ func windowMax(w []windowEntry) int {
 		m = max(m, e.desired)
 	}
 	return m
+}
+
+// ceilDiv is ceil(n / d) for n >= 0 and d >= 1.
+func ceilDiv(n, d int) int {
+	q := n / d
+	if n%d != 0 {
+		q++
+	}
+	return q
 }
 
 // satAdd adds two non-negative counts, saturating at Unbounded.

@@ -1,9 +1,7 @@
 package policy
 
 import (
-	"fmt"
 	"math"
-	"strings"
 	"time"
 )
 
@@ -69,6 +67,11 @@ type QueueOptions struct {
 	// MaxStepDown replicas at most are removed per ScaleDownCooldown.
 	MaxStepDown       int
 	ScaleDownCooldown time.Duration
+	// SlotsPerReplica is how many work items one replica runs at once. The
+	// formula's terms are slots (runs, like busy and reservations); desired
+	// is ceil(slots / SlotsPerReplica) replicas, and the scale-down floor is
+	// ceil(busy / SlotsPerReplica). 0 reads as 1.
+	SlotsPerReplica int
 }
 
 // DefaultQueueOptions returns the documented defaults: no SLO classes, no
@@ -87,6 +90,7 @@ func DefaultQueueOptions() QueueOptions {
 		StabilizationWindow: DefaultStabilizationWindow,
 		MaxStepDown:         DefaultMaxStepDown,
 		ScaleDownCooldown:   DefaultScaleDownCooldown,
+		SlotsPerReplica:     1,
 	}
 }
 
@@ -107,6 +111,7 @@ func (o QueueOptions) Validate() error {
 		checkDuration("StabilizationWindow", o.StabilizationWindow, false),
 		checkInt("MaxStepDown", o.MaxStepDown, 1),
 		checkDuration("ScaleDownCooldown", o.ScaleDownCooldown, false),
+		checkInt("SlotsPerReplica", o.SlotsPerReplica, 0),
 	)
 }
 
@@ -124,30 +129,4 @@ func checkClasses(cs []Class) error {
 		seen[c.Name] = true
 	}
 	return nil
-}
-
-// ParseClasses reads SLO classes written highest priority first as
-// "name[=slo],...", for example "critical=5s,high=30s,normal,low": a class
-// without "=slo" has none. The result is checked as Validate would.
-func ParseClasses(s string) ([]Class, error) {
-	if strings.TrimSpace(s) == "" {
-		return nil, nil
-	}
-	var cs []Class
-	for part := range strings.SplitSeq(s, ",") {
-		name, slo, hasSLO := strings.Cut(strings.TrimSpace(part), "=")
-		c := Class{Name: strings.TrimSpace(name)}
-		if hasSLO {
-			d, err := time.ParseDuration(strings.TrimSpace(slo))
-			if err != nil || d <= 0 {
-				return nil, &OptionError{Field: "Classes", Value: fmt.Sprintf("%q", part), Allowed: `name=duration with a duration > 0, e.g. "critical=5s"`}
-			}
-			c.SLO = d
-		}
-		cs = append(cs, c)
-	}
-	if err := checkClasses(cs); err != nil {
-		return nil, err
-	}
-	return cs, nil
 }

@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"encoding/json"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -409,17 +411,95 @@ func TestQueueOptionsValidate(t *testing.T) {
 	}
 }
 
-func TestParseClasses(t *testing.T) {
-	got, err := ParseClasses(" critical=5s, high=30s ,normal,low")
-	want := []Class{{"critical", 5 * time.Second}, {"high", 30 * time.Second}, {"normal", 0}, {"low", 0}}
-	if err != nil || !reflect.DeepEqual(got, want) {
-		t.Fatalf("got %v, %v; want %v", got, err, want)
+// The arrival rate's time base is when the counters were read: a sample
+// decided late measures the interval it read, not the one it was decided in.
+func TestArrivalRateUsesObservedAt(t *testing.T) {
+	p := newQueue(t, nil)
+	var st QueueState
+	var d Decision
+	for _, x := range []struct{ read, decided float64 }{{0, 0.1}, {5, 9}, {10, 10.1}, {20, 20}} {
+		// ObservedAt zero (the last) means the evaluation's time.
+		obs := QueueObservation{Arrivals: 10 * x.read}
+		if x.read != 20 {
+			obs.ObservedAt = at(x.read)
+		}
+		d, st = p.Evaluate(st, obs, at(x.decided))
+		if x.read > 0 && !near(d.Inputs["arrival_rate"], 10) {
+			t.Errorf("read at %gs, decided at %gs: rate %v, want 10", x.read, x.decided, d.Inputs["arrival_rate"])
+		}
 	}
-	if got, err := ParseClasses(""); got != nil || err != nil {
-		t.Errorf("empty: got %v, %v", got, err)
+	if !d.At.Equal(at(20)) {
+		t.Errorf("decision at %v, want the evaluation's time", d.At)
 	}
-	for _, bad := range []string{"a=soon", "a=0s", "a,,b", "a,a", "a=-1s"} {
-		_, err := ParseClasses(bad)
-		wantField(t, err, "Classes")
+}
+
+// A counter that is not a finite number (a sum past MaxFloat64 read as
+// +Inf, NaN), or a sample that comes out non-finite (MaxFloat64 less
+// -MaxFloat64), is dropped: it would poison the averages for good, and
+// Inputs must stay JSON numbers.
+func TestNonFiniteCountersAreDropped(t *testing.T) {
+	inf, nan, huge := math.Inf(1), math.NaN(), math.MaxFloat64
+	steps := []struct {
+		obs           QueueObservation
+		rate, service float64
+	}{
+		{QueueObservation{Arrivals: 0, Runs: 1, RunSeconds: 2}, 0, 2},
+		{QueueObservation{Arrivals: 10, Runs: 2, RunSeconds: 4}, 1, 2},
+		{QueueObservation{Arrivals: inf, Runs: inf, RunSeconds: inf}, 1, 2},                                           // dropped: the older readings stand
+		{QueueObservation{Arrivals: nan, Runs: 3, RunSeconds: nan}, 1, 2},                                             // dropped
+		{QueueObservation{Arrivals: 40, Runs: 3, RunSeconds: 6}, 1, 2},                                                // 30 in the 30 s since 10 s; one run of 2 s
+		{QueueObservation{Arrivals: -huge, Runs: 4, RunSeconds: -huge}, 0.7, 2},                                       // counters that fell: restarts, no arrival, no run time
+		{QueueObservation{Arrivals: huge, Runs: 5, RunSeconds: huge}, 0.7, 2},                                         // increases of +Inf: dropped
+		{QueueObservation{Arrivals: 70, Runs: 6, RunSeconds: 3}, 0.7 + 0.3*(7-0.7), 2 + (1-math.Pow(0.7, 6))*(0.5-2)}, // restarts
 	}
+	p := newQueue(t, nil)
+	var st QueueState
+	for i, s := range steps {
+		var d Decision
+		d, st = p.Evaluate(st, s.obs, at(float64(10*i)))
+		if !near(d.Inputs["arrival_rate"], s.rate) || !near(d.Inputs["service_seconds"], s.service) {
+			t.Errorf("step %d: rate %v service %v, want %v %v", i, d.Inputs["arrival_rate"], d.Inputs["service_seconds"], s.rate, s.service)
+		}
+		for k, v := range d.Inputs {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				t.Errorf("step %d: input %s = %v", i, k, v)
+			}
+		}
+		if _, err := json.Marshal(d.Event("q")); err != nil {
+			t.Errorf("step %d: %v", i, err)
+		}
+	}
+}
+
+// With SlotsPerReplica, the formula's terms are slots and desired is
+// ceil(slots / SlotsPerReplica) replicas; busy floors a scale-down in
+// replicas too.
+func TestSlotsPerReplica(t *testing.T) {
+	p := newQueue(t, func(o *QueueOptions) {
+		o.SlotsPerReplica, o.StabilizationWindow, o.ScaleDownCooldown, o.MaxStepDown = 4, 0, 0, 10
+	})
+	// 180 ready at 1 s with a 30 s drain time: 6 slots, 2 replicas; 9
+	// busy: 3 replicas.
+	d, _ := p.Evaluate(QueueState{}, QueueObservation{Backlog: []ClassBacklog{{Ready: 180}}}, t0)
+	want := "max(base 0 + drain 6, slo 0, busy 0) + reserved 0 = 6 slots / 4 per replica = 2; scale_up 0 -> 2"
+	if d.Desired != 2 || !strings.HasSuffix(d.Reason, want) || d.Inputs["desired"] != 2 || d.Inputs["slots_per_replica"] != 4 {
+		t.Errorf("%s to %d (%q, %v), want 2 replicas for 6 slots", d.Action, d.Desired, d.Reason, d.Inputs)
+	}
+	d, _ = p.Evaluate(QueueState{started: true}, QueueObservation{Replicas: 8, Busy: 9, Reservations: gauge(1)}, t0)
+	if d.Action != ScaleDown || d.Desired != 3 {
+		t.Errorf("9 busy slots on 8 replicas: %s to %d (%q), want down to 3", d.Action, d.Desired, d.Reason)
+	}
+	p = newQueue(t, func(o *QueueOptions) { o.SlotsPerReplica, o.MaxReplicas = 4, 1 })
+	d, _ = p.Evaluate(QueueState{started: true}, QueueObservation{Replicas: 3, Busy: 9}, t0)
+	if d.Action != NoOp || !strings.Contains(d.Reason, "clamped to 1; no-op: scale-down held by 3 busy") {
+		t.Errorf("9 busy slots on 3 replicas: %s (%q), want held", d.Action, d.Reason)
+	}
+	// 0 reads as 1, so options built field by field need not set it.
+	o := DefaultQueueOptions()
+	o.SlotsPerReplica = 0
+	if d, _ := newQueue(t, func(o *QueueOptions) { o.SlotsPerReplica = 0 }).Evaluate(QueueState{}, QueueObservation{Busy: 3}, t0); d.Desired != 3 {
+		t.Errorf("SlotsPerReplica 0: desired %d, want 3 (one slot per replica)", d.Desired)
+	}
+	o.SlotsPerReplica = -1
+	wantField(t, o.Validate(), "SlotsPerReplica")
 }

@@ -13,7 +13,8 @@ import (
 // reservation (see the package documentation).
 type Reservation struct {
 	Start, End time.Time
-	// Slots is how many replicas the reservation holds.
+	// Slots is how many slots (runs at once) the reservation holds: replicas
+	// when a replica has one slot (QueueOptions.SlotsPerReplica).
 	Slots int
 }
 

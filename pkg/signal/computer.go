@@ -1,6 +1,7 @@
 package signal
 
 import (
+	"errors"
 	"math"
 	"strconv"
 	"time"
@@ -100,13 +101,32 @@ func (c *Computer) Compute(now time.Time, in Input) ScalingSignal {
 	}
 }
 
-// Decide is the computer as a Decider: an observation with no replica has
-// nothing to fold and fails the sample, so the previous signal stands.
+// Decide is the computer as a Decider. A sample in which no replica
+// answered fails (Unanswered), so the previous signal stands. A sample whose
+// source answered and saw no replica at all (scaled to zero) is valid: zero
+// pressure across one replica (replicas = max(1, count)), so a workload at
+// zero keeps a fresh signal instead of going stale into KEDA's fallback.
 func (c *Computer) Decide(now time.Time, obs pressure.Observation, in Input) (ScalingSignal, error) {
-	if len(obs.Replicas) == 0 {
-		return ScalingSignal{}, errNoReplicas(obs)
+	if err := Unanswered(obs); err != nil {
+		return ScalingSignal{}, err
 	}
 	return c.Compute(now, in), nil
+}
+
+// Unanswered fails an observation that expected replicas (obs.Missing)
+// and got no answer from any: it has nothing to fold, and reading it as
+// zero would make up a value. An observation with no replica and none
+// missing is nil: the source saw a workload with no replica.
+func Unanswered(obs pressure.Observation) error {
+	if len(obs.Replicas) > 0 || len(obs.Missing) == 0 {
+		return nil
+	}
+	errs := make([]error, 0, len(obs.Missing)+1)
+	errs = append(errs, errors.New("no replica answered"))
+	for _, m := range obs.Missing {
+		errs = append(errs, m.Err)
+	}
+	return errors.Join(errs...)
 }
 
 // reason formats "{dimension} pressure {v:0.00} across {n} replica(s)".

@@ -3,6 +3,7 @@ package signal
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,7 +68,33 @@ func TestComputerSignalsArePressure(t *testing.T) {
 	if err != nil || sig.Policy != PolicyPressure || sig.Action != "" {
 		t.Errorf("Decide: %+v %v", sig, err)
 	}
-	if _, err := c.Decide(t0, pressure.Observation{}, Input{}); err == nil {
-		t.Error("the computer folded an observation with no replica")
+	missing := pressure.Observation{Missing: []pressure.MissingReplica{{Name: "a", Err: errors.New("timeout")}}}
+	if _, err := c.Decide(t0, missing, Input{}); err == nil {
+		t.Error("the computer folded an observation in which no replica answered")
+	}
+}
+
+// A source that answered and saw no replica (scaled to zero) is a valid
+// sample, as signal-semantics' replicas = max(1, replicaCount) reads it:
+// zero pressure across one replica, so the signal stays fresh and KEDA's
+// fallback does not flap. Only a sample in which replicas were expected and
+// none answered fails.
+func TestComputerFoldsZeroReplicas(t *testing.T) {
+	o := DefaultOptions()
+	o.ScaleInGateWindow = 0
+	c := NewComputer(o)
+	if _, err := c.Decide(t0, pressure.Observation{Replicas: []pressure.ReplicaObservation{{Name: "a", CPUUtilisation: 0.9}}}, Input{}); err != nil {
+		t.Fatal(err)
+	}
+	sig, err := c.Decide(t0.Add(5*time.Second), pressure.Observation{}, Input{})
+	if err != nil || sig.RawScaleValue != 0 || sig.Reason != "activation pressure 0.00 across 1 replica(s)" || !sig.SampledAt.Equal(t0.Add(5*time.Second)) {
+		t.Errorf("zero replicas: %+v, %v; want zero pressure across 1 replica, sampled now", sig, err)
+	}
+	if err := Unanswered(pressure.Observation{}); err != nil {
+		t.Errorf("Unanswered(no replica, none missing) = %v", err)
+	}
+	err = Unanswered(pressure.Observation{Missing: []pressure.MissingReplica{{Name: "a", Err: errors.New("timeout")}}})
+	if err == nil || !strings.Contains(err.Error(), "no replica answered") || !strings.Contains(err.Error(), "timeout") {
+		t.Errorf("Unanswered(all missing) = %v", err)
 	}
 }

@@ -2,7 +2,6 @@ package signal
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -184,26 +183,16 @@ func (s *Sampler) decide(obs pressure.Observation, now time.Time, snap *Snapshot
 	return s.decider.Decide(now, obs, in)
 }
 
-// probeSplits fails open: when the footprint cannot be read it reports no
-// split in flight and logs, because a probe that failed closed would hold
-// scale-in for as long as it stays broken.
+// probeSplits fails open, per replica: a footprint that cannot be read
+// counts as no split in flight (and the failure is counted and logged),
+// because a probe that failed closed would hold scale-in for as long as it
+// stays broken. The footprints the other replicas did report still count,
+// so one replica's broken gauge does not turn split-aware scale-in off for
+// all (see splitTracker.update).
 func (s *Sampler) probeSplits(obs pressure.Observation, now time.Time, snap *Snapshot) bool {
 	if obs.SplitsErr != nil {
 		snap.SplitProbeFailures++
-		s.cfg.Logger.Warn("split probe failed; assuming no split in flight", "err", obs.SplitsErr)
-		return false
+		s.cfg.Logger.Warn("split probe failed; assuming no split in flight where the footprint was unreadable", "err", obs.SplitsErr)
 	}
 	return s.splits.update(obs, now) > 0
-}
-
-// errNoReplicas explains an observation with nothing to fold.
-func errNoReplicas(obs pressure.Observation) error {
-	if len(obs.Missing) == 0 {
-		return errors.New("source reported no replicas")
-	}
-	errs := make([]error, 0, len(obs.Missing))
-	for _, m := range obs.Missing {
-		errs = append(errs, m.Err)
-	}
-	return errors.Join(append([]error{errors.New("no replica answered")}, errs...)...)
 }

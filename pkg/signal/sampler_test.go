@@ -55,6 +55,16 @@ func withSplits(splits float64, err error, cpu ...float64) func() (pressure.Obse
 	}
 }
 
+// splitsUnreadable is a sample in which some footprint could not be read:
+// the replica it belongs to reports none, as the sources leave it.
+func splitsUnreadable(err error, cpu ...float64) func() (pressure.Observation, error) {
+	return func() (pressure.Observation, error) {
+		obs, _ := replicas(cpu...)()
+		obs.SplitsErr = err
+		return obs, nil
+	}
+}
+
 func newTestSampler(clock *signaltest.FakeClock, src pressure.Source, opts Options) *Sampler {
 	return NewSampler(SamplerConfig{Source: src, Options: opts, Interval: 5 * time.Second, Clock: clock})
 }
@@ -134,8 +144,8 @@ func TestSamplerSplitProbe(t *testing.T) {
 			replicas(1, 1),               // 2.0
 			withSplits(2, nil, 0.1, 0.1), // split in flight: held
 			replicas(0.1, 0.1),           // replica a silent on splits: footprint still counts
-			withSplits(0, errors.New("probe down"), 0.1, 0.1), // fails open: not held by the split (arming tick)
-			replicas(0.1, 0.1), // footprint from 10 s still within TTL: held
+			splitsUnreadable(errors.New("probe down"), 0.1, 0.1), // fails open: not held by the split (arming tick)
+			replicas(0.1, 0.1), // footprint from 5 s still within TTL: held
 			replicas(0.1, 0.1), // t=40: expired: arming tick
 			replicas(0.1, 0.1), // released
 		}},
@@ -154,6 +164,53 @@ func TestSamplerSplitProbe(t *testing.T) {
 	}
 	if got := s.Load().SplitProbeFailures; got != 1 {
 		t.Errorf("SplitProbeFailures = %d, want 1", got)
+	}
+}
+
+// One replica's unreadable split gauge does not turn split-aware scale-in
+// off for all: the footprints the others reported still hold scale-in, and
+// only the unreadable part fails open. The failure is counted per sample.
+func TestSamplerSplitProbeFailsOpenPerReplica(t *testing.T) {
+	o := DefaultOptions()
+	o.ScaleInGateWindow = 0
+	clock := newFakeClock()
+	// Replica a is splitting; b's gauge is unreadable (it reports none).
+	aSplitting := func(aSplits float64, bUnreadable bool) func() (pressure.Observation, error) {
+		return func() (pressure.Observation, error) {
+			obs, _ := replicas(0.1, 0.1)()
+			obs.Replicas[0].HasSplits, obs.Replicas[0].SplitsInFlight = true, aSplits
+			if bUnreadable {
+				obs.SplitsErr = errors.New("b: barometer_splits_in_flight is NaN")
+			}
+			return obs, nil
+		}
+	}
+	bSplitting := func() (pressure.Observation, error) {
+		obs, _ := replicas(0.1, 0.1)()
+		obs.Replicas[1].HasSplits, obs.Replicas[1].SplitsInFlight = true, 1
+		return obs, nil
+	}
+	s := NewSampler(SamplerConfig{
+		Options: o, Interval: 5 * time.Second, Clock: clock, SplitFootprintTTL: time.Minute,
+		Source: &scripted{steps: []func() (pressure.Observation, error){
+			replicas(1, 1),      // 2.0
+			aSplitting(2, true), // a's split holds, though b's gauge is unreadable
+			aSplitting(0, true), // a done; b unreadable: fails open
+			bSplitting,          // b splitting
+			aSplitting(0, true), // b unreadable again: its earlier footprint fails open this sample
+			replicas(0.1, 0.1),  // b silent, no error: its footprint (within TTL) holds again
+		}},
+	})
+	wants := []bool{false, true, false, true, false, true}
+	for i, want := range wants {
+		clock.Advance(5 * time.Second)
+		snap := s.SampleOnce(context.Background())
+		if snap.Signal.SplitInFlight != want {
+			t.Errorf("sample %d: split in flight %v, want %v (%s)", i, snap.Signal.SplitInFlight, want, snap.Signal.Reason)
+		}
+	}
+	if got := s.Load().SplitProbeFailures; got != 3 {
+		t.Errorf("SplitProbeFailures = %d, want 3", got)
 	}
 }
 

@@ -1,6 +1,7 @@
 package signal
 
 import (
+	"slices"
 	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
@@ -33,10 +34,22 @@ func newSplitTracker(ttl time.Duration) *splitTracker {
 }
 
 // update folds one observation and reports the splits in flight anywhere.
+//
+// When obs.SplitsErr says some footprint could not be read, the sources do
+// not say whose: a replica whose footprint was unreadable answered without
+// one (HasSplits false). The footprints that were read are folded as
+// usual; a replica that answered without one may be the unreadable one, so
+// its earlier footprint is kept for later samples but not counted in this
+// one (the probe fails open for it). Replicas that did not answer at all
+// count as after any missed sample.
 func (t *splitTracker) update(obs pressure.Observation, now time.Time) float64 {
+	var unsure []string
 	for _, r := range obs.Replicas {
 		switch {
 		case !r.HasSplits:
+			if obs.SplitsErr != nil {
+				unsure = append(unsure, r.Name)
+			}
 		case r.SplitsInFlight > 0:
 			t.footprints[r.Name] = footprint{splits: r.SplitsInFlight, seenAt: now}
 		default:
@@ -49,7 +62,9 @@ func (t *splitTracker) update(obs pressure.Observation, now time.Time) float64 {
 			delete(t.footprints, name)
 			continue
 		}
-		total += f.splits
+		if !slices.Contains(unsure, name) {
+			total += f.splits
+		}
 	}
 	return total
 }

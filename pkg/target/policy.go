@@ -58,6 +58,7 @@ var policyKeys = map[string][]string{
 	"threshold":                   onlyThreshold,
 	"thresholdLow":                onlyThreshold,
 	"ticks":                       onlyThreshold,
+	"slotsPerReplica":             bounded,
 	"launchTTL":                   replicaPolicies,
 	"pool":                        elasticPolicies,
 }
@@ -70,6 +71,7 @@ var optionKeys = map[string]string{
 	"RateCutoff": "rateCutoff", "DrainTime": "drainTime", "Classes": "sloClasses", "ReservationHorizon": "reservationHorizon",
 	"MinReplicas": "minReplicas", "MaxReplicas": "maxReplicas", "MaxStepUpRatio": "maxStepUpRatio", "MaxStepUpAbs": "maxStepUp",
 	"StabilizationWindow": "stabilizationWindow", "MaxStepDown": "maxStepDown", "ScaleDownCooldown": "scaleDownCooldown",
+	"SlotsPerReplica": "slotsPerReplica", // and ElasticityOptions
 	// ElasticityOptions
 	"Min": "minReplicas", "Max": "maxReplicas", "High": "threshold", "Low": "thresholdLow", "Ticks": "ticks",
 	// LaunchOptions, CostOptions
@@ -173,14 +175,42 @@ func parseQueue(p *Params) (policy.QueueOptions, error) {
 		}
 		*n.dst = v
 	}
+	var err error
+	if o.SlotsPerReplica, err = slotsPerReplica(p); err != nil {
+		return o, err
+	}
 	if raw, ok := p.Lookup("sloClasses"); ok {
-		cs, err := policy.ParseClasses(raw)
+		cs, err := parseClasses(raw)
 		if err != nil {
-			return o, optionError(err)
+			return o, err
 		}
 		o.Classes = cs
 	}
 	return o, optionError(o.Validate())
+}
+
+// parseClasses reads SLO classes written highest priority first as
+// "name[=slo],...", for example "critical=5s,high=30s,normal,low": a class
+// without "=slo" has none. Names (empty, repeated) are checked by
+// QueueOptions.Validate.
+func parseClasses(s string) ([]policy.Class, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var cs []policy.Class
+	for part := range strings.SplitSeq(s, ",") {
+		name, slo, hasSLO := strings.Cut(strings.TrimSpace(part), "=")
+		c := policy.Class{Name: strings.TrimSpace(name)}
+		if hasSLO {
+			d, err := time.ParseDuration(strings.TrimSpace(slo))
+			if err != nil || d <= 0 {
+				return nil, &MetadataError{Key: "sloClasses", Value: strings.TrimSpace(part), Allowed: `name=duration with a duration > 0, e.g. "critical=5s"`}
+			}
+			c.SLO = d
+		}
+		cs = append(cs, c)
+	}
+	return cs, nil
 }
 
 func parseElasticity(p *Params, name string) (policy.ElasticityOptions, error) {
@@ -201,7 +231,20 @@ func parseElasticity(p *Params, name string) (policy.ElasticityOptions, error) {
 	if o.Ticks, err = whole(p, "ticks", o.Ticks); err != nil {
 		return o, err
 	}
+	if o.SlotsPerReplica, err = slotsPerReplica(p); err != nil {
+		return o, err
+	}
 	return o, optionError(o.Validate())
+}
+
+// slotsPerReplica reads the slotsPerReplica key, at least 1 (the options
+// read 0 as 1; a trigger must not say 0 and mean it).
+func slotsPerReplica(p *Params) (int, error) {
+	v, err := whole(p, "slotsPerReplica", 1)
+	if err == nil && v < 1 {
+		err = &MetadataError{Key: "slotsPerReplica", Value: strconv.Itoa(v), Allowed: "an integer >= 1"}
+	}
+	return v, err
 }
 
 // optionError renames an *policy.OptionError's field to its metadata key.

@@ -99,6 +99,9 @@ func TestPolicyKeysSetTheirOptions(t *testing.T) {
 		{"queue", "stabilizationWindow", "2m", func(s decide.Spec) any { return s.Queue.StabilizationWindow }, 2 * time.Minute},
 		{"queue", "maxStepDown", "3", func(s decide.Spec) any { return s.Queue.MaxStepDown }, 3},
 		{"queue", "scaleDownCooldown", "10s", func(s decide.Spec) any { return s.Queue.ScaleDownCooldown }, 10 * time.Second},
+		{"queue", "slotsPerReplica", "4", func(s decide.Spec) any { return s.Queue.SlotsPerReplica }, 4},
+		{"fully_elastic", "slotsPerReplica", "8", func(s decide.Spec) any { return s.Elasticity.SlotsPerReplica }, 8},
+		{"pool_with_threshold", "slotsPerReplica", "2", func(s decide.Spec) any { return s.Elasticity.SlotsPerReplica }, 2},
 		{"queue", "launchTTL", "1m", func(s decide.Spec) any { return s.LaunchTTL }, time.Minute},
 		{"queue", "costPerReplicaSecond", "0.25", func(s decide.Spec) any { return s.CostPerReplicaSecond }, 0.25},
 		{"fully_elastic", "minReplicas", "1", func(s decide.Spec) any { return s.Elasticity.Min }, 1},
@@ -166,6 +169,9 @@ func TestOptionErrorsNameTheKey(t *testing.T) {
 		{"queue", "rateCutoff", "-1", "[0, inf)"},
 		{"queue", "drainTime", "-5s", "> 0"},
 		{"queue", "sloClasses", "critical=fast", "name=duration"},
+		{"queue", "sloClasses", "a=0s", "name=duration"},
+		{"queue", "sloClasses", "a,,b", "class names must not be empty"},
+		{"queue", "sloClasses", "a=-1s", "name=duration"},
 		{"queue", "sloClasses", "a,a", "each class listed once"},
 		{"queue", "reservationHorizon", "-1s", ">= 0"},
 		{"queue", "minReplicas", "-1", ">= 0"},
@@ -178,6 +184,13 @@ func TestOptionErrorsNameTheKey(t *testing.T) {
 		{"queue", "launchTTL", "0s", "> 0"},
 		{"queue", "costPerReplicaSecond", "-1", "[0, inf)"},
 		{"pressure", "costPerReplicaSecond", "NaN", "a number"},
+		// The price is a finite number: an overflowing one (1e400 reads as
+		// +Inf) would make the cost Inf, which JSON cannot carry.
+		{"pressure", "costPerReplicaSecond", "Inf", "a number"},
+		{"fixed", "costPerReplicaSecond", "1e400", "a number"},
+		{"queue", "slotsPerReplica", "0", ">= 1"},
+		{"max_count", "slotsPerReplica", "1.5", "a whole number"},
+		{"pool_with_threshold", "slotsPerReplica", "-2", ">= 1"},
 		{"fully_elastic", "minReplicas", "-2", ">= 0"},
 		{"max_count", "maxReplicas", "-1", ">= 0"},
 		{"pool_with_threshold", "threshold", "0", "(0, 1]"},
@@ -227,4 +240,19 @@ func TestSamplerKeyIncludesThePolicy(t *testing.T) {
 	if !a.Policy.Replicas() || b.Policy.Policy != "queue" || a.Signal != signal.DefaultOptions() {
 		t.Errorf("queue metadata %+v", a)
 	}
+}
+
+// sloClasses: "name[=slo],..." highest priority first; a class without an
+// SLO only ranks. Blanks around names and durations are fine.
+func TestParseClasses(t *testing.T) {
+	got, err := parseClasses(" critical=5s, high=30s ,normal,low")
+	want := []policy.Class{{Name: "critical", SLO: 5 * time.Second}, {Name: "high", SLO: 30 * time.Second}, {Name: "normal"}, {Name: "low"}}
+	if err != nil || !slices.Equal(got, want) {
+		t.Fatalf("got %v, %v; want %v", got, err, want)
+	}
+	if got, err := parseClasses(" "); got != nil || err != nil {
+		t.Errorf("empty: got %v, %v", got, err)
+	}
+	_, err = parseClasses("a, b=soon")
+	wantKeyError(t, err, "sloClasses", `b=soon`, "name=duration")
 }

@@ -69,8 +69,8 @@ func (s Spec) Key() string {
 // interval (cost is per member, so it may differ).
 func (s Spec) elasticKey() string {
 	o := s.Elasticity
-	return fmt.Sprintf("policy=%s minReplicas=%d maxReplicas=%s threshold=%g thresholdLow=%g ticks=%d launchTTL=%s",
-		s.Policy, o.Min, maxText(o.Max), o.High, o.Low, o.Ticks, s.LaunchTTL)
+	return fmt.Sprintf("policy=%s minReplicas=%d maxReplicas=%s threshold=%g thresholdLow=%g ticks=%d slotsPerReplica=%d launchTTL=%s",
+		s.Policy, o.Min, maxText(o.Max), o.High, o.Low, o.Ticks, o.SlotsPerReplica, s.LaunchTTL)
 }
 
 func maxText(n int) string {
@@ -89,7 +89,7 @@ type Config struct {
 
 // Engine is what a registry's runners share. Safe for concurrent use.
 type Engine struct {
-	audit *policy.AuditLog
+	audit *auditLog
 
 	mu       sync.Mutex
 	trackers map[time.Duration]*policy.LaunchTracker // by TTL: state is per target inside
@@ -102,15 +102,7 @@ type Engine struct {
 
 // NewEngine returns an engine with an empty audit trail.
 func NewEngine(cfg Config) *Engine {
-	opts := policy.DefaultAuditOptions()
-	if cfg.AuditSize > 0 {
-		opts.PerTarget = cfg.AuditSize
-	}
-	audit, err := policy.NewAuditLog(opts)
-	if err != nil {
-		panic(err) // unreachable: PerTarget >= 1
-	}
-	return &Engine{audit: audit, trackers: map[time.Duration]*policy.LaunchTracker{}, pools: map[string]*pool{}, owners: map[string]*Runner{}}
+	return &Engine{audit: newAuditLog(cfg.AuditSize), trackers: map[time.Duration]*policy.LaunchTracker{}, pools: map[string]*pool{}, owners: map[string]*Runner{}}
 }
 
 // Events returns a target's kept decisions, oldest first (never nil).

@@ -1,6 +1,7 @@
 package decide
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -75,4 +76,12 @@ func steps(ev []policy.Event) []step {
 		out = append(out, step{e.Action, e.Before, e.After})
 	}
 	return out
+}
+
+// missing adds n replicas that did not answer to obs.
+func missing(obs pressure.Observation, n int) pressure.Observation {
+	for i := range n {
+		obs.Missing = append(obs.Missing, pressure.MissingReplica{Name: fmt.Sprintf("m%d", i), Err: errors.New("scrape timed out")})
+	}
+	return obs
 }

@@ -16,9 +16,12 @@ import (
 // member to sample in a new tick decides the pool's one step for everybody,
 // from its own fresh signals and the others' latest, and the others take
 // their share of that decision when they sample in the same tick. A tick is
-// the members' common sample interval; a sample counts as a new tick once
-// half an interval has passed since the last decision, so tickers that
-// drift a little apart still decide once per interval.
+// the members' common sample interval; a sample starts a new tick once the
+// interval less a tenth of it (tickSlack) has passed since the last
+// decision. So with any number of members at any offsets, the pool decides
+// at most once per 0.9 interval (once per interval while the deciding
+// member's ticker keeps time), and a ticker that runs a little early still
+// starts the next tick on time.
 //
 // Members whose signals are missing would make the pool's totals wrong, so
 // the first decision waits until every member has sampled once (for at most
@@ -88,7 +91,7 @@ func (p *pool) decide(r *Runner, obs policy.ElasticityObservation, now time.Time
 	}
 	me.obs, me.at, me.seen = obs, now, true
 
-	if !p.decidedAt.IsZero() && now.Sub(p.decidedAt) < p.interval/2 {
+	if !p.decidedAt.IsZero() && now.Sub(p.decidedAt) < p.interval-p.interval/tickSlack {
 		if me.lastAt.Equal(p.decidedAt) {
 			return me.last, true
 		}
@@ -128,6 +131,10 @@ func (p *pool) decide(r *Runner, obs policy.ElasticityObservation, now time.Time
 	}
 	return me.last, true
 }
+
+// tickSlack: a sample starts a new tick once interval - interval/tickSlack
+// has passed since the last decision.
+const tickSlack = 10
 
 // hold is a no-op that keeps the member's current count (visible plus the
 // net change in flight, so a scale-down not yet seen is kept too), for a

@@ -2,6 +2,7 @@ package decide
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -187,5 +188,52 @@ func TestSupersededRunnerReleasesOnlyItsOwn(t *testing.T) {
 				t.Fatalf("the owner's close kept %d events", got)
 			}
 		})
+	}
+}
+
+// A pool's members sample on their own timers, spread over the interval.
+// Whatever their count and order, the pool takes one step per tick: with
+// 3 members at offsets 0, 1/3 and 2/3 of the interval, a decision at
+// half an interval since the last would let the third member decide again.
+func TestPoolStepsOncePerTickAtAnyOffsets(t *testing.T) {
+	const ticks = 6
+	for _, n := range []int{2, 3, 4, 5} {
+		for _, reverse := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%d members reverse %v", n, reverse), func(t *testing.T) {
+				e := NewEngine(Config{})
+				var names []string
+				rs := map[string]*Runner{}
+				for i := range n {
+					name := string(rune('a' + i))
+					names = append(names, name)
+					rs[name] = newRunner(t, e, name, pooled(policy.PolicyFullyElastic, "p"))
+				}
+				if reverse {
+					slices.Reverse(names)
+				}
+				// Replicas start slowly and lots of work is pending: every
+				// decision is a scale-up.
+				for k := range ticks {
+					for i, name := range names {
+						decideAt(t, rs[name], at(5*float64(k)+5*float64(i)/float64(n)), sample(1, 0, queue(100, 1)))
+					}
+				}
+				var decided []float64
+				for _, ev := range e.AllEvents() {
+					if ev.Action == policy.ScaleUp {
+						decided = append(decided, ev.Time.Sub(t0).Seconds())
+					}
+				}
+				// The first tick waits for every member's first sample.
+				if len(decided) != ticks {
+					t.Fatalf("%d scale-ups at %v s in %d ticks, want one per tick", len(decided), decided, ticks)
+				}
+				for i := 1; i < len(decided); i++ {
+					if gap := decided[i] - decided[i-1]; gap < 4.5 {
+						t.Errorf("steps at %v s: %g s apart", decided, gap)
+					}
+				}
+			})
+		}
 	}
 }

@@ -83,14 +83,28 @@ func (r *Runner) WarmingUp() signal.ScalingSignal {
 }
 
 // Decide folds one sample: one decision, recorded, with cost accrued over
-// the replicas the source saw.
+// the replicas the source knows of.
+//
+// The replicas that count ("visible") are those that exist: the ones that
+// answered and the ones that did not answer this time (obs.Missing). A
+// missed scrape is not a replica gone: reading it as gone would make a
+// no-op publish one fewer and resolve a removal that did not happen. Only
+// utilization, busy over the replicas' slots, is read over the replicas
+// that answered, whose queue gauges the source folded. A sample in which
+// replicas were expected and none answered fails (signal.Unanswered); one
+// whose source saw no replica at all is a valid sample of zero replicas,
+// from which a policy can scale up.
 func (r *Runner) Decide(now time.Time, obs pressure.Observation, in signal.Input) (signal.ScalingSignal, error) {
-	visible := len(obs.Replicas)
+	answered := len(obs.Replicas)
+	visible := answered + len(obs.Missing)
 	var (
 		sig      signal.ScalingSignal
 		d        policy.Decision
 		recorded bool // a pool records its members' decisions when it makes them
 	)
+	if err := signal.Unanswered(obs); err != nil {
+		return sig, err
+	}
 	switch {
 	case r.computer != nil:
 		s, err := r.computer.Decide(now, obs, in)
@@ -104,14 +118,16 @@ func (r *Runner) Decide(now time.Time, obs pressure.Observation, in signal.Input
 			return sig, fmt.Errorf("policy queue: %w", ErrNoQueue)
 		}
 		inFlight := r.tracker.Observe(r.key, visible, now)
-		d, r.qstate = r.queue.Evaluate(r.qstate, queueObservation(*obs.Queue, visible, inFlight), now)
+		qo := queueObservation(*obs.Queue, visible, inFlight)
+		qo.ObservedAt = obs.ObservedAt // the counters' time; zero: now
+		d, r.qstate = r.queue.Evaluate(r.qstate, qo, now)
 		r.tracker.Record(r.key, d)
 		sig = policySignal(d, in, now)
 	default:
 		if obs.Queue == nil && r.spec.Policy != policy.PolicyFixed {
 			return sig, fmt.Errorf("policy %s: %w", r.spec.Policy, ErrNoQueue)
 		}
-		eo := elasticObservation(obs.Queue, visible)
+		eo := elasticObservation(obs.Queue, visible, answered*max(r.spec.Elasticity.SlotsPerReplica, 1))
 		if r.pool != nil {
 			d, recorded = r.pool.decide(r, eo, now)
 		} else {
@@ -206,16 +222,17 @@ func queueObservation(q pressure.QueueObservation, visible, inFlight int) policy
 }
 
 // elasticObservation is 000's daemon signals from the source's queue: the
-// replicas seen, the whole backlog as pending work, and busy over visible
-// replicas as utilization (0 when no replica or no queue is seen).
-func elasticObservation(q *pressure.QueueObservation, visible int) policy.ElasticityObservation {
+// replicas that exist, the whole backlog as pending work, and busy over the
+// slots of the replicas that answered as utilization (0 when no replica
+// answered or no queue is seen).
+func elasticObservation(q *pressure.QueueObservation, visible, slots int) policy.ElasticityObservation {
 	o := policy.ElasticityObservation{Replicas: visible}
 	if q == nil {
 		return o
 	}
 	o.Pending = count(q.Pending())
-	if visible > 0 {
-		o.Utilization = pressure.Clamp01(q.Busy / float64(visible))
+	if slots > 0 {
+		o.Utilization = pressure.Clamp01(q.Busy / float64(slots))
 	}
 	return o
 }

@@ -63,9 +63,11 @@ func TestPressureSamplesAreDecisions(t *testing.T) {
 	if got := r.Decisions(); got["scale_up"] != 2 || got["scale_down"] != 1 || got["no-op"] != 2 {
 		t.Errorf("decision counts %v", got)
 	}
-	// No replica: the computer's failure, so the previous signal stands.
-	if _, err := r.Decide(at(25), sample(0, 0, nil), signal.Input{}); err == nil {
-		t.Error("a pressure sample with no replica was folded")
+	// No replica answered: the computer's failure, so the previous signal stands.
+	allMissing := sample(0, 0, nil)
+	allMissing.Missing = []pressure.MissingReplica{{Name: "r0", Err: errors.New("timeout")}}
+	if _, err := r.Decide(at(25), allMissing, signal.Input{}); err == nil || !strings.Contains(err.Error(), "no replica answered") {
+		t.Errorf("a pressure sample in which no replica answered: %v, want it failed", err)
 	}
 }
 
@@ -257,5 +259,120 @@ func TestAuditKeepsTheLastEventsAndForgetsOnClose(t *testing.T) {
 	a.Close() // a second Close does nothing
 	if ev := e.Events("a"); ev == nil || len(ev) != 0 {
 		t.Errorf("a closed: %v, want an empty trail", ev)
+	}
+}
+
+// A replica whose scrape failed still exists: it counts for current, the
+// launch tracker and cost. Counted as gone, fixed would publish one fewer,
+// the queue policy's held no-op one fewer (skipping its stabilization
+// window), and a removal in flight would resolve, so the next sample asks
+// for it again.
+func TestMissedScrapeCountsAsAReplica(t *testing.T) {
+	t.Run("fixed", func(t *testing.T) {
+		s := spec(policy.PolicyFixed)
+		s.CostPerReplicaSecond = 1
+		r := newRunner(t, NewEngine(Config{}), "w", s)
+		decideAt(t, r, at(0), sample(3, 0, nil))
+		sig := decideAt(t, r, at(10), missing(sample(2, 0, nil), 1))
+		if sig.RecommendedReplicas != 3 {
+			t.Errorf("fixed with one scrape missed publishes %d, want 3", sig.RecommendedReplicas)
+		}
+		sig = decideAt(t, r, at(20), sample(3, 0, nil))
+		if sig.Cost.ReplicaSeconds != 60 || sig.Cost.Cost != 60 {
+			t.Errorf("cost %+v, want 3 replicas for 20 s", sig.Cost)
+		}
+	})
+	t.Run("queue held no-op", func(t *testing.T) {
+		e := NewEngine(Config{})
+		r := newRunner(t, e, "q", spec(policy.PolicyQueue))
+		// An empty queue wants 0, but the first window holds the current 3
+		// for 60 s.
+		decideAt(t, r, at(0), sample(3, 0, queue(0, 0)))
+		sig := decideAt(t, r, at(5), missing(sample(2, 0, queue(0, 0)), 1))
+		if sig.Action != string(policy.NoOp) || sig.RecommendedReplicas != 3 || !strings.Contains(sig.Reason, "held at 3") {
+			t.Errorf("queue with one scrape missed: %s to %d (%q), want the held no-op at 3", sig.Action, sig.RecommendedReplicas, sig.Reason)
+		}
+		if got := e.Events("q")[1].Inputs["replicas"]; got != 3 {
+			t.Errorf("replicas input %v, want 3", got)
+		}
+	})
+	t.Run("removal in flight", func(t *testing.T) {
+		e := NewEngine(Config{})
+		r := newRunner(t, e, "w", spec(policy.PolicyFullyElastic))
+		for _, obs := range []pressure.Observation{
+			sample(3, 0, queue(2, 0)),             // 3 -> 2
+			missing(sample(2, 0, queue(2, 0)), 1), // a scrape missed: the removal is still in flight
+			sample(3, 0, queue(2, 0)),             // it answers again: still in flight, no second removal
+		} {
+			decideAt(t, r, at(float64(5*len(e.Events("w")))), obs)
+		}
+		want := []step{{policy.ScaleDown, 3, 2}, {policy.NoOp, 2, 2}, {policy.NoOp, 2, 2}}
+		if got := steps(e.Events("w")); !slices.Equal(got, want) {
+			t.Errorf("events %v, want %v", got, want)
+		}
+	})
+	t.Run("utilization over the replicas that answered", func(t *testing.T) {
+		e := NewEngine(Config{})
+		r := newRunner(t, e, "w", spec(policy.PolicyPoolWithThreshold))
+		decideAt(t, r, at(0), missing(sample(2, 0, queue(0, 2)), 2))
+		if in := e.Events("w")[0].Inputs; in["utilization"] != 1 || in["replicas"] != 4 {
+			t.Errorf("inputs %v, want utilization 1 (2 busy of 2 answered) across 4 replicas", in)
+		}
+	})
+}
+
+// The arrival rate is measured between the times the counters were read
+// (ObservedAt), not the times the samples were decided: a slow sample does
+// not stretch the interval. Steady 10 arrivals/s, read every 5 s; the
+// second sample is decided 4 s late.
+func TestQueueRateUsesObservationTime(t *testing.T) {
+	e := NewEngine(Config{})
+	r := newRunner(t, e, "q", spec(policy.PolicyQueue))
+	for _, x := range []struct{ observed, decided float64 }{{0, 0.1}, {5, 9}, {10, 10.1}, {15, 15.1}} {
+		obs := sample(4, 0, &pressure.QueueObservation{Arrivals: 10 * x.observed})
+		obs.ObservedAt = at(x.observed)
+		decideAt(t, r, at(x.decided), obs)
+		ev := e.Events("q")
+		if rate := ev[len(ev)-1].Inputs["arrival_rate"]; x.observed > 0 && math.Abs(rate-10) > 1e-9 {
+			t.Errorf("read at %gs, decided at %gs: rate %v/s, want 10/s", x.observed, x.decided, rate)
+		}
+	}
+}
+
+// A source that answered and saw no replica (scaled to zero) gives a valid
+// sample: pressure reads zero across one replica, and the replica policies
+// can scale up from zero. A sample in which replicas were expected and none
+// answered fails for every policy.
+func TestZeroReplicas(t *testing.T) {
+	r := newRunner(t, NewEngine(Config{}), "p", spec(signal.PolicyPressure))
+	sig := decideAt(t, r, at(0), sample(0, 0, nil))
+	if sig.RawScaleValue != 0 || !strings.Contains(sig.Reason, "pressure 0.00 across 1 replica(s)") || !sig.SampledAt.Equal(at(0)) {
+		t.Errorf("pressure at zero replicas: %+v", sig)
+	}
+	for _, name := range []string{policy.PolicyQueue, policy.PolicyFullyElastic} {
+		r := newRunner(t, NewEngine(Config{}), "w", spec(name))
+		sig := decideAt(t, r, at(0), sample(0, 0, queue(3, 0)))
+		if sig.Action != string(policy.ScaleUp) || sig.RecommendedReplicas < 1 {
+			t.Errorf("%s from zero with 3 ready: %s to %d (%q), want a scale-up", name, sig.Action, sig.RecommendedReplicas, sig.Reason)
+		}
+	}
+	for _, name := range []string{signal.PolicyPressure, policy.PolicyQueue, policy.PolicyFixed, policy.PolicyFullyElastic} {
+		r := newRunner(t, NewEngine(Config{}), "w", spec(name))
+		if _, err := r.Decide(at(0), missing(sample(0, 0, queue(3, 0)), 2), signal.Input{}); err == nil {
+			t.Errorf("%s folded a sample in which no replica answered", name)
+		}
+	}
+}
+
+// With slotsPerReplica, utilization is busy over the slots of the replicas
+// that answered: 4 busy on 2 replicas of 4 slots is half full.
+func TestUtilizationCountsSlots(t *testing.T) {
+	e := NewEngine(Config{})
+	s := spec(policy.PolicyPoolWithThreshold)
+	s.Elasticity.SlotsPerReplica = 4
+	r := newRunner(t, e, "w", s)
+	sig := decideAt(t, r, at(0), sample(2, 0, queue(0, 4)))
+	if u := e.Events("w")[0].Inputs["utilization"]; u != 0.5 || !strings.Contains(sig.Reason, "dead band") {
+		t.Errorf("utilization %v (%q), want 0.5 in the dead band", u, sig.Reason)
 	}
 }

@@ -1,0 +1,93 @@
+package decide
+
+import (
+	"cmp"
+	"slices"
+	"sync"
+
+	"github.com/barometer-scaler/barometer/pkg/policy"
+)
+
+// auditLog keeps the last events of every target in a bounded ring per
+// target. Safe for concurrent use: runners record, HTTP handlers read.
+// Events are returned by value; their Inputs maps are shared and must be
+// treated as read-only.
+type auditLog struct {
+	size int
+
+	mu      sync.Mutex
+	targets map[string]*ring
+}
+
+// ring holds up to size events; once full, start is the oldest.
+type ring struct {
+	events []policy.Event
+	start  int
+}
+
+// newAuditLog returns an empty log that keeps size events per target; a
+// size below 1 means policy.DefaultAuditSize.
+func newAuditLog(size int) *auditLog {
+	if size < 1 {
+		size = policy.DefaultAuditSize
+	}
+	return &auditLog{size: size, targets: map[string]*ring{}}
+}
+
+// Record appends e to its target's ring, dropping the oldest when full.
+func (a *auditLog) Record(e policy.Event) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	r, ok := a.targets[e.Target]
+	if !ok {
+		r = &ring{events: make([]policy.Event, 0, a.size)}
+		a.targets[e.Target] = r
+	}
+	if len(r.events) < a.size {
+		r.events = append(r.events, e)
+		return
+	}
+	r.events[r.start] = e
+	r.start = (r.start + 1) % a.size
+}
+
+// Events returns a target's kept events, oldest first (nil when none).
+func (a *auditLog) Events(target string) []policy.Event {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	r, ok := a.targets[target]
+	if !ok {
+		return nil
+	}
+	return r.appendTo(nil)
+}
+
+// All returns every target's kept events, oldest first; events of one
+// instant are ordered by target.
+func (a *auditLog) All() []policy.Event {
+	a.mu.Lock()
+	var out []policy.Event
+	for _, r := range a.targets {
+		out = r.appendTo(out)
+	}
+	a.mu.Unlock()
+	slices.SortStableFunc(out, func(x, y policy.Event) int {
+		if c := x.Time.Compare(y.Time); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.Target, y.Target)
+	})
+	return out
+}
+
+// Forget drops a target that is no longer scaled.
+func (a *auditLog) Forget(target string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.targets, target)
+}
+
+func (r *ring) appendTo(dst []policy.Event) []policy.Event {
+	dst = append(dst, r.events[r.start:]...)
+	return append(dst, r.events[:r.start]...)
+}
