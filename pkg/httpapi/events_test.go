@@ -31,19 +31,6 @@ type eventView struct {
 	Inputs map[string]float64 `json:"inputs"`
 }
 
-// waitSamples waits until tg has attempted n samples.
-func waitSamples(t *testing.T, tg *target.Target, n uint64) {
-	t.Helper()
-	deadline := time.After(10 * time.Second)
-	for snap := tg.Load(); snap.Samples < n; snap = tg.Load() {
-		select {
-		case <-snap.Next():
-		case <-deadline:
-			t.Fatalf("%s: %d samples, want %d", tg.Key, snap.Samples, n)
-		}
-	}
-}
-
 func TestEventsServeTheAuditTrail(t *testing.T) {
 	f := newFixture(t, map[string]*targettest.Script{"busy": busy(), "jobs": jobs()})
 	def := f.use(t, target.Ref{}, script("busy"))
@@ -79,8 +66,8 @@ func TestEventsServeTheAuditTrail(t *testing.T) {
 	}
 
 	f.clock.Tick(t, interval)
-	waitSamples(t, q, 2)
-	waitSamples(t, def, 2)
+	targettest.WaitSamples(t, q, 2)
+	targettest.WaitSamples(t, def, 2)
 	all = decode[[]eventView](t, f.get(t, "/events"))
 	if len(all) != 4 || !all[3].Time.After(all[0].Time) {
 		t.Fatalf("after a tick: %+v, want 4 events, newest last", all)

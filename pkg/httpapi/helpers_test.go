@@ -62,7 +62,7 @@ func (f *fixture) use(t *testing.T, ref target.Ref, raw map[string]string) *targ
 	if err != nil {
 		t.Fatalf("start target: %v", err)
 	}
-	targettest.WaitSampled(t, tg)
+	targettest.WaitSamples(t, tg, 1)
 	return tg
 }
 

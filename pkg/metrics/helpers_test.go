@@ -47,7 +47,7 @@ func (f *fixture) acquire(t *testing.T, ref target.Ref, raw map[string]string) *
 	if err != nil {
 		t.Fatalf("acquire: %v", err)
 	}
-	targettest.WaitSampled(t, tg)
+	targettest.WaitSamples(t, tg, 1)
 	return tg
 }
 

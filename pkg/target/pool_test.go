@@ -21,19 +21,6 @@ func queued(pending float64) pressure.Observation {
 	}
 }
 
-// waitSamples waits until tg has attempted n samples.
-func waitSamples(t *testing.T, tg *target.Target, n uint64) {
-	t.Helper()
-	deadline := time.After(10 * time.Second)
-	for snap := tg.Load(); snap.Samples < n; snap = tg.Load() {
-		select {
-		case <-snap.Next():
-		case <-deadline:
-			t.Fatalf("%s: %d samples, want %d", tg.Key, snap.Samples, n)
-		}
-	}
-}
-
 // Two ScaledObjects in one pool, each with its own sampler on one fake
 // clock: every tick adds one replica across the pool, to the member short
 // of work, whichever sampler runs first.
@@ -73,14 +60,14 @@ func TestRegistryPoolOneStepPerTick(t *testing.T) {
 		t.Fatalf("a member with other options: %v", err)
 	}
 
-	waitSamples(t, light, 1)
-	waitSamples(t, heavy, 1)
+	targettest.WaitSamples(t, light, 1)
+	targettest.WaitSamples(t, heavy, 1)
 	scripts["light"].Set(queued(1))
 	scripts["heavy"].Set(queued(4))
 	for tick := 1; tick <= 3; tick++ {
 		clock.Tick(t, 5*time.Second)
-		waitSamples(t, light, uint64(tick+1))
-		waitSamples(t, heavy, uint64(tick+1))
+		targettest.WaitSamples(t, light, uint64(tick+1))
+		targettest.WaitSamples(t, heavy, uint64(tick+1))
 		ups := 0
 		for _, ev := range reg.AllEvents() {
 			if ev.Action == policy.ScaleUp {

@@ -111,17 +111,17 @@ func NewRegistry(t testing.TB, cfg target.Config) *target.Registry {
 	return reg
 }
 
-// WaitSampled waits for tg's first sample attempt, successful or not, and
-// fails t when none comes within 10s.
-func WaitSampled(t testing.TB, tg *target.Target) {
+// WaitSamples waits until tg has attempted n samples, successful or not,
+// and fails t when they do not come within 10s.
+func WaitSamples(t testing.TB, tg *target.Target, n uint64) {
 	t.Helper()
 	deadline := time.NewTimer(10 * time.Second)
 	defer deadline.Stop()
-	for snap := tg.Load(); snap.Samples == 0; snap = tg.Load() {
+	for snap := tg.Load(); snap.Samples < n; snap = tg.Load() {
 		select {
 		case <-snap.Next():
 		case <-deadline.C:
-			t.Fatalf("target %s: no sample attempt within 10s", tg.Key)
+			t.Fatalf("target %s: %d sample attempts within 10s, want %d", tg.Key, snap.Samples, n)
 		}
 	}
 }

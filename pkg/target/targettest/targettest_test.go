@@ -55,7 +55,7 @@ func TestRegisterAndSample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	targettest.WaitSampled(t, tg)
+	targettest.WaitSamples(t, tg, 1)
 	if snap := tg.Load(); snap.LastErr != nil || snap.Signal.WarmingUp() {
 		t.Fatalf("first sample: %+v", snap)
 	}
