@@ -65,10 +65,11 @@ func (d Decision) downgrade(cause string) Decision {
 	return d
 }
 
-// ceilCount rounds a demand up to a whole replica count. The tolerance keeps
-// float noise (0.1 x 6 = 0.6000000000000001) from asking for a replica
-// nobody needs; a demand beyond any int saturates at Unbounded.
-func ceilCount(x float64) int {
+// CeilCount rounds a demand, or a gauge of work items, up to a whole count:
+// part of an item is still work. The tolerance keeps float noise (0.1 x 6 =
+// 0.6000000000000001) from asking for a replica nobody needs; NaN and
+// negatives are 0, and a demand beyond any int saturates at Unbounded.
+func CeilCount(x float64) int {
 	if !(x > 0) { // also catches NaN
 		return 0
 	}
@@ -98,8 +99,8 @@ func currentText(replicas, inFlight int) string {
 	return s
 }
 
-// boundText prints a maximum, which may be Unbounded.
-func boundText(n int) string {
+// BoundText prints a maximum, which may be Unbounded.
+func BoundText(n int) string {
 	if n == Unbounded {
 		return "unbounded"
 	}

@@ -87,6 +87,9 @@ type ElasticityPolicy struct {
 	opts ElasticityOptions
 }
 
+// Name is the policy's name, as decisions carry it.
+func (p *ElasticityPolicy) Name() string { return p.opts.Policy }
+
 // NewElasticityPolicy validates opts and returns the policy.
 func NewElasticityPolicy(opts ElasticityOptions) (*ElasticityPolicy, error) {
 	if err := opts.Validate(); err != nil {
@@ -176,7 +179,7 @@ func (p *ElasticityPolicy) elastic(sig ElasticityObservation) (Action, string, i
 	target := max(min(sig.Pending, o.Max), o.Min)
 	current := currentCount(sig.Replicas, sig.InFlight)
 	head := fmt.Sprintf("%s: target %d = max(min(pending %d, max %s), min %d); %s",
-		o.Policy, target, sig.Pending, boundText(o.Max), o.Min, currentText(sig.Replicas, sig.InFlight))
+		o.Policy, target, sig.Pending, BoundText(o.Max), o.Min, currentText(sig.Replicas, sig.InFlight))
 	switch {
 	case target > current:
 		return ScaleUp, head + ", below target: scale_up", target

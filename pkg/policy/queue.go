@@ -121,7 +121,7 @@ func (p *QueuePolicy) Evaluate(st QueueState, obs QueueObservation, now time.Tim
 	case t.desired > current:
 		// Up at once, but at most by the larger of the ratio and the
 		// absolute step: the absolute step lets a small target grow fast.
-		step := max(ceilCount(float64(current)*o.MaxStepUpRatio), o.MaxStepUpAbs)
+		step := max(CeilCount(float64(current)*o.MaxStepUpRatio), o.MaxStepUpAbs)
 		d.Action, d.Desired = ScaleUp, min(t.desired, satAdd(current, step))
 		verdict = fmt.Sprintf("scale_up %d -> %d", current, d.Desired)
 		if d.Desired < t.desired {
@@ -176,13 +176,13 @@ func (p *QueuePolicy) terms(obs QueueObservation, rate, service float64, now tim
 	o := p.opts
 	t := queueTerms{rate: rate, service: service, busy: max(obs.Busy, 0)}
 	if rate >= o.RateCutoff {
-		t.base = ceilCount(rate * service / o.TargetUtilization)
+		t.base = CeilCount(rate * service / o.TargetUtilization)
 	}
 	byRank := p.backlogByRank(obs)
 	for _, b := range byRank {
 		t.backlog += b
 	}
-	t.drain = ceilCount(float64(t.backlog) * service / o.DrainTime.Seconds())
+	t.drain = CeilCount(float64(t.backlog) * service / o.DrainTime.Seconds())
 	// A class's SLO covers its own backlog and every higher class's, which
 	// is served first.
 	higher := 0
@@ -191,7 +191,7 @@ func (p *QueuePolicy) terms(obs QueueObservation, rate, service float64, now tim
 		if c.SLO <= 0 || byRank[i] == 0 {
 			continue
 		}
-		if v := ceilCount(float64(higher) * service / c.SLO.Seconds()); v > t.slo {
+		if v := CeilCount(float64(higher) * service / c.SLO.Seconds()); v > t.slo {
 			t.slo, t.sloClass = v, c.Name
 		}
 	}

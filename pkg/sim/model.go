@@ -26,7 +26,13 @@ func ReferenceModel() Model {
 // Required is the replica count a load needs at the target occupancy:
 // max(MinReplicas, ceil(load / (Saturation x Target))).
 func (m Model) Required(load float64) int {
-	return max(m.MinReplicas, int(math.Ceil(load/(m.Saturation*m.Target))))
+	return max(m.MinReplicas, m.Items(load))
+}
+
+// Items is load in replica-sized items: ceil(load / (Saturation x Target)),
+// the required-replica rule without its floor.
+func (m Model) Items(load float64) int {
+	return int(math.Ceil(load / (m.Saturation * m.Target)))
 }
 
 // Ideal is the replica-turns a series needs: the sum of Required.

@@ -278,14 +278,18 @@ func (s *Source) cpuLimit() (float64, error) {
 
 // readMemory returns the working set and its ceiling in bytes.
 func (s *Source) readMemory() (used, limit uint64, err error) {
-	// meminfo's "kB" are KiB.
-	total, err := s.field("proc/meminfo", "MemTotal:")
+	// meminfo's "kB" are KiB. One read serves both of its keys.
+	meminfo, err := s.read("proc/meminfo")
+	if err != nil {
+		return 0, 0, err
+	}
+	total, err := fieldIn(meminfo, "proc/meminfo", "MemTotal:")
 	if err != nil {
 		return 0, 0, err
 	}
 	total *= 1024
 	if s.memDir == "" {
-		avail, err := s.field("proc/meminfo", "MemAvailable:")
+		avail, err := fieldIn(meminfo, "proc/meminfo", "MemAvailable:")
 		if err != nil {
 			return 0, 0, err
 		}
@@ -349,6 +353,12 @@ func (s *Source) field(name, key string) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	return fieldIn(b, name, key)
+}
+
+// fieldIn is field on the contents b of the file name, which only names it
+// in errors.
+func fieldIn(b []byte, name, key string) (uint64, error) {
 	for line := range strings.SplitSeq(string(b), "\n") {
 		f := strings.Fields(line)
 		if len(f) < 2 || f[0] != key {

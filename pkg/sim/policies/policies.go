@@ -49,9 +49,8 @@
 package policies
 
 import (
-	"math"
-
 	"github.com/barometer-scaler/barometer/pkg/policy"
+	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/sim"
 )
 
@@ -202,8 +201,8 @@ func QueueObservation(r sim.Reading) policy.QueueObservation {
 	return policy.QueueObservation{
 		Replicas: r.Replicas,
 		Arrivals: q.Arrivals, RunSeconds: q.RunSeconds, Runs: q.Runs,
-		Backlog: []policy.ClassBacklog{{Class: "default", Ready: count(q.Backlog)}},
-		Busy:    count(q.Busy),
+		Backlog: []policy.ClassBacklog{{Class: "default", Ready: policy.CeilCount(q.Backlog)}},
+		Busy:    policy.CeilCount(q.Busy),
 	}
 }
 
@@ -212,22 +211,13 @@ func QueueObservation(r sim.Reading) policy.QueueObservation {
 func ElasticityObservation(m sim.Model, r sim.Reading) policy.ElasticityObservation {
 	o := policy.ElasticityObservation{Replicas: r.Replicas, Pending: Pending(m, r.Queue.Offered)}
 	if r.Replicas > 0 {
-		o.Utilization = min(1, max(0, r.Queue.Busy/float64(r.Replicas)))
+		o.Utilization = pressure.Clamp01(r.Queue.Busy / float64(r.Replicas))
 	}
 	return o
 }
 
-// Pending is offered load in replica-sized items: ceil(offered /
-// (Saturation x Target)), the required-replica rule without its floor.
+// Pending is offered load in replica-sized items: the required-replica rule
+// without its floor (sim.Model.Items).
 func Pending(m sim.Model, offered float64) int {
-	return int(math.Ceil(offered / (m.Saturation * m.Target)))
-}
-
-// count reads a gauge of work items as a whole count, as the engine does: a
-// fraction rounds up, with a tolerance for float noise.
-func count(v float64) int {
-	if !(v > 0) {
-		return 0
-	}
-	return int(math.Ceil(v - 1e-9))
+	return m.Items(offered)
 }

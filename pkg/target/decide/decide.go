@@ -70,14 +70,7 @@ func (s Spec) Key() string {
 func (s Spec) elasticKey() string {
 	o := s.Elasticity
 	return fmt.Sprintf("policy=%s minReplicas=%d maxReplicas=%s threshold=%g thresholdLow=%g ticks=%d slotsPerReplica=%d launchTTL=%s",
-		s.Policy, o.Min, maxText(o.Max), o.High, o.Low, o.Ticks, o.SlotsPerReplica, s.LaunchTTL)
-}
-
-func maxText(n int) string {
-	if n == policy.Unbounded {
-		return "unbounded"
-	}
-	return fmt.Sprint(n)
+		s.Policy, o.Min, policy.BoundText(o.Max), o.High, o.Low, o.Ticks, o.SlotsPerReplica, s.LaunchTTL)
 }
 
 // Config wires an Engine.
@@ -172,7 +165,7 @@ func (e *Engine) Runner(key string, spec Spec, opts signal.Options, interval tim
 		p, ok := e.pools[spec.Pool]
 		want := spec.elasticKey() + " sampleInterval=" + interval.String()
 		if !ok {
-			p = newPool(spec.Pool, want, spec.Policy, r.elastic, r.tracker, interval)
+			p = newPool(spec.Pool, want, r.elastic, r.tracker, interval)
 			e.pools[spec.Pool] = p
 		} else if p.key != want {
 			return nil, &PoolConflictError{Pool: spec.Pool, Want: p.key, Have: want}

@@ -28,12 +28,11 @@ import (
 // three intervals after it joined), and a member silent for more than three
 // intervals (its source failing, say) is left out and named in the reason.
 type pool struct {
-	name       string
-	key        string // the options every member agrees on
-	policyName string
-	policy     *policy.ElasticityPolicy
-	tracker    *policy.LaunchTracker
-	interval   time.Duration
+	name     string
+	key      string // the options every member agrees on
+	policy   *policy.ElasticityPolicy
+	tracker  *policy.LaunchTracker
+	interval time.Duration
 
 	mu        sync.Mutex
 	state     policy.ElasticityState
@@ -54,8 +53,8 @@ type member struct {
 	lastAt time.Time
 }
 
-func newPool(name, key, policyName string, p *policy.ElasticityPolicy, tracker *policy.LaunchTracker, interval time.Duration) *pool {
-	return &pool{name: name, key: key, policyName: policyName, policy: p, tracker: tracker, interval: interval, members: map[string]*member{}}
+func newPool(name, key string, p *policy.ElasticityPolicy, tracker *policy.LaunchTracker, interval time.Duration) *pool {
+	return &pool{name: name, key: key, policy: p, tracker: tracker, interval: interval, members: map[string]*member{}}
 }
 
 func (p *pool) join(r *Runner, now time.Time) {
@@ -141,5 +140,5 @@ const tickSlack = 10
 // sample that takes no part in a pool decision.
 func (p *pool) hold(target string, obs policy.ElasticityObservation, now time.Time, reason string) policy.Decision {
 	current := max(obs.Replicas+p.tracker.Observe(target, obs.Replicas, now), 0)
-	return policy.Decision{At: now, Policy: p.policyName, Action: policy.NoOp, Before: current, Desired: current, Reason: reason}
+	return policy.Decision{At: now, Policy: p.policy.Name(), Action: policy.NoOp, Before: current, Desired: current, Reason: reason}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -210,13 +209,13 @@ func queueObservation(q pressure.QueueObservation, visible, inFlight int) policy
 	out := policy.QueueObservation{
 		Replicas: visible, InFlight: inFlight,
 		Arrivals: q.Arrivals, RunSeconds: q.RunSeconds, Runs: q.Runs,
-		Due: count(q.Due), Busy: count(q.Busy),
+		Due: policy.CeilCount(q.Due), Busy: policy.CeilCount(q.Busy),
 	}
 	for _, b := range q.Backlog {
-		out.Backlog = append(out.Backlog, policy.ClassBacklog{Class: b.Class, Ready: count(b.Ready), Retrying: count(b.Retrying)})
+		out.Backlog = append(out.Backlog, policy.ClassBacklog{Class: b.Class, Ready: policy.CeilCount(b.Ready), Retrying: policy.CeilCount(b.Retrying)})
 	}
 	for _, r := range q.Reservations {
-		out.Reservations = append(out.Reservations, policy.Reservation{Start: r.Start, End: r.End, Slots: count(r.Slots)})
+		out.Reservations = append(out.Reservations, policy.Reservation{Start: r.Start, End: r.End, Slots: policy.CeilCount(r.Slots)})
 	}
 	return out
 }
@@ -230,24 +229,9 @@ func elasticObservation(q *pressure.QueueObservation, visible, slots int) policy
 	if q == nil {
 		return o
 	}
-	o.Pending = count(q.Pending())
+	o.Pending = policy.CeilCount(q.Pending())
 	if slots > 0 {
 		o.Utilization = pressure.Clamp01(q.Busy / float64(slots))
 	}
 	return o
-}
-
-// count reads a gauge of work items as a whole count. A fraction (an
-// average over replicas, say) rounds up, since part of an item is still
-// work; the tolerance keeps float noise from adding one. NaN and negatives
-// are 0.
-func count(v float64) int {
-	if !(v > 0) {
-		return 0
-	}
-	c := math.Ceil(v - 1e-9)
-	if c >= float64(policy.Unbounded) {
-		return policy.Unbounded
-	}
-	return int(c)
 }
