@@ -125,6 +125,9 @@ var ErrWarmingUp = errors.New("warming up: no sample yet")
 func Fresh(snap *signal.Snapshot, now time.Time) error {
 	switch {
 	case snap.Signal.WarmingUp():
+		if snap.LastErr != nil {
+			return fmt.Errorf("%w; last error: %v", ErrWarmingUp, snap.LastErr)
+		}
 		return ErrWarmingUp
 	case snap.Stale(now):
 		msg := fmt.Sprintf("signal stale: last sample %s ago, more than 3 x %s",
@@ -137,11 +140,18 @@ func Fresh(snap *signal.Snapshot, now time.Time) error {
 	return nil
 }
 
-// FreshnessCheck is a readiness check that fails while Fresh fails.
+// FreshnessCheck is a readiness check that fails while Fresh fails. A nil
+// snapshot (no target to watch) passes: there is nothing to be stale.
 func FreshnessCheck(name string, load SnapshotFunc, now func() time.Time) health.Check {
 	return health.Check{
-		Name:  name,
-		Check: func(context.Context) error { return Fresh(load(), now()) },
+		Name: name,
+		Check: func(context.Context) error {
+			snap := load()
+			if snap == nil {
+				return nil
+			}
+			return Fresh(snap, now())
+		},
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	probe "github.com/alexliesenfeld/health"
 
 	"github.com/barometer-scaler/barometer/pkg/health"
+	"github.com/barometer-scaler/barometer/pkg/signal"
 )
 
 // probeTimeout bounds one probe; every check is an in-memory read, so
@@ -48,12 +49,14 @@ func (s *server) readyz() http.Handler {
 			}
 			return nil
 		}},
-		probe.Check{Name: "signal", Check: func(context.Context) error {
-			t := s.reg.Default()
-			if t == nil {
-				return nil
-			}
-			return health.Fresh(t.Load(), s.now())
-		}},
+		health.FreshnessCheck("signal", s.defaultSnapshot, s.now),
 	))
+}
+
+// defaultSnapshot is the default target's latest snapshot, nil without one.
+func (s *server) defaultSnapshot() *signal.Snapshot {
+	if t := s.reg.Default(); t != nil {
+		return t.Load()
+	}
+	return nil
 }

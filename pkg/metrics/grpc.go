@@ -22,23 +22,13 @@ func newGRPCMetrics() *grpcprom.ServerMetrics {
 	)
 }
 
-// UnaryServerInterceptor records unary RPCs.
-func (m *Metrics) UnaryServerInterceptor() grpc.UnaryServerInterceptor {
-	return m.grpc.UnaryServerInterceptor()
-}
-
-// StreamServerInterceptor records streaming RPCs.
-func (m *Metrics) StreamServerInterceptor() grpc.StreamServerInterceptor {
-	return m.grpc.StreamServerInterceptor()
-}
-
 // ServerOptions installs both interceptors. They are chained, so further
 // grpc.ChainUnaryInterceptor / grpc.ChainStreamInterceptor options passed to
 // grpc.NewServer add to them instead of replacing them.
 func (m *Metrics) ServerOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{
-		grpc.ChainUnaryInterceptor(m.UnaryServerInterceptor()),
-		grpc.ChainStreamInterceptor(m.StreamServerInterceptor()),
+		grpc.ChainUnaryInterceptor(m.grpc.UnaryServerInterceptor()),
+		grpc.ChainStreamInterceptor(m.grpc.StreamServerInterceptor()),
 	}
 }
 

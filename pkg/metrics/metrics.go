@@ -61,9 +61,5 @@ func (m *Metrics) Handler() http.Handler {
 	}))
 }
 
-// Registerer lets other components (TLS reloads, say) add their own
-// collectors to the same /metrics.
-func (m *Metrics) Registerer() prometheus.Registerer { return m.registry }
-
 // Gatherer reads the registry directly, for tests and diagnostics.
 func (m *Metrics) Gatherer() prometheus.Gatherer { return m.registry }

@@ -119,15 +119,15 @@ func (c *signalCollector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect walks the registry's targets and reports each one's snapshot.
 func (c *signalCollector) Collect(ch chan<- prometheus.Metric) {
-	infos := c.reg.List()
-	ch <- prometheus.MustNewConstMetric(c.desc.targets, prometheus.GaugeValue, float64(len(infos)))
+	targets := c.reg.Targets()
+	ch <- prometheus.MustNewConstMetric(c.desc.targets, prometheus.GaugeValue, float64(len(targets)))
 	now := c.now()
-	for _, info := range infos {
-		c.collectTarget(ch, info.Key, info.Source, info.Target().Load(), now)
-		c.collectDecisions(ch, info.Target())
-		if ec, ok := info.Target().Source().(replicaErrorCounter); ok {
+	for _, t := range targets {
+		c.collectTarget(ch, t.Key, t.SourceKey, t.Load(), now)
+		c.collectDecisions(ch, t)
+		if ec, ok := t.Source().(replicaErrorCounter); ok {
 			for replica, n := range ec.ErrorCounts() {
-				ch <- prometheus.MustNewConstMetric(c.desc.scrapeErrors, prometheus.CounterValue, float64(n), info.Key, info.Source, replica)
+				ch <- prometheus.MustNewConstMetric(c.desc.scrapeErrors, prometheus.CounterValue, float64(n), t.Key, t.SourceKey, replica)
 			}
 		}
 	}

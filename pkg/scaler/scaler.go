@@ -8,12 +8,14 @@ import (
 	"errors"
 	"log/slog"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/kedacore/keda/v2/pkg/scalers/externalscaler"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/barometer-scaler/barometer/pkg/health"
 	"github.com/barometer-scaler/barometer/pkg/signal"
 	"github.com/barometer-scaler/barometer/pkg/target"
 )
@@ -29,11 +31,12 @@ const DefaultWarmUpWait = time.Second
 type Server struct {
 	externalscaler.UnimplementedExternalScalerServer
 
-	reg        *target.Registry
-	now        func() time.Time
-	warmUpWait time.Duration
-	logger     *slog.Logger
-	shutdown   chan struct{}
+	reg          *target.Registry
+	now          func() time.Time
+	warmUpWait   time.Duration
+	logger       *slog.Logger
+	shutdown     chan struct{}
+	shutdownOnce sync.Once
 }
 
 // Config wires a Server.
@@ -62,11 +65,7 @@ func New(cfg Config) *Server {
 // without growing its backoff. Call it before grpc.Server.GracefulStop,
 // which otherwise waits for streams forever.
 func (s *Server) Shutdown() {
-	select {
-	case <-s.shutdown:
-	default:
-		close(s.shutdown)
-	}
+	s.shutdownOnce.Do(func() { close(s.shutdown) })
 }
 
 // resolve parses a ScaledObject's metadata and returns its target.
@@ -166,21 +165,11 @@ func (s *Server) current(ctx context.Context, t *target.Target) (*signal.Snapsho
 	return snap, usable(snap, s.now())
 }
 
+// usable refuses, as Unavailable, a signal that is warming up or stale, so
+// KEDA's fallback counts the failure instead of acting on a made-up zero.
 func usable(snap *signal.Snapshot, now time.Time) error {
-	switch {
-	case snap.Signal.WarmingUp():
-		msg := "warming up: no sample yet"
-		if snap.LastErr != nil {
-			msg += "; last error: " + snap.LastErr.Error()
-		}
-		return status.Error(codes.Unavailable, msg)
-	case snap.Stale(now):
-		msg := "signal stale: last sample at " + snap.Signal.SampledAt.UTC().Format(time.RFC3339) +
-			", more than 3 x " + snap.Interval.String() + " ago"
-		if snap.LastErr != nil {
-			msg += "; last error: " + snap.LastErr.Error()
-		}
-		return status.Error(codes.Unavailable, msg)
+	if err := health.Fresh(snap, now); err != nil {
+		return status.Error(codes.Unavailable, err.Error())
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,16 +30,19 @@ func (r Ref) String() string { return r.Namespace + "/" + r.Name }
 // are shared: every ScaledObject whose metadata gives the same SamplerKey
 // reads the same Target.
 type Target struct {
-	Key      string
-	Metadata Metadata
-	sampler  *signal.Sampler
-	cancel   context.CancelFunc
-	done     chan struct{}
-	lastUsed atomic.Int64 // unix nanoseconds
-	pinned   bool         // the default target is never reaped
-	streams  atomic.Int32 // open streams; a target with one is never reaped
-	source   pressure.Source
-	runner   *decide.Runner
+	Key string
+	// SourceKey is Metadata.Source.Key(), computed once: it is fixed for
+	// the target's life and costly for a long scrape target list.
+	SourceKey string
+	Metadata  Metadata
+	sampler   *signal.Sampler
+	cancel    context.CancelFunc
+	done      chan struct{}
+	lastUsed  atomic.Int64 // unix nanoseconds
+	pinned    bool         // the default target is never reaped
+	streams   atomic.Int32 // open streams; a target with one is never reaped
+	source    pressure.Source
+	runner    *decide.Runner
 }
 
 // Policy is the name of the target's policy (signal.PolicyPressure for the
@@ -232,11 +236,20 @@ type Info struct {
 	Default    bool      `json:"default"`
 	LastUsed   time.Time `json:"lastUsed"`
 	ScaledObjs []Ref     `json:"scaledObjects"`
-	target     *Target
 }
 
-// Target returns the listed target.
-func (i Info) Target() *Target { return i.target }
+// Targets returns every running target, sorted by key: the cheap walk for
+// readers (metrics) that need no ScaledObject listing.
+func (r *Registry) Targets() []*Target {
+	r.mu.Lock()
+	out := make([]*Target, 0, len(r.targets))
+	for _, t := range r.targets {
+		out = append(out, t)
+	}
+	r.mu.Unlock()
+	slices.SortFunc(out, func(a, b *Target) int { return strings.Compare(a.Key, b.Key) })
+	return out
+}
 
 // List returns every running target, sorted by key.
 func (r *Registry) List() []Info {
@@ -245,18 +258,18 @@ func (r *Registry) List() []Info {
 	out := make([]Info, 0, len(r.targets))
 	for key, t := range r.targets {
 		info := Info{
-			Key: key, Source: t.Metadata.Source.Key(), Interval: t.Metadata.Interval.String(), Policy: t.Policy(),
-			Default: t == r.def, LastUsed: time.Unix(0, t.lastUsed.Load()).UTC(), ScaledObjs: []Ref{}, target: t,
+			Key: key, Source: t.SourceKey, Interval: t.Metadata.Interval.String(), Policy: t.Policy(),
+			Default: t == r.def, LastUsed: time.Unix(0, t.lastUsed.Load()).UTC(), ScaledObjs: []Ref{},
 		}
 		for ref, keys := range r.refs {
 			if _, ok := keys[key]; ok {
 				info.ScaledObjs = append(info.ScaledObjs, ref)
 			}
 		}
-		slices.SortFunc(info.ScaledObjs, func(a, b Ref) int { return cmpString(a.String(), b.String()) })
+		slices.SortFunc(info.ScaledObjs, func(a, b Ref) int { return strings.Compare(a.String(), b.String()) })
 		out = append(out, info)
 	}
-	slices.SortFunc(out, func(a, b Info) int { return cmpString(a.Key, b.Key) })
+	slices.SortFunc(out, func(a, b Info) int { return strings.Compare(a.Key, b.Key) })
 	return out
 }
 
@@ -337,14 +350,14 @@ func (r *Registry) start(key string, md Metadata) (*Target, error) {
 		Source:   src,
 		Compute:  pressure.ComputeCollector{ActivationWorkingSetTarget: md.ActivationWorkingSetTarget},
 		Storage:  pressure.NewStorageCollector(pressure.DefaultStorageOptions()),
-		Options:  md.Signal,
+		Options:  samplerOptions(md),
 		Decider:  runner,
 		Interval: md.Interval,
 		Clock:    r.cfg.Clock,
 		Logger:   logger,
 	})
 	ctx, cancel := context.WithCancel(r.ctx)
-	t := &Target{Key: key, Metadata: md, sampler: sampler, cancel: cancel, done: make(chan struct{}), source: src, runner: runner}
+	t := &Target{Key: key, SourceKey: md.Source.Key(), Metadata: md, sampler: sampler, cancel: cancel, done: make(chan struct{}), source: src, runner: runner}
 	go func() {
 		defer close(t.done)
 		sampler.Run(ctx)
@@ -364,16 +377,6 @@ func (r *Registry) start(key string, md Metadata) (*Target, error) {
 	return t, nil
 }
 
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // Touch marks the target used now, so the reaper keeps it.
 func (r *Registry) Touch(t *Target) { t.lastUsed.Store(r.cfg.Clock.Now().UnixNano()) }
 
@@ -382,3 +385,14 @@ func (r *Registry) Events(t *Target) []policy.Event { return r.engine.Events(t.K
 
 // AllEvents returns every target's kept decisions, newest last.
 func (r *Registry) AllEvents() []policy.Event { return r.engine.AllEvents() }
+
+// samplerOptions are the signal options the sampler runs with. A replica
+// policy never reads the split gate, so its sampler skips the split probe
+// (the options stay in the metadata, and so in the sampler key, unchanged).
+func samplerOptions(md Metadata) signal.Options {
+	opts := md.Signal
+	if md.Policy.Replicas() {
+		opts.SplitAwareScaleIn = false
+	}
+	return opts
+}

@@ -222,6 +222,58 @@ func (f *QueueFold) reservations() []pressure.Reservation {
 	return out
 }
 
+// QueueKind is which part of the queue contract a series is, for Add.
+type QueueKind int
+
+const (
+	KindArrivals QueueKind = iota
+	KindRunSeconds
+	KindRuns
+	KindReady
+	KindRetrying
+	KindDue
+	KindBusy
+	KindReserved
+	KindReservationStart
+	KindReservationEnd
+	KindReservationSlots
+)
+
+// Reservation says the kind's series are joined on a reservation id.
+func (k QueueKind) Reservation() bool { return k >= KindReservationStart }
+
+// Add adds one series of kind: replica names the replica of a counter;
+// label is the class of a backlog series and the id of a reservation
+// series, and is ignored otherwise. A reservation series without an id is
+// the caller's to refuse or skip, as for ReservationStart. An unknown kind
+// is ignored.
+func (f *QueueFold) Add(kind QueueKind, replica, label string, v float64) {
+	switch kind {
+	case KindArrivals:
+		f.Arrivals(replica, v)
+	case KindRunSeconds:
+		f.RunSeconds(replica, v)
+	case KindRuns:
+		f.Runs(replica, v)
+	case KindReady:
+		f.Ready(label, v)
+	case KindRetrying:
+		f.Retrying(label, v)
+	case KindDue:
+		f.Due(v)
+	case KindBusy:
+		f.Busy(v)
+	case KindReserved:
+		f.Reserved(v)
+	case KindReservationStart:
+		f.ReservationStart(label, v)
+	case KindReservationEnd:
+		f.ReservationEnd(label, v)
+	case KindReservationSlots:
+		f.ReservationSlots(label, v)
+	}
+}
+
 // maxUnix is the last second of year 9999: a later timestamp is clamped to
 // it rather than overflowing time.Time's arithmetic.
 const maxUnix = 253402300799

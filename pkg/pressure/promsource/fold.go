@@ -86,7 +86,7 @@ func (s *Source) foldReplicas(res *[numDimensions]result) ([]*replica, error) {
 		}
 	}
 	for d := dimActivation; d <= dimRuns; d++ {
-		if d.storage() {
+		if !d.perReplica() {
 			continue
 		}
 		for _, smp := range res[d].vec {

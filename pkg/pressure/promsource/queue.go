@@ -37,37 +37,30 @@ func (s *Source) foldQueue(res *[numDimensions]result, at time.Time) (*pressure.
 }
 
 func (s *Source) applyQueue(f *exposition.QueueFold, d dimension, smp *model.Sample) error {
-	v := float64(smp.Value)
-	replica := string(smp.Metric[s.label])
-	class := string(smp.Metric[exposition.LabelClass])
-	id := string(smp.Metric[exposition.LabelReservation])
-	if d >= dimReservationStart && id == "" {
-		return s.errorf(d, "series %s has no %s label: return one series per reservation, for example max by (%s) (...)",
-			smp.Metric, exposition.LabelReservation, exposition.LabelReservation)
+	kind := queueKinds[d]
+	label := string(smp.Metric[exposition.LabelClass])
+	if kind.Reservation() {
+		label = string(smp.Metric[exposition.LabelReservation])
+		if label == "" {
+			return s.errorf(d, "series %s has no %s label: return one series per reservation, for example max by (%s) (...)",
+				smp.Metric, exposition.LabelReservation, exposition.LabelReservation)
+		}
 	}
-	switch d {
-	case dimArrivals:
-		f.Arrivals(replica, v)
-	case dimRunSeconds:
-		f.RunSeconds(replica, v)
-	case dimRuns:
-		f.Runs(replica, v)
-	case dimReady:
-		f.Ready(class, v)
-	case dimRetrying:
-		f.Retrying(class, v)
-	case dimDue:
-		f.Due(v)
-	case dimBusy:
-		f.Busy(v)
-	case dimReserved:
-		f.Reserved(v)
-	case dimReservationStart:
-		f.ReservationStart(id, v)
-	case dimReservationEnd:
-		f.ReservationEnd(id, v)
-	case dimReservationSlots:
-		f.ReservationSlots(id, v)
-	}
+	f.Add(kind, string(smp.Metric[s.label]), label, float64(smp.Value))
 	return nil
+}
+
+// queueKinds is the queue series kind of each queue dimension.
+var queueKinds = [numDimensions]exposition.QueueKind{
+	dimArrivals:         exposition.KindArrivals,
+	dimRunSeconds:       exposition.KindRunSeconds,
+	dimRuns:             exposition.KindRuns,
+	dimReady:            exposition.KindReady,
+	dimRetrying:         exposition.KindRetrying,
+	dimDue:              exposition.KindDue,
+	dimBusy:             exposition.KindBusy,
+	dimReserved:         exposition.KindReserved,
+	dimReservationStart: exposition.KindReservationStart,
+	dimReservationEnd:   exposition.KindReservationEnd,
+	dimReservationSlots: exposition.KindReservationSlots,
 }

@@ -85,6 +85,20 @@ func (q Queries) byDimension() [numDimensions]string {
 	}
 }
 
+// perReplica is a dimension read per replica: every one but the storage
+// queries and the queue gauges (the set foldReplicas walks).
+func (d dimension) perReplica() bool { return !d.storage() && (!d.queue() || d.counter()) }
+
+// hasPerReplica says some per-replica query is set, so a replica can be read.
+func (q Queries) hasPerReplica() bool {
+	for d, x := range q.byDimension() {
+		if x != "" && dimension(d).perReplica() {
+			return true
+		}
+	}
+	return false
+}
+
 // Source reads pressure from a Prometheus server. It is safe for concurrent
 // use. Its only state between samples is the queue counters' (see
 // foldQueue): everything else is read afresh.
@@ -113,9 +127,7 @@ func New(opts Options) (*Source, error) {
 		return nil, fmt.Errorf("promsource: server address %q is not an http(s) URL", opts.ServerAddress)
 	}
 	q := opts.Queries
-	if q.Replicas == "" && q.Activation == "" && q.Resource == "" && q.CPU == "" && q.Memory == "" &&
-		q.MemoryLimit == "" && q.WalState == "" && q.SplitsInFlight == "" &&
-		q.Arrivals == "" && q.RunSeconds == "" && q.Runs == "" {
+	if !q.hasPerReplica() {
 		return nil, errors.New("promsource: no per-replica query, so no replica could ever be read")
 	}
 	if q.Resource != "" && (q.CPU != "" || q.Memory != "" || q.MemoryLimit != "") {

@@ -43,11 +43,12 @@ type treeSample struct {
 // readSample reads the contract's families. Series of one family are summed
 // (a replica may split a count by label), except the state gauges, which take
 // the worst. A response with none of the families is an error: it is the
-// wrong endpoint, or garbage the text filter dropped line by line.
-func readSample(fams map[string]*dto.MetricFamily, n *exposition.Names) (replicaSample, error) {
+// wrong endpoint, or garbage the text filter dropped line by line. want is
+// n's family names (n.Families), precomputed once by New.
+func readSample(fams map[string]*dto.MetricFamily, n *exposition.Names, want wantSet) (replicaSample, error) {
 	var s replicaSample
 	found := false
-	for _, name := range n.Families() {
+	for name := range want {
 		if fams[name] != nil {
 			found = true
 			break
@@ -67,7 +68,7 @@ func readSample(fams map[string]*dto.MetricFamily, n *exposition.Names) (replica
 		s.splits = scalar{}
 	}
 	var err error
-	if s.wal, err = worstState(fams[n.WalState], nil); err != nil {
+	if s.wal, err = worstState(fams[n.WalState]); err != nil {
 		return s, fmt.Errorf("%s: %w", n.WalState, err)
 	}
 	if s.trees, err = readTrees(fams, n); err != nil {
@@ -111,23 +112,29 @@ func positive(s scalar) scalar {
 	return s
 }
 
-// worstState folds a state gauge's series, keeping only those that match
-// keep (all when nil). An out-of-range value is an error, so a broken
-// exporter is seen rather than read as Healthy.
-func worstState(f *dto.MetricFamily, keep func(*dto.Metric) bool) (pressure.WalSaturationState, error) {
+// worstState folds a state gauge's series to the worst. An out-of-range
+// value is an error, so a broken exporter is seen rather than read as
+// Healthy.
+func worstState(f *dto.MetricFamily) (pressure.WalSaturationState, error) {
 	worst := pressure.Healthy
 	for _, m := range f.GetMetric() {
-		v, ok := value(m)
-		if !ok || keep != nil && !keep(m) {
-			continue
-		}
-		st, err := pressure.WalStateFromGauge(v)
+		st, err := metricState(m)
 		if err != nil {
 			return worst, err
 		}
 		worst = pressure.Worse(worst, st)
 	}
 	return worst, nil
+}
+
+// metricState reads one state gauge series; a series that is not a gauge,
+// counter or untyped sample reads Healthy.
+func metricState(m *dto.Metric) (pressure.WalSaturationState, error) {
+	v, ok := value(m)
+	if !ok {
+		return pressure.Healthy, nil
+	}
+	return pressure.WalStateFromGauge(v)
 }
 
 func label(m *dto.Metric, name string) string {
@@ -179,7 +186,7 @@ func readTrees(fams map[string]*dto.MetricFamily, n *exposition.Names) (map[stri
 		if t == nil {
 			continue
 		}
-		st, err := worstState(&dto.MetricFamily{Metric: []*dto.Metric{m}}, nil)
+		st, err := metricState(m)
 		if err != nil {
 			return nil, fmt.Errorf("%s{tree=%q}: %w", n.TreeSaturationState, label(m, exposition.LabelTree), err)
 		}

@@ -153,9 +153,9 @@ func (s *Source) scrapeOne(ctx context.Context, j job) result {
 	if d, ok := sctx.Deadline(); ok {
 		budget = time.Until(d)
 	}
-	fams, err := s.client.scrape(sctx, j.url, budget)
+	fams, err := s.client.scrape(sctx, j.name, budget)
 	if err == nil {
-		r.sample, err = readSample(fams, &s.opts.Names)
+		r.sample, err = readSample(fams, &s.opts.Names, s.client.want)
 	}
 	switch {
 	case err == nil:

@@ -6,27 +6,10 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
 )
 
-// queueKind is which part of the queue contract a series is.
-type queueKind int
-
-const (
-	qArrivals queueKind = iota
-	qRunSeconds
-	qRuns
-	qReady
-	qRetrying
-	qDue
-	qBusy
-	qReserved
-	qStart
-	qEnd
-	qSlots
-)
-
 // queueSeries is one queue series of one replica's response; label is its
 // class or reservation id where the kind has one.
 type queueSeries struct {
-	kind  queueKind
+	kind  exposition.QueueKind
 	label string
 	v     float64
 }
@@ -36,15 +19,15 @@ type queueSeries struct {
 // sources check them alike.
 func readQueue(fams map[string]*dto.MetricFamily, n *exposition.Names) []queueSeries {
 	var out []queueSeries
-	add := func(k queueKind, label string, v float64) { out = append(out, queueSeries{k, label, v}) }
-	plain := func(k queueKind, name, labelName string) {
+	add := func(k exposition.QueueKind, label string, v float64) { out = append(out, queueSeries{k, label, v}) }
+	plain := func(k exposition.QueueKind, name, labelName string) {
 		for _, m := range fams[name].GetMetric() {
 			if v, ok := value(m); ok {
 				add(k, label(m, labelName), v)
 			}
 		}
 	}
-	plain(qArrivals, n.QueueArrivals, "")
+	plain(exposition.KindArrivals, n.QueueArrivals, "")
 	// The run time as a histogram or summary family, and as the plain
 	// _sum and _count counters a workload may expose instead. In the text
 	// format a histogram's _sum and _count lines join its family (the
@@ -57,23 +40,23 @@ func readQueue(fams map[string]*dto.MetricFamily, n *exposition.Names) []queueSe
 			if h.SampleCountFloat != nil {
 				count = h.GetSampleCountFloat()
 			}
-			add(qRunSeconds, "", h.GetSampleSum())
-			add(qRuns, "", count)
+			add(exposition.KindRunSeconds, "", h.GetSampleSum())
+			add(exposition.KindRuns, "", count)
 		case m.GetSummary() != nil:
-			add(qRunSeconds, "", m.GetSummary().GetSampleSum())
-			add(qRuns, "", float64(m.GetSummary().GetSampleCount()))
+			add(exposition.KindRunSeconds, "", m.GetSummary().GetSampleSum())
+			add(exposition.KindRuns, "", float64(m.GetSummary().GetSampleCount()))
 		}
 	}
-	plain(qRunSeconds, n.QueueRunDuration+exposition.SumSuffix, "")
-	plain(qRuns, n.QueueRunDuration+exposition.CountSuffix, "")
-	plain(qReady, n.QueueReady, exposition.LabelClass)
-	plain(qRetrying, n.QueueRetrying, exposition.LabelClass)
-	plain(qDue, n.QueueDue, "")
-	plain(qBusy, n.QueueBusy, "")
-	plain(qReserved, n.QueueReserved, "")
-	plain(qStart, n.QueueReservationStart, exposition.LabelReservation)
-	plain(qEnd, n.QueueReservationEnd, exposition.LabelReservation)
-	plain(qSlots, n.QueueReservationSlots, exposition.LabelReservation)
+	plain(exposition.KindRunSeconds, n.QueueRunDuration+exposition.SumSuffix, "")
+	plain(exposition.KindRuns, n.QueueRunDuration+exposition.CountSuffix, "")
+	plain(exposition.KindReady, n.QueueReady, exposition.LabelClass)
+	plain(exposition.KindRetrying, n.QueueRetrying, exposition.LabelClass)
+	plain(exposition.KindDue, n.QueueDue, "")
+	plain(exposition.KindBusy, n.QueueBusy, "")
+	plain(exposition.KindReserved, n.QueueReserved, "")
+	plain(exposition.KindReservationStart, n.QueueReservationStart, exposition.LabelReservation)
+	plain(exposition.KindReservationEnd, n.QueueReservationEnd, exposition.LabelReservation)
+	plain(exposition.KindReservationSlots, n.QueueReservationSlots, exposition.LabelReservation)
 	return out
 }
 
@@ -82,35 +65,9 @@ func readQueue(fams map[string]*dto.MetricFamily, n *exposition.Names) []queueSe
 // storage series without a tree is.
 func feedQueue(f *exposition.QueueFold, replica string, series []queueSeries) {
 	for _, s := range series {
-		switch s.kind {
-		case qArrivals:
-			f.Arrivals(replica, s.v)
-		case qRunSeconds:
-			f.RunSeconds(replica, s.v)
-		case qRuns:
-			f.Runs(replica, s.v)
-		case qReady:
-			f.Ready(s.label, s.v)
-		case qRetrying:
-			f.Retrying(s.label, s.v)
-		case qDue:
-			f.Due(s.v)
-		case qBusy:
-			f.Busy(s.v)
-		case qReserved:
-			f.Reserved(s.v)
-		case qStart:
-			if s.label != "" {
-				f.ReservationStart(s.label, s.v)
-			}
-		case qEnd:
-			if s.label != "" {
-				f.ReservationEnd(s.label, s.v)
-			}
-		case qSlots:
-			if s.label != "" {
-				f.ReservationSlots(s.label, s.v)
-			}
+		if s.kind.Reservation() && s.label == "" {
+			continue
 		}
+		f.Add(s.kind, replica, s.label, s.v)
 	}
 }

@@ -88,7 +88,6 @@ type Resolver interface {
 // job is one replica to scrape in one sample.
 type job struct {
 	name string // the replica's name: the URL scraped
-	url  string
 	key  string // the endpoint dialled, see endpoint
 }
 
@@ -110,7 +109,7 @@ func expand(ctx context.Context, targets []Target, r Resolver, guard *allow.List
 		t := targets[i]
 		if !t.DNS {
 			u := t.URL.String()
-			perTarget[i] = []job{{name: u, url: u, key: endpoint(t.URL)}}
+			perTarget[i] = []job{{name: u, key: endpoint(t.URL)}}
 			return
 		}
 		perTarget[i], missing[i] = resolve(ctx, t, r, guard)
@@ -189,7 +188,7 @@ func resolve(ctx context.Context, t Target, r Resolver, guard *allow.List) ([]jo
 				continue
 			}
 		}
-		jobs = append(jobs, job{name: name, url: name, key: endpoint(&u)})
+		jobs = append(jobs, job{name: name, key: endpoint(&u)})
 	}
 	return jobs, missing
 }
