@@ -106,12 +106,9 @@ func (r *Runner) Decide(now time.Time, obs pressure.Observation, in signal.Input
 	}
 	switch {
 	case r.computer != nil:
-		s, err := r.computer.Decide(now, obs, in)
-		if err != nil {
-			return s, err
-		}
-		sig, d = s, pressureDecision(now, r.prev, s)
-		r.prev = s.RecommendedReplicas
+		sig = r.computer.Compute(now, in) // Unanswered was checked above
+		d = pressureDecision(now, r.prev, sig)
+		r.prev = sig.RecommendedReplicas
 	case r.queue != nil:
 		if obs.Queue == nil {
 			return sig, fmt.Errorf("policy queue: %w", ErrNoQueue)
@@ -121,7 +118,7 @@ func (r *Runner) Decide(now time.Time, obs pressure.Observation, in signal.Input
 		qo.ObservedAt = obs.ObservedAt // the counters' time; zero: now
 		d, r.qstate = r.queue.Evaluate(r.qstate, qo, now)
 		r.tracker.Record(r.key, d)
-		sig = policySignal(d, in, now)
+		sig = policySignal(d, in, now, false)
 	default:
 		if obs.Queue == nil && r.spec.Policy != policy.PolicyFixed {
 			return sig, fmt.Errorf("policy %s: %w", r.spec.Policy, ErrNoQueue)
@@ -134,7 +131,7 @@ func (r *Runner) Decide(now time.Time, obs pressure.Observation, in signal.Input
 			d, r.estate = r.elastic.Decide(r.estate, eo, now)
 			r.tracker.Record(r.key, d)
 		}
-		sig = policySignal(d, in, now)
+		sig = policySignal(d, in, now, r.pool != nil)
 	}
 	r.cost = r.cost.Accrue(policy.CostOptions{PerReplicaSecond: r.spec.CostPerReplicaSecond}, visible, now)
 	sig.Action = string(d.Action)
@@ -179,12 +176,12 @@ func pressureDecision(now time.Time, before int, s signal.ScalingSignal) policy.
 // policySignal publishes a decision: the desired count is both the value
 // KEDA reads (with target 1) and the recommendation. The compute and storage
 // views ride along for operators; they do not enter the decision.
-func policySignal(d policy.Decision, in signal.Input, now time.Time) signal.ScalingSignal {
+func policySignal(d policy.Decision, in signal.Input, now time.Time, pooled bool) signal.ScalingSignal {
 	raw := float64(d.Desired)
 	// The instantaneous demand, before step limits and one-step rules,
 	// where the policy states one for this target; a pool member's inputs
 	// are the pool's, whose target is the pool's total.
-	if _, pooled := d.Inputs["members"]; !pooled {
+	if !pooled {
 		for _, k := range []string{"desired", "target"} {
 			if v, ok := d.Inputs[k]; ok {
 				raw = v
