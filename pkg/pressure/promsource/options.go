@@ -23,7 +23,7 @@ const (
 
 // maxPartitions bounds a partition index, so one bad label cannot make a
 // sample allocate without limit. It is the scrape source's bound.
-const maxPartitions = 4096
+const maxPartitions = exposition.MaxPartitions
 
 // Queries are the PromQL instant queries, one per dimension. An empty query
 // is not run and its dimension reads as if it had returned no series.

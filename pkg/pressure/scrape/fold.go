@@ -147,94 +147,21 @@ func (s *Source) foldQueue(answered []result, at time.Time) *pressure.QueueObser
 	return f.Observation(&s.queue, at)
 }
 
-// mergeTrees folds the replicas' storage series. Several replicas may report
-// the same tree (each sees the shared WAL): bytes and ceiling take the
-// largest report (a NaN report is no report), saturation the worst, and a
-// partition on two accounts (mid-move, or replicas that disagree) the
-// smaller account name, as the prometheus source folds them. nil when no
-// replica reported storage.
+// mergeTrees folds the replicas' storage series by exposition.TreeFold's
+// rules, as the prometheus source folds them. Several replicas may report
+// the same tree (each sees the shared WAL). A report a replica did not make
+// reads 0, which adds nothing. nil when no replica reported storage.
 func mergeTrees(answered []result) []pressure.TreeObservation {
-	type acc struct {
-		retained, ceiling float64
-		state             pressure.WalSaturationState
-		parts             map[int]string
-	}
-	var trees map[string]*acc
+	var f exposition.TreeFold
 	for _, r := range answered {
 		for name, t := range r.sample.trees {
-			if trees == nil {
-				trees = map[string]*acc{}
-			}
-			a := trees[name]
-			if a == nil {
-				a = &acc{parts: map[int]string{}}
-				trees[name] = a
-			}
-			a.retained = largest(a.retained, t.retained)
-			a.ceiling = largest(a.ceiling, t.ceiling)
-			a.state = pressure.Worse(a.state, t.state)
+			f.Saturation(name, t.state)
+			f.Retained(name, t.retained.v)
+			f.Ceiling(name, t.ceiling.v)
 			for p, account := range t.partitions {
-				a.parts[p] = placeOn(a.parts[p], account)
+				f.Place(name, p, account)
 			}
 		}
 	}
-	if trees == nil {
-		return nil
-	}
-	out := make([]pressure.TreeObservation, 0, len(trees))
-	for name, a := range trees {
-		t := pressure.TreeObservation{
-			Tree:                 name,
-			RetainedBytes:        toBytes(a.retained),
-			RetainedBytesCeiling: toBytes(a.ceiling),
-			Saturation:           a.state,
-		}
-		if len(a.parts) > 0 {
-			t.PartitionAccounts = make([]string, slices.Max(mapKeys(a.parts))+1)
-			for p, account := range a.parts {
-				t.PartitionAccounts[p] = account
-			}
-		}
-		out = append(out, t)
-	}
-	slices.SortFunc(out, func(a, b pressure.TreeObservation) int { return strings.Compare(a.Tree, b.Tree) })
-	return out
-}
-
-// largest keeps the larger of a and a report; a NaN report (one series of
-// the replica's sum was NaN) is left out rather than poisoning the max.
-func largest(a float64, report scalar) float64 {
-	if !report.ok || math.IsNaN(report.v) {
-		return a
-	}
-	return max(a, report.v)
-}
-
-// placeOn settles a partition reported on two accounts: the smaller name
-// wins, whatever order the reports came in ("" is no report yet).
-func placeOn(cur, account string) string {
-	if cur == "" || account < cur {
-		return account
-	}
-	return cur
-}
-
-func mapKeys(m map[int]string) []int {
-	out := make([]int, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
-}
-
-// toBytes converts a gauge to a byte count: NaN and negatives are 0, and
-// anything beyond int64 saturates.
-func toBytes(v float64) int64 {
-	switch {
-	case math.IsNaN(v) || v <= 0:
-		return 0
-	case v >= math.MaxInt64:
-		return math.MaxInt64
-	}
-	return int64(v)
+	return f.Trees()
 }

@@ -15,7 +15,7 @@ import (
 
 // maxPartitions bounds the partition label, so one broken exporter cannot
 // make the fold allocate a huge placement slice.
-const maxPartitions = 4096
+const maxPartitions = exposition.MaxPartitions
 
 // scalar is a value a replica may or may not expose.
 type scalar struct {
@@ -202,12 +202,12 @@ func readTrees(fams map[string]*dto.MetricFamily, n *exposition.Names) (map[stri
 
 // readPlacement reads one partition-to-account series. A value above 0
 // (1 by convention) places a partition; 0, a negative value or NaN does
-// not, so an exporter can zero a placement it no longer holds. The
-// prometheus source reads placements by the same rule.
+// not (exposition.Placed), so an exporter can zero a placement it no longer
+// holds. The prometheus source reads placements by the same rule.
 func readPlacement(m *dto.Metric, get func(*dto.Metric) *treeSample, n *exposition.Names) error {
 	v, ok := value(m)
 	account := label(m, exposition.LabelAccount)
-	if !ok || !(v > 0) || account == "" {
+	if !ok || !exposition.Placed(v) || account == "" {
 		return nil
 	}
 	t := get(m)
@@ -222,7 +222,11 @@ func readPlacement(m *dto.Metric, get func(*dto.Metric) *treeSample, n *expositi
 	if t.partitions == nil {
 		t.partitions = map[int]string{}
 	}
-	t.partitions[p] = placeOn(t.partitions[p], account)
+	// Within one replica as across them (exposition.TreeFold), a
+	// partition on two accounts goes to the smaller name.
+	if cur, ok := t.partitions[p]; !ok || account < cur {
+		t.partitions[p] = account
+	}
 	return nil
 }
 
