@@ -22,10 +22,11 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/health"
 	"github.com/barometer-scaler/barometer/pkg/httpapi"
 	"github.com/barometer-scaler/barometer/pkg/metrics"
+	"github.com/barometer-scaler/barometer/pkg/registry"
 	"github.com/barometer-scaler/barometer/pkg/scaler"
 	"github.com/barometer-scaler/barometer/pkg/signalapi"
-	"github.com/barometer-scaler/barometer/pkg/target"
 	"github.com/barometer-scaler/barometer/pkg/tlsreload"
+	"github.com/barometer-scaler/barometer/pkg/trigger"
 	barometerv1 "github.com/barometer-scaler/barometer/proto/barometer/v1"
 )
 
@@ -47,8 +48,8 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- li
 	if err != nil {
 		return err
 	}
-	reg := target.NewRegistry(runCtx, target.Config{
-		Sources:         newSources(allowed),
+	reg := registry.NewRegistry(runCtx, registry.Config{
+		Schema:          newSchema(allowed),
 		DefaultInterval: cfg.SampleInterval,
 		IdleTimeout:     cfg.IdleTimeout,
 		AuditSize:       cfg.AuditSize,
@@ -74,7 +75,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- li
 		return fmt.Errorf("BAROMETER_HTTP_ADDR: %w", err)
 	}
 
-	m := metrics.New(reg, time.Now)
+	m := metrics.New(reg)
 	opts := m.ServerOptions()
 	files := tlsreload.Files{CertFile: cfg.TLSCertFile, KeyFile: cfg.TLSKeyFile, ClientCAFile: cfg.TLSClientCAFile}
 	if files.Enabled() {
@@ -89,7 +90,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- li
 	grpcServer := grpc.NewServer(opts...)
 	scalerServer := scaler.New(scaler.Config{Registry: reg, Logger: logger})
 	externalscaler.RegisterExternalScalerServer(grpcServer, scalerServer)
-	signalServer := signalapi.NewServer(reg, time.Now)
+	signalServer := signalapi.NewServer(reg)
 	barometerv1.RegisterSignalServiceServer(grpcServer, signalServer)
 	grpcHealth := grpchealth.NewServer()
 	healthpb.RegisterHealthServer(grpcServer, grpcHealth)
@@ -99,7 +100,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- li
 	var draining atomic.Bool
 	httpServer := &http.Server{
 		Handler: httpapi.New(httpapi.Config{
-			Registry: reg, Metrics: m.Handler(), Now: time.Now, Draining: draining.Load,
+			Registry: reg, Metrics: m.Handler(), Draining: draining.Load,
 			Logger: logger, Health: health.DefaultOptions(),
 		}),
 		ReadHeaderTimeout: 5 * time.Second,
@@ -109,7 +110,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- li
 	go func() { errs <- grpcServer.Serve(grpcLis) }()
 	go func() { errs <- httpServer.Serve(httpLis) }()
 	logger.Info("serving", "grpc", grpcLis.Addr().String(), "http", httpLis.Addr().String(),
-		"allowedTargets", allowed.String(), "tls", files.Enabled(), "mtls", cfg.TLSClientCAFile != "", "defaultTarget", md.SamplerKey(), "version", buildVersion())
+		"allowedTargets", allowed.String(), "tls", files.Enabled(), "mtls", cfg.TLSClientCAFile != "", "defaultTarget", md.Identity(), "version", buildVersion())
 	if ready != nil {
 		ready <- listening{GRPC: grpcLis.Addr().String(), HTTP: httpLis.Addr().String()}
 	}
@@ -153,12 +154,9 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- li
 	return nil
 }
 
-// newSources is the set of source kinds this binary offers. Addresses that
-// metadata names are reached only when the allow-list admits them.
-func newSources(allowed *allow.List) *target.Sources {
-	s := target.NewSources()
-	s.Register("host", target.ParseHost)
-	s.Register(target.SourceScrape, target.ScrapeParser(allowed))
-	s.Register(target.SourcePrometheus, target.PrometheusParser(allowed))
-	return s
+// newSchema is the trigger language this binary speaks: its source kinds
+// and their keys. Addresses that metadata names are reached only when the
+// allow-list admits them.
+func newSchema(allowed *allow.List) *trigger.Schema {
+	return trigger.NewSchema(trigger.Host(), trigger.Scrape(allowed), trigger.Prometheus(allowed))
 }

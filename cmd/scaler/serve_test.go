@@ -19,7 +19,8 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/barometer-scaler/barometer/pkg/allow"
-	"github.com/barometer-scaler/barometer/pkg/target"
+	"github.com/barometer-scaler/barometer/pkg/registry"
+	"github.com/barometer-scaler/barometer/pkg/trigger"
 )
 
 func testConfig() config {
@@ -219,14 +220,14 @@ func TestPolicyExamplesParse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := target.NewRegistry(context.Background(), target.Config{Sources: newSources(allowed)})
+	reg := registry.NewRegistry(context.Background(), registry.Config{Schema: newSchema(allowed)})
 	seen := map[string]bool{}
 	for _, f := range files {
 		triggers := triggerMetadata(t, f)
 		if len(triggers) == 0 {
 			t.Errorf("%s: no trigger metadata", f)
 		}
-		var specs []target.Metadata
+		var specs []*trigger.Trigger
 		for _, raw := range triggers {
 			md, err := reg.Parse(raw)
 			if err != nil {
@@ -234,9 +235,9 @@ func TestPolicyExamplesParse(t *testing.T) {
 				continue
 			}
 			specs = append(specs, md)
-			seen[md.Policy.Policy] = true
-			if want := strings.ReplaceAll(strings.TrimSuffix(filepath.Base(f), ".yaml"), "-", "_"); md.Policy.Policy != want {
-				t.Errorf("%s selects %s", f, md.Policy.Policy)
+			seen[md.Policy.Name] = true
+			if want := strings.ReplaceAll(strings.TrimSuffix(filepath.Base(f), ".yaml"), "-", "_"); md.Policy.Name != want {
+				t.Errorf("%s selects %s", f, md.Policy.Name)
 			}
 		}
 		if len(specs) == 2 { // the pool: members agree on all but the price
@@ -247,7 +248,7 @@ func TestPolicyExamplesParse(t *testing.T) {
 			}
 		}
 	}
-	for _, name := range target.PolicyNames() {
+	for _, name := range trigger.PolicyNames() {
 		if !seen[name] {
 			t.Errorf("no example selects policy %s", name)
 		}

@@ -5,13 +5,13 @@ import (
 	"testing"
 
 	"github.com/barometer-scaler/barometer/pkg/httpapi"
-	"github.com/barometer-scaler/barometer/pkg/target"
-	"github.com/barometer-scaler/barometer/pkg/target/targettest"
+	"github.com/barometer-scaler/barometer/pkg/registry"
+	"github.com/barometer-scaler/barometer/pkg/registry/registrytest"
 )
 
 func TestMethodsOtherThanGETAre405(t *testing.T) {
-	f := newFixture(t, map[string]*targettest.Script{"busy": busy()})
-	f.use(t, target.Ref{}, script("busy"))
+	f := newFixture(t, map[string]*registrytest.Script{"busy": busy()})
+	f.use(t, registry.Ref{}, script("busy"))
 	for _, path := range []string{"/scale", "/scale/ns/app", "/targets", "/events", "/events/ns/app", "/livez", "/readyz", "/health/signal"} {
 		for _, method := range []string{http.MethodPost, http.MethodPut, http.MethodDelete} {
 			r := f.do(t, method, path)

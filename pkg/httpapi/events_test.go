@@ -8,13 +8,13 @@ import (
 	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
-	"github.com/barometer-scaler/barometer/pkg/target"
-	"github.com/barometer-scaler/barometer/pkg/target/targettest"
+	"github.com/barometer-scaler/barometer/pkg/registry"
+	"github.com/barometer-scaler/barometer/pkg/registry/registrytest"
 )
 
 // jobs is one replica with 120 items ready: the queue policy asks for 4.
-func jobs() *targettest.Script {
-	return targettest.Returning(pressure.Observation{
+func jobs() *registrytest.Script {
+	return registrytest.Returning(pressure.Observation{
 		Replicas: []pressure.ReplicaObservation{{Name: "a"}},
 		Queue:    &pressure.QueueObservation{Backlog: []pressure.ClassBacklog{{Class: "default", Ready: 120}}},
 	})
@@ -32,11 +32,11 @@ type eventView struct {
 }
 
 func TestEventsServeTheAuditTrail(t *testing.T) {
-	f := newFixture(t, map[string]*targettest.Script{"busy": busy(), "jobs": jobs()})
-	def := f.use(t, target.Ref{}, script("busy"))
+	f := newFixture(t, map[string]*registrytest.Script{"busy": busy(), "jobs": jobs()})
+	def := f.use(t, registry.Ref{}, script("busy"))
 	raw := script("jobs")
 	raw["policy"], raw["costPerReplicaSecond"] = "queue", "0.5"
-	q := f.use(t, target.Ref{Namespace: "shop", Name: "jobs"}, raw)
+	q := f.use(t, registry.Ref{Namespace: "shop", Name: "jobs"}, raw)
 
 	r := f.get(t, "/events/shop/jobs")
 	if r.code != http.StatusOK {
@@ -66,8 +66,8 @@ func TestEventsServeTheAuditTrail(t *testing.T) {
 	}
 
 	f.clock.Tick(t, interval)
-	targettest.WaitSamples(t, q, 2)
-	targettest.WaitSamples(t, def, 2)
+	registrytest.WaitSamples(t, q, 2)
+	registrytest.WaitSamples(t, def, 2)
 	all = decode[[]eventView](t, f.get(t, "/events"))
 	if len(all) != 4 || !all[3].Time.After(all[0].Time) {
 		t.Fatalf("after a tick: %+v, want 4 events, newest last", all)

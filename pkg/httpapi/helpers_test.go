@@ -11,9 +11,10 @@ import (
 	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/httpapi"
+	"github.com/barometer-scaler/barometer/pkg/registry"
+	"github.com/barometer-scaler/barometer/pkg/registry/registrytest"
 	"github.com/barometer-scaler/barometer/pkg/signal/signaltest"
-	"github.com/barometer-scaler/barometer/pkg/target"
-	"github.com/barometer-scaler/barometer/pkg/target/targettest"
+	"github.com/barometer-scaler/barometer/pkg/trigger"
 )
 
 const interval = 5 * time.Second
@@ -24,20 +25,18 @@ const interval = 5 * time.Second
 // every sampler takes exactly its first sample.
 type fixture struct {
 	clock    *signaltest.FakeClock
-	reg      *target.Registry
+	reg      *registry.Registry
 	draining atomic.Bool
 	handler  http.Handler
 }
 
-func newFixture(t *testing.T, scripts map[string]*targettest.Script, customize ...func(*httpapi.Config)) *fixture {
+func newFixture(t *testing.T, scripts map[string]*registrytest.Script, customize ...func(*httpapi.Config)) *fixture {
 	t.Helper()
-	sources := target.NewSources()
-	sources.Register("host", target.ParseHost)
-	targettest.Register(sources, "scripted", "", func(name string) *targettest.Script { return scripts[name] })
+	sources := trigger.NewSchema(trigger.Host(), registrytest.Kind("scripted", "", func(name string) *registrytest.Script { return scripts[name] }))
 	f := &fixture{clock: signaltest.NewFakeClock(time.Date(2025, 6, 1, 12, 0, 0, 123456789, time.UTC))}
-	f.reg = targettest.NewRegistry(t, target.Config{Sources: sources, DefaultInterval: interval, Clock: f.clock})
+	f.reg = registrytest.NewRegistry(t, registry.Config{Schema: sources, DefaultInterval: interval, Clock: f.clock})
 
-	cfg := httpapi.Config{Registry: f.reg, Now: f.clock.Now, Draining: f.draining.Load}
+	cfg := httpapi.Config{Registry: f.reg, Draining: f.draining.Load}
 	for _, c := range customize {
 		c(&cfg)
 	}
@@ -47,14 +46,14 @@ func newFixture(t *testing.T, scripts map[string]*targettest.Script, customize .
 
 // use starts (or joins) the target for a script on behalf of ref and waits
 // for its first sample attempt. A zero ref makes it the default target.
-func (f *fixture) use(t *testing.T, ref target.Ref, raw map[string]string) *target.Target {
+func (f *fixture) use(t *testing.T, ref registry.Ref, raw map[string]string) *registry.Target {
 	t.Helper()
 	md, err := f.reg.Parse(raw)
 	if err != nil {
 		t.Fatalf("parse %v: %v", raw, err)
 	}
-	var tg *target.Target
-	if ref == (target.Ref{}) {
+	var tg *registry.Target
+	if ref == (registry.Ref{}) {
 		tg, err = f.reg.SetDefault(md)
 	} else {
 		tg, err = f.reg.Acquire(ref, md)
@@ -62,7 +61,7 @@ func (f *fixture) use(t *testing.T, ref target.Ref, raw map[string]string) *targ
 	if err != nil {
 		t.Fatalf("start target: %v", err)
 	}
-	targettest.WaitSamples(t, tg, 1)
+	registrytest.WaitSamples(t, tg, 1)
 	return tg
 }
 

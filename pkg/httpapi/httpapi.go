@@ -7,21 +7,18 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
-	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/health"
-	"github.com/barometer-scaler/barometer/pkg/target"
+	"github.com/barometer-scaler/barometer/pkg/registry"
 )
 
 // Config wires the HTTP surface.
 type Config struct {
 	// Registry holds the targets; required.
-	Registry *target.Registry
+	Registry *registry.Registry
 	// Metrics serves /metrics (metrics.Metrics.Handler); nil leaves
 	// /metrics unrouted.
 	Metrics http.Handler
-	// Now is the clock staleness is judged by; nil means time.Now.
-	Now func() time.Time
 	// Draining reports that the process is shutting down, which takes
 	// /readyz down; nil means never.
 	Draining func() bool
@@ -37,8 +34,7 @@ type Config struct {
 // server holds the defaulted configuration the handlers share. It is
 // immutable after New, so handlers run concurrently without locks.
 type server struct {
-	reg      *target.Registry
-	now      func() time.Time
+	reg      *registry.Registry
 	draining func() bool
 	log      *slog.Logger
 	health   health.Options
@@ -63,10 +59,7 @@ func New(cfg Config) http.Handler {
 	if cfg.Registry == nil {
 		panic("httpapi: Config.Registry is nil")
 	}
-	s := &server{reg: cfg.Registry, now: cfg.Now, draining: cfg.Draining, log: cfg.Logger, health: cfg.Health}
-	if s.now == nil {
-		s.now = time.Now
-	}
+	s := &server{reg: cfg.Registry, draining: cfg.Draining, log: cfg.Logger, health: cfg.Health}
 	if s.draining == nil {
 		s.draining = func() bool { return false }
 	}
@@ -79,7 +72,7 @@ func New(cfg Config) http.Handler {
 
 	mux := http.NewServeMux()
 	route := func(pattern string, h http.Handler) { mux.Handle(pattern, s.readOnly(h)) }
-	perTarget := func(base string, serve func(http.ResponseWriter, *target.Target)) {
+	perTarget := func(base string, serve func(http.ResponseWriter, *registry.Target)) {
 		route(base, s.defaultTarget(base, serve))
 		route(base+"/{namespace}/{name}", s.refTarget(serve))
 	}

@@ -49,7 +49,7 @@ func (s *server) readyz() http.Handler {
 			}
 			return nil
 		}},
-		health.FreshnessCheck("signal", s.defaultSnapshot, s.now),
+		health.FreshnessCheck("signal", s.defaultSnapshot, s.reg.Now),
 	))
 }
 

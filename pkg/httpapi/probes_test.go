@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
-	"github.com/barometer-scaler/barometer/pkg/target"
-	"github.com/barometer-scaler/barometer/pkg/target/targettest"
+	"github.com/barometer-scaler/barometer/pkg/registry"
+	"github.com/barometer-scaler/barometer/pkg/registry/registrytest"
 )
 
 type probeBody struct {
@@ -20,8 +20,8 @@ type probeBody struct {
 
 func TestReadiness(t *testing.T) {
 	// The workload is saturated (Unhealthy): readiness must not care.
-	f := newFixture(t, map[string]*targettest.Script{"hot": replicas(1, pressure.Saturated)})
-	f.use(t, target.Ref{}, script("hot"))
+	f := newFixture(t, map[string]*registrytest.Script{"hot": replicas(1, pressure.Saturated)})
+	f.use(t, registry.Ref{}, script("hot"))
 
 	ready := func(wantCode int, wantDown string) {
 		t.Helper()
@@ -55,8 +55,8 @@ func TestReadiness(t *testing.T) {
 }
 
 func TestReadinessWhileWarmingUp(t *testing.T) {
-	f := newFixture(t, map[string]*targettest.Script{"down": failing()})
-	f.use(t, target.Ref{}, script("down"))
+	f := newFixture(t, map[string]*registrytest.Script{"down": failing()})
+	f.use(t, registry.Ref{}, script("down"))
 	r := f.get(t, "/readyz")
 	if r.code != http.StatusServiceUnavailable || !strings.Contains(string(r.body), "warming up") {
 		t.Fatalf("/readyz %d %s, want 503 warming up", r.code, r.body)

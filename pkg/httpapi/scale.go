@@ -6,12 +6,12 @@ import (
 	"strconv"
 
 	"github.com/barometer-scaler/barometer/pkg/health"
+	"github.com/barometer-scaler/barometer/pkg/registry"
 	"github.com/barometer-scaler/barometer/pkg/signal"
-	"github.com/barometer-scaler/barometer/pkg/target"
 )
 
 // defaultTarget serves a per-target endpoint for the default target.
-func (s *server) defaultTarget(base string, serve func(http.ResponseWriter, *target.Target)) http.Handler {
+func (s *server) defaultTarget(base string, serve func(http.ResponseWriter, *registry.Target)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		t := s.reg.Default()
 		if t == nil {
@@ -25,7 +25,7 @@ func (s *server) defaultTarget(base string, serve func(http.ResponseWriter, *tar
 
 // refTarget serves a per-target endpoint for the ScaledObject named by the
 // path's {namespace}/{name}.
-func (s *server) refTarget(serve func(http.ResponseWriter, *target.Target)) http.Handler {
+func (s *server) refTarget(serve func(http.ResponseWriter, *registry.Target)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if t, ok := s.lookup(w, r); ok {
 			serve(w, t)
@@ -44,9 +44,9 @@ func (s *server) refTarget(serve func(http.ResponseWriter, *target.Target)) http
 // it were current, which is exactly the fake zero the gRPC surface refuses
 // with Unavailable. People and dashboards still get the last signal in the
 // body, flagged.
-func (s *server) serveScale(w http.ResponseWriter, t *target.Target) {
+func (s *server) serveScale(w http.ResponseWriter, t *registry.Target) {
 	snap := t.Load()
-	staleErr := health.Fresh(snap, s.now())
+	staleErr := health.Fresh(snap, s.reg.Now())
 	code := http.StatusOK
 	if staleErr != nil {
 		code = http.StatusServiceUnavailable
@@ -62,8 +62,8 @@ func (s *server) targets(w http.ResponseWriter, _ *http.Request) {
 
 // lookup resolves the {namespace}/{name} of the path to its target, or
 // answers 404.
-func (s *server) lookup(w http.ResponseWriter, r *http.Request) (*target.Target, bool) {
-	ref := target.Ref{Namespace: r.PathValue("namespace"), Name: r.PathValue("name")}
+func (s *server) lookup(w http.ResponseWriter, r *http.Request) (*registry.Target, bool) {
+	ref := registry.Ref{Namespace: r.PathValue("namespace"), Name: r.PathValue("name")}
 	t, err := s.reg.Lookup(ref)
 	if err != nil {
 		s.writeError(w, http.StatusNotFound, err.Error()+

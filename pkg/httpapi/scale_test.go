@@ -11,16 +11,16 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/httpapi"
 	"github.com/barometer-scaler/barometer/pkg/metrics"
 	"github.com/barometer-scaler/barometer/pkg/pressure"
-	"github.com/barometer-scaler/barometer/pkg/target"
-	"github.com/barometer-scaler/barometer/pkg/target/targettest"
+	"github.com/barometer-scaler/barometer/pkg/registry"
+	"github.com/barometer-scaler/barometer/pkg/registry/registrytest"
 )
 
 // busy is two replicas, the worst at CPU 0.6 with its WAL throttled (0.5):
 // resource dominates, raw = 0.6 x 2 = 1.2. Its storage puts 900 of 1000
 // budgeted bytes on acct-a (capacity-bound) and nothing on acct-b, so a
 // rebalance is recommended.
-func busy() *targettest.Script {
-	return targettest.Returning(pressure.Observation{
+func busy() *registrytest.Script {
+	return registrytest.Returning(pressure.Observation{
 		Replicas: []pressure.ReplicaObservation{
 			{Name: "a", CPUUtilisation: 0.6, WalSaturation: pressure.Throttled},
 			{Name: "b", CPUUtilisation: 0.2},
@@ -33,13 +33,13 @@ func busy() *targettest.Script {
 }
 
 // replicas is n replicas at the given CPU, WAL healthy.
-func replicas(cpu float64, wal pressure.WalSaturationState) *targettest.Script {
-	return targettest.Returning(pressure.Observation{Replicas: []pressure.ReplicaObservation{
+func replicas(cpu float64, wal pressure.WalSaturationState) *registrytest.Script {
+	return registrytest.Returning(pressure.Observation{Replicas: []pressure.ReplicaObservation{
 		{Name: "a", CPUUtilisation: cpu, WalSaturation: wal},
 	}})
 }
 
-func failing() *targettest.Script { return targettest.Failing(errScripted{}) }
+func failing() *registrytest.Script { return registrytest.Failing(errScripted{}) }
 
 type errScripted struct{}
 
@@ -48,8 +48,8 @@ func (errScripted) Error() string { return "scripted source down" }
 // The body has the original endpoint's fields in the original order, at
 // every level, then stale and target.
 func TestScaleKeepsTheOriginalFieldOrder(t *testing.T) {
-	f := newFixture(t, map[string]*targettest.Script{"busy": busy()})
-	tg := f.use(t, target.Ref{}, script("busy"))
+	f := newFixture(t, map[string]*registrytest.Script{"busy": busy()})
+	tg := f.use(t, registry.Ref{}, script("busy"))
 
 	r := f.get(t, "/scale")
 	if r.code != http.StatusOK {
@@ -145,8 +145,8 @@ func TestScaleRefusesStaleSignalsWith503(t *testing.T) {
 	}
 
 	t.Run("warming up", func(t *testing.T) {
-		f := newFixture(t, map[string]*targettest.Script{"down": failing()})
-		f.use(t, target.Ref{}, script("down"))
+		f := newFixture(t, map[string]*registrytest.Script{"down": failing()})
+		f.use(t, registry.Ref{}, script("down"))
 		r := f.get(t, "/scale")
 		if r.code != http.StatusServiceUnavailable {
 			t.Fatalf("status %d, want 503: %s", r.code, r.body)
@@ -164,8 +164,8 @@ func TestScaleRefusesStaleSignalsWith503(t *testing.T) {
 	})
 
 	t.Run("stale", func(t *testing.T) {
-		f := newFixture(t, map[string]*targettest.Script{"busy": busy()})
-		f.use(t, target.Ref{}, script("busy"))
+		f := newFixture(t, map[string]*registrytest.Script{"busy": busy()})
+		f.use(t, registry.Ref{}, script("busy"))
 		f.clock.Advance(3 * interval) // exactly 3 x the interval is still fresh
 		if r := f.get(t, "/scale"); r.code != http.StatusOK {
 			t.Fatalf("at 3 x interval: status %d, want 200", r.code)
@@ -186,9 +186,9 @@ func TestScaleRefusesStaleSignalsWith503(t *testing.T) {
 }
 
 func TestScaleForAScaledObject(t *testing.T) {
-	f := newFixture(t, map[string]*targettest.Script{"busy": busy(), "calm": replicas(0.1, pressure.Healthy)})
-	f.use(t, target.Ref{}, script("busy"))
-	calm := f.use(t, target.Ref{Namespace: "shop", Name: "checkout"}, script("calm"))
+	f := newFixture(t, map[string]*registrytest.Script{"busy": busy(), "calm": replicas(0.1, pressure.Healthy)})
+	f.use(t, registry.Ref{}, script("busy"))
+	calm := f.use(t, registry.Ref{Namespace: "shop", Name: "checkout"}, script("calm"))
 
 	r := f.get(t, "/scale/shop/checkout")
 	if r.code != http.StatusOK {
@@ -214,7 +214,7 @@ func TestScaleWithoutADefaultTargetIs404(t *testing.T) {
 // The host source reads this machine: a fresh start serves a live signal.
 func TestScaleServesTheHostSignal(t *testing.T) {
 	f := newFixture(t, nil)
-	tg := f.use(t, target.Ref{}, map[string]string{})
+	tg := f.use(t, registry.Ref{}, map[string]string{})
 	if err := tg.Load().LastErr; err != nil {
 		t.Skipf("host source unavailable here: %v", err)
 	}
@@ -232,20 +232,20 @@ func TestScaleServesTheHostSignal(t *testing.T) {
 }
 
 func TestTargetsListsTheRegistry(t *testing.T) {
-	f := newFixture(t, map[string]*targettest.Script{"busy": busy(), "calm": replicas(0.1, pressure.Healthy)})
-	def := f.use(t, target.Ref{}, script("busy"))
-	calm := f.use(t, target.Ref{Namespace: "shop", Name: "checkout"}, script("calm"))
-	f.use(t, target.Ref{Namespace: "shop", Name: "cart"}, script("calm"))
+	f := newFixture(t, map[string]*registrytest.Script{"busy": busy(), "calm": replicas(0.1, pressure.Healthy)})
+	def := f.use(t, registry.Ref{}, script("busy"))
+	calm := f.use(t, registry.Ref{Namespace: "shop", Name: "checkout"}, script("calm"))
+	f.use(t, registry.Ref{Namespace: "shop", Name: "cart"}, script("calm"))
 
 	r := f.get(t, "/targets")
 	if r.code != http.StatusOK {
 		t.Fatalf("status %d: %s", r.code, r.body)
 	}
 	got := decode[[]struct {
-		Key           string       `json:"key"`
-		Source        string       `json:"source"`
-		Default       bool         `json:"default"`
-		ScaledObjects []target.Ref `json:"scaledObjects"`
+		Key           string         `json:"key"`
+		Source        string         `json:"source"`
+		Default       bool           `json:"default"`
+		ScaledObjects []registry.Ref `json:"scaledObjects"`
 	}](t, r)
 	if len(got) != 2 {
 		t.Fatalf("%d targets, want 2: %s", len(got), r.body)
@@ -255,7 +255,7 @@ func TestTargetsListsTheRegistry(t *testing.T) {
 	if !d.Default || d.Source != "scripted/busy" || len(d.ScaledObjects) != 0 {
 		t.Errorf("default target %+v", d)
 	}
-	want := []target.Ref{{Namespace: "shop", Name: "cart"}, {Namespace: "shop", Name: "checkout"}}
+	want := []registry.Ref{{Namespace: "shop", Name: "cart"}, {Namespace: "shop", Name: "checkout"}}
 	if c.Default || !slices.Equal(c.ScaledObjects, want) {
 		t.Errorf("shared target %+v, want both ScaledObjects %v", c, want)
 	}
@@ -263,11 +263,11 @@ func TestTargetsListsTheRegistry(t *testing.T) {
 
 func TestMetricsEndpoint(t *testing.T) {
 	var m *metrics.Metrics
-	f := newFixture(t, map[string]*targettest.Script{"busy": busy()}, func(c *httpapi.Config) {
-		m = metrics.New(c.Registry, c.Now)
+	f := newFixture(t, map[string]*registrytest.Script{"busy": busy()}, func(c *httpapi.Config) {
+		m = metrics.New(c.Registry)
 		c.Metrics = m.Handler()
 	})
-	f.use(t, target.Ref{}, script("busy"))
+	f.use(t, registry.Ref{}, script("busy"))
 	r := f.get(t, "/metrics")
 	if r.code != http.StatusOK || !strings.Contains(string(r.body), `barometer_scale_value{source="scripted/busy"`) {
 		t.Fatalf("status %d, body without the scale value:\n%s", r.code, r.body)

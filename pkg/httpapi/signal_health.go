@@ -4,7 +4,7 @@ import (
 	"net/http"
 
 	"github.com/barometer-scaler/barometer/pkg/health"
-	"github.com/barometer-scaler/barometer/pkg/target"
+	"github.com/barometer-scaler/barometer/pkg/registry"
 )
 
 // verdictView is the /health/signal body: the projection (status, causes,
@@ -28,9 +28,9 @@ type verdictView struct {
 // A stale signal is also 503, whatever its last verdict: a projection of
 // data too old to trust cannot vouch for the workload, and a warming-up
 // signal would otherwise read Healthy on all-zero pressure.
-func (s *server) serveSignalHealth(w http.ResponseWriter, t *target.Target) {
+func (s *server) serveSignalHealth(w http.ResponseWriter, t *registry.Target) {
 	snap := t.Load()
-	now := s.now()
+	now := s.reg.Now()
 	v := verdictView{Verdict: health.Evaluate(&snap.Signal, now, s.health), Target: t.Key}
 	code := http.StatusOK
 	if v.Status == health.Unhealthy {

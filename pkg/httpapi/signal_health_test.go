@@ -7,8 +7,8 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/health"
 	"github.com/barometer-scaler/barometer/pkg/httpapi"
 	"github.com/barometer-scaler/barometer/pkg/pressure"
-	"github.com/barometer-scaler/barometer/pkg/target"
-	"github.com/barometer-scaler/barometer/pkg/target/targettest"
+	"github.com/barometer-scaler/barometer/pkg/registry"
+	"github.com/barometer-scaler/barometer/pkg/registry/registrytest"
 )
 
 type verdictBody struct {
@@ -23,16 +23,16 @@ type verdictBody struct {
 }
 
 func TestSignalHealthProjection(t *testing.T) {
-	f := newFixture(t, map[string]*targettest.Script{
+	f := newFixture(t, map[string]*registrytest.Script{
 		"calm":      replicas(0.1, pressure.Healthy),
 		"throttled": replicas(0.1, pressure.Throttled),
 		"warm":      replicas(0.9, pressure.Healthy),
 		"saturated": replicas(0.1, pressure.Saturated),
 		"hot":       replicas(0.97, pressure.Healthy),
 	})
-	calm := f.use(t, target.Ref{}, script("calm"))
+	calm := f.use(t, registry.Ref{}, script("calm"))
 	for _, name := range []string{"throttled", "warm", "saturated", "hot"} {
-		f.use(t, target.Ref{Namespace: "ns", Name: name}, script(name))
+		f.use(t, registry.Ref{Namespace: "ns", Name: name}, script(name))
 	}
 
 	for _, c := range []struct {
@@ -78,9 +78,9 @@ func TestSignalHealthProjection(t *testing.T) {
 // The zero Health options mean the documented tiers; explicit options
 // replace them.
 func TestSignalHealthOptions(t *testing.T) {
-	scripts := map[string]*targettest.Script{"warm": replicas(0.9, pressure.Healthy)}
+	scripts := map[string]*registrytest.Script{"warm": replicas(0.9, pressure.Healthy)}
 	f := newFixture(t, scripts)
-	f.use(t, target.Ref{}, script("warm"))
+	f.use(t, registry.Ref{}, script("warm"))
 	if v := decode[verdictBody](t, f.get(t, "/health/signal")); v.Status != "Degraded" {
 		t.Errorf("default tiers: %s, want Degraded at 0.9", v.Status)
 	}
@@ -88,7 +88,7 @@ func TestSignalHealthOptions(t *testing.T) {
 	off := newFixture(t, scripts, func(c *httpapi.Config) {
 		c.Health = health.Options{ComputeTiers: false, DegradedAt: 1, UnhealthyAt: 1}
 	})
-	off.use(t, target.Ref{}, script("warm"))
+	off.use(t, registry.Ref{}, script("warm"))
 	if v := decode[verdictBody](t, off.get(t, "/health/signal")); v.Status != "Healthy" {
 		t.Errorf("tiers off: %s, want Healthy", v.Status)
 	}

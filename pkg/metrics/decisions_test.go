@@ -6,25 +6,25 @@ import (
 
 	"github.com/barometer-scaler/barometer/pkg/metrics"
 	"github.com/barometer-scaler/barometer/pkg/pressure"
-	"github.com/barometer-scaler/barometer/pkg/target"
-	"github.com/barometer-scaler/barometer/pkg/target/targettest"
+	"github.com/barometer-scaler/barometer/pkg/registry"
+	"github.com/barometer-scaler/barometer/pkg/registry/registrytest"
 )
 
 // Decisions are counted per action, every action from the start; cost and
 // replica-seconds are the snapshot's.
 func TestDecisionAndCostCounters(t *testing.T) {
-	jobs := targettest.Returning(pressure.Observation{
+	jobs := registrytest.Returning(pressure.Observation{
 		Replicas: []pressure.ReplicaObservation{{Name: "a"}, {Name: "b"}},
 		Queue:    &pressure.QueueObservation{Backlog: []pressure.ClassBacklog{{Class: "default", Ready: 3}}, Busy: 2},
 	})
-	f := newFixture(t, map[string]*targettest.Script{"busy": busy(), "jobs": jobs})
-	tg := f.acquire(t, target.Ref{Namespace: "ns", Name: "jobs"},
+	f := newFixture(t, map[string]*registrytest.Script{"busy": busy(), "jobs": jobs})
+	tg := f.acquire(t, registry.Ref{Namespace: "ns", Name: "jobs"},
 		map[string]string{"source": "scripted", "script": "jobs", "policy": "fully_elastic", "costPerReplicaSecond": "0.25"})
-	pr := f.acquire(t, target.Ref{Namespace: "ns", Name: "app"}, map[string]string{"source": "scripted", "script": "busy"})
-	m := metrics.New(f.reg, f.clock.Now)
+	pr := f.acquire(t, registry.Ref{Namespace: "ns", Name: "app"}, map[string]string{"source": "scripted", "script": "busy"})
+	m := metrics.New(f.reg)
 
 	f.clock.Tick(t, interval)
-	for _, x := range []*target.Target{tg, pr} {
+	for _, x := range []*registry.Target{tg, pr} {
 		deadline := time.After(10 * time.Second)
 		for snap := x.Load(); snap.Samples < 2; snap = x.Load() {
 			select {

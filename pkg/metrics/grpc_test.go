@@ -20,7 +20,7 @@ import (
 // service stands in for the scaler's services).
 func TestGRPCInterceptorsCountAndTimeRPCs(t *testing.T) {
 	f := newFixture(t, nil)
-	m := metrics.New(f.reg, f.clock.Now)
+	m := metrics.New(f.reg)
 
 	srv := grpc.NewServer(m.ServerOptions()...)
 	hs := health.NewServer()

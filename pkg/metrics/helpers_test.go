@@ -10,9 +10,10 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/barometer-scaler/barometer/pkg/registry"
+	"github.com/barometer-scaler/barometer/pkg/registry/registrytest"
 	"github.com/barometer-scaler/barometer/pkg/signal/signaltest"
-	"github.com/barometer-scaler/barometer/pkg/target"
-	"github.com/barometer-scaler/barometer/pkg/target/targettest"
+	"github.com/barometer-scaler/barometer/pkg/trigger"
 )
 
 // fixture is a live registry with the host source and the scripted source
@@ -20,24 +21,22 @@ import (
 // fire only when told, so every sampler takes exactly its first sample.
 type fixture struct {
 	clock *signaltest.FakeClock
-	reg   *target.Registry
+	reg   *registry.Registry
 }
 
 const interval = 5 * time.Second
 
-func newFixture(t *testing.T, scripts map[string]*targettest.Script) *fixture {
+func newFixture(t *testing.T, scripts map[string]*registrytest.Script) *fixture {
 	t.Helper()
-	sources := target.NewSources()
-	sources.Register("host", target.ParseHost)
-	targettest.Register(sources, "scripted", "", func(name string) *targettest.Script { return scripts[name] })
+	sources := trigger.NewSchema(trigger.Host(), registrytest.Kind("scripted", "", func(name string) *registrytest.Script { return scripts[name] }))
 	clock := signaltest.NewFakeClock(time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC))
-	reg := targettest.NewRegistry(t, target.Config{Sources: sources, DefaultInterval: interval, Clock: clock})
+	reg := registrytest.NewRegistry(t, registry.Config{Schema: sources, DefaultInterval: interval, Clock: clock})
 	return &fixture{clock: clock, reg: reg}
 }
 
 // acquire starts (or joins) the target for raw metadata and waits for its
 // first sample attempt.
-func (f *fixture) acquire(t *testing.T, ref target.Ref, raw map[string]string) *target.Target {
+func (f *fixture) acquire(t *testing.T, ref registry.Ref, raw map[string]string) *registry.Target {
 	t.Helper()
 	md, err := f.reg.Parse(raw)
 	if err != nil {
@@ -47,7 +46,7 @@ func (f *fixture) acquire(t *testing.T, ref target.Ref, raw map[string]string) *
 	if err != nil {
 		t.Fatalf("acquire: %v", err)
 	}
-	targettest.WaitSamples(t, tg, 1)
+	registrytest.WaitSamples(t, tg, 1)
 	return tg
 }
 

@@ -9,40 +9,35 @@ package metrics
 
 import (
 	"net/http"
-	"time"
 
 	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/barometer-scaler/barometer/pkg/target"
+	"github.com/barometer-scaler/barometer/pkg/registry"
 )
 
 // Namespace prefixes every metric Barometer defines.
 const Namespace = "barometer"
 
-// Metrics owns the scaler's Prometheus registry. It is safe for concurrent
+// Metrics owns the scaler's Prometheus target. It is safe for concurrent
 // use: the HTTP server scrapes it while gRPC handlers record RPCs.
 type Metrics struct {
 	registry *prometheus.Registry
 	grpc     *grpcprom.ServerMetrics
 }
 
-// New returns the metrics of a server whose targets live in reg. now is the
-// clock the signal's age and staleness are measured against (nil means
-// time.Now); it should be the clock the surfaces use, so that /metrics and
-// /scale agree on what is stale.
-func New(reg *target.Registry, now func() time.Time) *Metrics {
-	if now == nil {
-		now = time.Now
-	}
+// New returns the metrics of a server whose targets live in reg. The
+// signal's age and staleness are measured by reg's clock, the one every
+// surface uses, so /metrics and /scale agree on what is stale.
+func New(reg *registry.Registry) *Metrics {
 	m := &Metrics{registry: prometheus.NewRegistry(), grpc: newGRPCMetrics()}
 	m.registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewBuildInfoCollector(),
-		newSignalCollector(reg, now),
+		newSignalCollector(reg),
 		m.grpc,
 	)
 	return m

@@ -10,23 +10,23 @@ import (
 
 	"github.com/barometer-scaler/barometer/pkg/metrics"
 	"github.com/barometer-scaler/barometer/pkg/pressure"
-	"github.com/barometer-scaler/barometer/pkg/target"
-	"github.com/barometer-scaler/barometer/pkg/target/targettest"
+	"github.com/barometer-scaler/barometer/pkg/registry"
+	"github.com/barometer-scaler/barometer/pkg/registry/registrytest"
 )
 
 // busy is two replicas, the worst at CPU 0.6, with the WAL throttled (0.5):
 // resource dominates, raw = 0.6 x 2 = 1.2, and the first sample publishes it.
-func busy() *targettest.Script {
-	return targettest.Returning(pressure.Observation{Replicas: []pressure.ReplicaObservation{
+func busy() *registrytest.Script {
+	return registrytest.Returning(pressure.Observation{Replicas: []pressure.ReplicaObservation{
 		{Name: "a", CPUUtilisation: 0.6, WalSaturation: pressure.Throttled},
 		{Name: "b", CPUUtilisation: 0.2},
 	}})
 }
 
 func TestSignalMetricsReportTheSnapshot(t *testing.T) {
-	f := newFixture(t, map[string]*targettest.Script{"busy": busy()})
-	tg := f.acquire(t, target.Ref{Namespace: "ns", Name: "app"}, map[string]string{"source": "scripted", "script": "busy"})
-	m := metrics.New(f.reg, f.clock.Now)
+	f := newFixture(t, map[string]*registrytest.Script{"busy": busy()})
+	tg := f.acquire(t, registry.Ref{Namespace: "ns", Name: "app"}, map[string]string{"source": "scripted", "script": "busy"})
+	m := metrics.New(f.reg)
 
 	fams := scrape(t, m)
 	lbl := map[string]string{"target": tg.Key, "source": "scripted/busy"}
@@ -101,9 +101,9 @@ func TestSignalMetricsReportTheSnapshot(t *testing.T) {
 // Before the first successful sample there is no signal to report: the
 // value series are absent (no fake zeros) and the sampling facts say why.
 func TestSignalMetricsWarmingUpHaveNoFakeZeros(t *testing.T) {
-	f := newFixture(t, map[string]*targettest.Script{"down": targettest.Failing(errors.New("scripted failure"))})
-	tg := f.acquire(t, target.Ref{}, map[string]string{"source": "scripted", "script": "down"})
-	fams := scrape(t, metrics.New(f.reg, f.clock.Now))
+	f := newFixture(t, map[string]*registrytest.Script{"down": registrytest.Failing(errors.New("scripted failure"))})
+	tg := f.acquire(t, registry.Ref{}, map[string]string{"source": "scripted", "script": "down"})
+	fams := scrape(t, metrics.New(f.reg))
 	lbl := map[string]string{"target": tg.Key}
 
 	for name, want := range map[string]float64{
@@ -131,11 +131,11 @@ func TestSignalMetricsWarmingUpHaveNoFakeZeros(t *testing.T) {
 // the Go and process collectors.
 func TestHostTargetAndRuntimeCollectors(t *testing.T) {
 	f := newFixture(t, nil)
-	tg := f.acquire(t, target.Ref{}, map[string]string{})
+	tg := f.acquire(t, registry.Ref{}, map[string]string{})
 	if err := tg.Load().LastErr; err != nil {
 		t.Skipf("host source unavailable here: %v", err)
 	}
-	fams := scrape(t, metrics.New(f.reg, f.clock.Now))
+	fams := scrape(t, metrics.New(f.reg))
 	lbl := map[string]string{"target": tg.Key, "source": "host"}
 	if v := value(t, fams, "barometer_scale_value", lbl); v < 0 || math.IsNaN(v) {
 		t.Errorf("host scale value %v", v)
@@ -153,7 +153,7 @@ func TestHostTargetAndRuntimeCollectors(t *testing.T) {
 // Each Metrics has its own registry: two in one process do not collide.
 func TestMetricsInstancesAreIndependent(t *testing.T) {
 	f := newFixture(t, nil)
-	a, b := metrics.New(f.reg, nil), metrics.New(f.reg, nil)
+	a, b := metrics.New(f.reg), metrics.New(f.reg)
 	if _, err := a.Gatherer().Gather(); err != nil {
 		t.Fatal(err)
 	}

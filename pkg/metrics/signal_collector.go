@@ -6,8 +6,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
+	"github.com/barometer-scaler/barometer/pkg/registry"
 	"github.com/barometer-scaler/barometer/pkg/signal"
-	"github.com/barometer-scaler/barometer/pkg/target"
 )
 
 // signalCollector reports every running target at scrape time from its
@@ -21,8 +21,7 @@ import (
 // Prometheus. A stale signal keeps its last values, flagged by
 // barometer_signal_stale and aged by barometer_signal_age_seconds.
 type signalCollector struct {
-	reg  *target.Registry
-	now  func() time.Time
+	reg  *registry.Registry
 	desc signalDescs
 }
 
@@ -54,12 +53,12 @@ type replicaErrorCounter interface {
 	ErrorCounts() map[string]uint64
 }
 
-func newSignalCollector(reg *target.Registry, now func() time.Time) *signalCollector {
+func newSignalCollector(reg *registry.Registry) *signalCollector {
 	d := func(name, help string, extra ...string) *prometheus.Desc {
 		labels := append([]string{"target", "source"}, extra...)
 		return prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", name), help, labels, nil)
 	}
-	return &signalCollector{reg: reg, now: now, desc: signalDescs{
+	return &signalCollector{reg: reg, desc: signalDescs{
 		targets: prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", "targets"),
 			"Targets (samplers) running.", nil, nil),
 
@@ -121,13 +120,13 @@ func (c *signalCollector) Describe(ch chan<- *prometheus.Desc) {
 func (c *signalCollector) Collect(ch chan<- prometheus.Metric) {
 	targets := c.reg.Targets()
 	ch <- prometheus.MustNewConstMetric(c.desc.targets, prometheus.GaugeValue, float64(len(targets)))
-	now := c.now()
+	now := c.reg.Now()
 	for _, t := range targets {
-		c.collectTarget(ch, t.Key, t.SourceKey, t.Load(), now)
+		c.collectTarget(ch, t.Key, t.SourceKey(), t.Load(), now)
 		c.collectDecisions(ch, t)
 		if ec, ok := t.Source().(replicaErrorCounter); ok {
 			for replica, n := range ec.ErrorCounts() {
-				ch <- prometheus.MustNewConstMetric(c.desc.scrapeErrors, prometheus.CounterValue, float64(n), t.Key, t.SourceKey, replica)
+				ch <- prometheus.MustNewConstMetric(c.desc.scrapeErrors, prometheus.CounterValue, float64(n), t.Key, t.SourceKey(), replica)
 			}
 		}
 	}
@@ -182,7 +181,7 @@ func (c *signalCollector) collectTarget(ch chan<- prometheus.Metric, key, source
 // collectDecisions reports the target's decision counts. Every action is
 // reported from the start, at 0 until it happens, so rate() sees the first
 // one.
-func (c *signalCollector) collectDecisions(ch chan<- prometheus.Metric, t *target.Target) {
+func (c *signalCollector) collectDecisions(ch chan<- prometheus.Metric, t *registry.Target) {
 	for action, n := range t.Decisions() {
 		ch <- prometheus.MustNewConstMetric(c.desc.decisions, prometheus.CounterValue, float64(n), t.Key, t.Policy(), action)
 	}

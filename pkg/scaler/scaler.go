@@ -16,8 +16,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/barometer-scaler/barometer/pkg/health"
+	"github.com/barometer-scaler/barometer/pkg/registry"
 	"github.com/barometer-scaler/barometer/pkg/signal"
-	"github.com/barometer-scaler/barometer/pkg/target"
+	"github.com/barometer-scaler/barometer/pkg/trigger"
 )
 
 // DefaultWarmUpWait is how long GetMetrics waits for a new target's first
@@ -31,8 +32,7 @@ const DefaultWarmUpWait = time.Second
 type Server struct {
 	externalscaler.UnimplementedExternalScalerServer
 
-	reg          *target.Registry
-	now          func() time.Time
+	reg          *registry.Registry
 	warmUpWait   time.Duration
 	logger       *slog.Logger
 	shutdown     chan struct{}
@@ -41,24 +41,20 @@ type Server struct {
 
 // Config wires a Server.
 type Config struct {
-	Registry   *target.Registry
-	Now        func() time.Time
+	Registry   *registry.Registry
 	WarmUpWait time.Duration
 	Logger     *slog.Logger
 }
 
 // New returns a server over the registry's targets.
 func New(cfg Config) *Server {
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
 	if cfg.WarmUpWait <= 0 {
 		cfg.WarmUpWait = DefaultWarmUpWait
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Server{reg: cfg.Registry, now: cfg.Now, warmUpWait: cfg.WarmUpWait, logger: cfg.Logger, shutdown: make(chan struct{})}
+	return &Server{reg: cfg.Registry, warmUpWait: cfg.WarmUpWait, logger: cfg.Logger, shutdown: make(chan struct{})}
 }
 
 // Shutdown ends every open stream cleanly (status OK), so KEDA reconnects
@@ -68,35 +64,35 @@ func (s *Server) Shutdown() {
 	s.shutdownOnce.Do(func() { close(s.shutdown) })
 }
 
-// resolve parses a ScaledObject's metadata and returns its target.
-func (s *Server) resolve(ref *externalscaler.ScaledObjectRef) (*target.Target, target.Metadata, error) {
+// resolve returns a ScaledObject's target and parsed trigger: a lookup
+// when the ScaledObject sent the same metadata before.
+func (s *Server) resolve(ref *externalscaler.ScaledObjectRef) (*registry.Target, *trigger.Trigger, error) {
 	if ref == nil {
-		return nil, target.Metadata{}, status.Error(codes.InvalidArgument, "scaledObjectRef is required")
+		return nil, nil, status.Error(codes.InvalidArgument, "scaledObjectRef is required")
 	}
-	md, err := s.reg.Parse(ref.GetScalerMetadata())
-	if err != nil {
-		return nil, md, status.Error(codes.InvalidArgument, err.Error())
+	t, tr, err := s.reg.Resolve(registry.Ref{Namespace: ref.GetNamespace(), Name: ref.GetName()}, ref.GetScalerMetadata())
+	var me *trigger.MetadataError
+	switch {
+	case err == nil:
+		return t, tr, nil
+	case errors.As(err, &me):
+		// Invalid metadata, or metadata that is valid alone but not beside
+		// the running targets (a pool member whose options disagree with
+		// the pool's).
+		return nil, tr, status.Error(codes.InvalidArgument, err.Error())
+	case tr == nil:
+		return nil, nil, status.Error(codes.InvalidArgument, err.Error())
 	}
-	t, err := s.reg.Acquire(target.Ref{Namespace: ref.GetNamespace(), Name: ref.GetName()}, md)
-	var me *target.MetadataError
-	if errors.As(err, &me) {
-		// Metadata that is valid alone but not beside the running targets
-		// (a pool member whose options disagree with the pool's).
-		return nil, md, status.Error(codes.InvalidArgument, err.Error())
-	}
-	if err != nil {
-		// The metadata parsed, but its source could not be built (for
-		// example an unreadable host): a configuration problem of the
-		// scaler, not something KEDA's retry will fix.
-		return nil, md, status.Error(codes.FailedPrecondition, err.Error())
-	}
-	return t, md, nil
+	// The metadata parsed, but its source could not be built (for example
+	// an unreadable host): a configuration problem of the scaler, not
+	// something KEDA's retry will fix.
+	return nil, tr, status.Error(codes.FailedPrecondition, err.Error())
 }
 
 // spec is the metric KEDA reads. For a policy that decides a replica count,
 // TargetPressure is 1, so with AverageValue the HPA asks for
 // ceil(count / 1): exactly the count.
-func spec(md target.Metadata) *externalscaler.GetMetricSpecResponse {
+func spec(md *trigger.Trigger) *externalscaler.GetMetricSpecResponse {
 	return &externalscaler.GetMetricSpecResponse{MetricSpecs: []*externalscaler.MetricSpec{{
 		MetricName:      md.MetricName,
 		TargetSizeFloat: md.TargetPressure,
@@ -160,9 +156,9 @@ func (s *Server) IsActive(ctx context.Context, ref *externalscaler.ScaledObjectR
 
 // current returns a usable snapshot: it waits briefly for a first sample and
 // refuses a stale one.
-func (s *Server) current(ctx context.Context, t *target.Target) (*signal.Snapshot, error) {
+func (s *Server) current(ctx context.Context, t *registry.Target) (*signal.Snapshot, error) {
 	snap := t.WaitFirst(ctx, s.warmUpWait)
-	return snap, usable(snap, s.now())
+	return snap, usable(snap, s.reg.Now())
 }
 
 // usable refuses, as Unavailable, a signal that is warming up or stale, so
@@ -189,7 +185,7 @@ func (s *Server) StreamIsActive(ref *externalscaler.ScaledObjectRef, stream exte
 	for {
 		snap := t.Load()
 		s.reg.Touch(t)
-		if usable(snap, s.now()) == nil {
+		if usable(snap, s.reg.Now()) == nil {
 			active := snap.Signal.ScaleValue > md.ActivationValue
 			if !sent || active != last {
 				if err := stream.Send(&externalscaler.IsActiveResponse{Result: active}); err != nil {

@@ -20,10 +20,11 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
-	"github.com/barometer-scaler/barometer/pkg/target"
-	"github.com/barometer-scaler/barometer/pkg/target/targettest"
+	"github.com/barometer-scaler/barometer/pkg/registry"
+	"github.com/barometer-scaler/barometer/pkg/registry/registrytest"
 	"github.com/barometer-scaler/barometer/pkg/tlsreload"
 	"github.com/barometer-scaler/barometer/pkg/tlsreload/tlstest"
+	"github.com/barometer-scaler/barometer/pkg/trigger"
 )
 
 // load is n replicas at CPU utilisation cpu: what a scripted workload
@@ -41,8 +42,8 @@ func load(cpu float64, n int) pressure.Observation {
 // harness is a scaler on a real loopback gRPC server with KEDA's client.
 type harness struct {
 	mu        sync.Mutex
-	workloads map[string]*targettest.Script
-	reg       *target.Registry
+	workloads map[string]*registrytest.Script
+	reg       *registry.Registry
 	srv       *Server
 	grpc      *grpc.Server
 	addr      string
@@ -51,12 +52,12 @@ type harness struct {
 
 // workload returns the script of the named workload (metadata key
 // "script"), made on first use at CPU 0.5 across 2 replicas.
-func (h *harness) workload(name string) *targettest.Script {
+func (h *harness) workload(name string) *registrytest.Script {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	w, ok := h.workloads[name]
 	if !ok {
-		w = targettest.Returning(load(0.5, 2))
+		w = registrytest.Returning(load(0.5, 2))
 		h.workloads[name] = w
 	}
 	return w
@@ -64,10 +65,9 @@ func (h *harness) workload(name string) *targettest.Script {
 
 func newHarness(t *testing.T, opts ...grpc.ServerOption) *harness {
 	t.Helper()
-	h := &harness{workloads: map[string]*targettest.Script{}}
-	sources := target.NewSources()
-	targettest.Register(sources, "workload", "default", h.workload)
-	h.reg = targettest.NewRegistry(t, target.Config{Sources: sources, DefaultInterval: 50 * time.Millisecond})
+	h := &harness{workloads: map[string]*registrytest.Script{}}
+	sources := trigger.NewSchema(registrytest.Kind("workload", "default", h.workload))
+	h.reg = registrytest.NewRegistry(t, registry.Config{Schema: sources, DefaultInterval: 50 * time.Millisecond})
 	h.srv = New(Config{Registry: h.reg, WarmUpWait: 300 * time.Millisecond})
 	h.grpc = grpc.NewServer(opts...)
 	externalscaler.RegisterExternalScalerServer(h.grpc, h.srv)

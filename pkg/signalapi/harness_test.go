@@ -7,9 +7,10 @@ import (
 	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
+	"github.com/barometer-scaler/barometer/pkg/registry"
+	"github.com/barometer-scaler/barometer/pkg/registry/registrytest"
 	"github.com/barometer-scaler/barometer/pkg/signal/signaltest"
-	"github.com/barometer-scaler/barometer/pkg/target"
-	"github.com/barometer-scaler/barometer/pkg/target/targettest"
+	"github.com/barometer-scaler/barometer/pkg/trigger"
 	barometerv1 "github.com/barometer-scaler/barometer/proto/barometer/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -28,8 +29,8 @@ func oneReplica(name string, cpu float64) pressure.Observation {
 // samplers run on a fake clock, which ticks only when the test says.
 type env struct {
 	clock   *signaltest.FakeClock
-	reg     *target.Registry
-	scripts map[string]*targettest.Script
+	reg     *registry.Registry
+	scripts map[string]*registrytest.Script
 	srv     *Server
 	grpc    *grpc.Server
 	client  barometerv1.SignalServiceClient
@@ -43,19 +44,18 @@ func (e *env) set(name string, cpu float64) { e.scripts[name].Set(oneReplica(nam
 // SignalService on 127.0.0.1:0 and a generated client connected to it.
 func newEnv(t *testing.T, scripts ...string) *env {
 	t.Helper()
-	e := &env{clock: signaltest.NewFakeClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)), scripts: map[string]*targettest.Script{}}
-	sources := target.NewSources()
+	e := &env{clock: signaltest.NewFakeClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)), scripts: map[string]*registrytest.Script{}}
 	for _, name := range scripts {
-		e.scripts[name] = targettest.Returning(oneReplica(name, 0))
+		e.scripts[name] = registrytest.Returning(oneReplica(name, 0))
 	}
-	targettest.Register(sources, "script", scripts[0], func(name string) *targettest.Script { return e.scripts[name] })
-	e.reg = targettest.NewRegistry(t, target.Config{Sources: sources, DefaultInterval: interval, Clock: e.clock})
+	sources := trigger.NewSchema(registrytest.Kind("script", scripts[0], func(name string) *registrytest.Script { return e.scripts[name] }))
+	e.reg = registrytest.NewRegistry(t, registry.Config{Schema: sources, DefaultInterval: interval, Clock: e.clock})
 
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.srv = NewServer(e.reg, e.clock.Now)
+	e.srv = NewServer(e.reg)
 	e.grpc = grpc.NewServer()
 	barometerv1.RegisterSignalServiceServer(e.grpc, e.srv)
 	served := make(chan struct{})
@@ -74,7 +74,7 @@ func newEnv(t *testing.T, scripts ...string) *env {
 		e.srv.Shutdown()
 		e.grpc.Stop()
 		<-served
-		// targettest.NewRegistry's cleanup, registered first, runs last and
+		// registrytest.NewRegistry's cleanup, registered first, runs last and
 		// waits for every sampler to stop.
 	})
 	return e
@@ -83,15 +83,15 @@ func newEnv(t *testing.T, scripts ...string) *env {
 // acquire starts (or shares) the target for raw metadata, as the KEDA
 // scaler does on its first call for ref, and waits for its first sample.
 // The zero Ref makes it the default target.
-func (e *env) acquire(t *testing.T, ref target.Ref, raw map[string]string) *target.Target {
+func (e *env) acquire(t *testing.T, ref registry.Ref, raw map[string]string) *registry.Target {
 	t.Helper()
 	raw["source"] = "script"
 	md, err := e.reg.Parse(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tgt *target.Target
-	if ref == (target.Ref{}) {
+	var tgt *registry.Target
+	if ref == (registry.Ref{}) {
 		tgt, err = e.reg.SetDefault(md)
 	} else {
 		tgt, err = e.reg.Acquire(ref, md)

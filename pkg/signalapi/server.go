@@ -6,20 +6,22 @@ import (
 	"sync"
 	"time"
 
+	"github.com/barometer-scaler/barometer/pkg/registry"
 	"github.com/barometer-scaler/barometer/pkg/signal"
-	"github.com/barometer-scaler/barometer/pkg/target"
 	barometerv1 "github.com/barometer-scaler/barometer/proto/barometer/v1"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
 
-// Registry is what the server reads from *target.Registry.
+// Registry is what the server reads from *registry.Registry.
 type Registry interface {
 	// Default returns the default target, nil when none is set.
-	Default() *target.Target
+	Default() *registry.Target
 	// Lookup returns the target serving a ScaledObject; an error wrapping
-	// target.ErrUnknownRef when none does.
-	Lookup(ref target.Ref) (*target.Target, error)
+	// registry.ErrUnknownRef when none does.
+	Lookup(ref registry.Ref) (*registry.Target, error)
+	// Now is the registry's clock, by which staleness is judged.
+	Now() time.Time
 }
 
 // Server implements barometerv1.SignalServiceServer.
@@ -27,7 +29,6 @@ type Server struct {
 	barometerv1.UnimplementedSignalServiceServer
 
 	reg Registry
-	now func() time.Time
 
 	shutdownOnce sync.Once
 	done         chan struct{}
@@ -35,17 +36,13 @@ type Server struct {
 
 var (
 	_ barometerv1.SignalServiceServer = (*Server)(nil)
-	_ Registry                        = (*target.Registry)(nil)
+	_ Registry                        = (*registry.Registry)(nil)
 )
 
-// NewServer returns a server reading reg. now judges staleness; nil means
-// time.Now. It must agree with the registry's clock, or every signal reads
-// stale (or never does).
-func NewServer(reg Registry, now func() time.Time) *Server {
-	if now == nil {
-		now = time.Now
-	}
-	return &Server{reg: reg, now: now, done: make(chan struct{})}
+// NewServer returns a server reading reg; staleness is judged by reg's
+// clock.
+func NewServer(reg Registry) *Server {
+	return &Server{reg: reg, done: make(chan struct{})}
 }
 
 // Shutdown ends every open Watch stream with OK and refuses new ones with
@@ -65,13 +62,13 @@ func (s *Server) Get(_ context.Context, req *barometerv1.GetRequest) (*barometer
 }
 
 // convert stamps a snapshot with the facts Get and Watch add to the signal.
-func (s *Server) convert(t *target.Target, snap *signal.Snapshot) *barometerv1.ScalingSignal {
-	return ToProto(snap.Signal, t.Key, snap.Stale(s.now()))
+func (s *Server) convert(t *registry.Target, snap *signal.Snapshot) *barometerv1.ScalingSignal {
+	return ToProto(snap.Signal, t.Key, snap.Stale(s.reg.Now()))
 }
 
 // resolve finds the target a request names and maps failures to the status
 // a client can act on.
-func (s *Server) resolve(namespace, name string) (*target.Target, error) {
+func (s *Server) resolve(namespace, name string) (*registry.Target, error) {
 	switch {
 	case namespace == "" && name == "":
 		if t := s.reg.Default(); t != nil {
@@ -82,10 +79,10 @@ func (s *Server) resolve(namespace, name string) (*target.Target, error) {
 		return nil, status.Errorf(codes.InvalidArgument,
 			"namespace %q and name %q: give both to name a ScaledObject, or neither for the default target", namespace, name)
 	}
-	ref := target.Ref{Namespace: namespace, Name: name}
+	ref := registry.Ref{Namespace: namespace, Name: name}
 	t, err := s.reg.Lookup(ref)
 	switch {
-	case errors.Is(err, target.ErrUnknownRef):
+	case errors.Is(err, registry.ErrUnknownRef):
 		return nil, status.Errorf(codes.NotFound,
 			"no target serves ScaledObject %s: KEDA has not asked the scaler about it, or stopped asking long enough ago that its sampler was stopped", ref)
 	case err != nil:

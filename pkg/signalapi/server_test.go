@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/barometer-scaler/barometer/pkg/target"
+	"github.com/barometer-scaler/barometer/pkg/registry"
 	barometerv1 "github.com/barometer-scaler/barometer/proto/barometer/v1"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -16,8 +16,8 @@ func TestGetDefaultAndByRef(t *testing.T) {
 	e := newEnv(t, "a", "b")
 	e.set("a", 0.4)
 	e.set("b", 0.9)
-	def := e.acquire(t, target.Ref{}, map[string]string{"script": "a"})
-	ref := target.Ref{Namespace: "shop", Name: "checkout"}
+	def := e.acquire(t, registry.Ref{}, map[string]string{"script": "a"})
+	ref := registry.Ref{Namespace: "shop", Name: "checkout"}
 	byRef := e.acquire(t, ref, map[string]string{"script": "b"})
 	ctx := context.Background()
 
@@ -39,7 +39,7 @@ func TestGetDefaultAndByRef(t *testing.T) {
 
 func TestGetReportsStaleSignal(t *testing.T) {
 	e := newEnv(t, "a")
-	e.acquire(t, target.Ref{}, map[string]string{})
+	e.acquire(t, registry.Ref{}, map[string]string{})
 	e.clock.Advance(3*interval + time.Millisecond) // no sample meanwhile
 	got, err := e.client.Get(context.Background(), &barometerv1.GetRequest{})
 	if err != nil {
@@ -52,7 +52,7 @@ func TestGetReportsStaleSignal(t *testing.T) {
 
 func TestGetErrors(t *testing.T) {
 	e := newEnv(t, "a") // no default target, one ScaledObject
-	e.acquire(t, target.Ref{Namespace: "shop", Name: "checkout"}, map[string]string{})
+	e.acquire(t, registry.Ref{Namespace: "shop", Name: "checkout"}, map[string]string{})
 	for _, tc := range []struct {
 		name      string
 		req       *barometerv1.GetRequest

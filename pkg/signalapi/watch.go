@@ -5,8 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/barometer-scaler/barometer/pkg/registry"
 	"github.com/barometer-scaler/barometer/pkg/signal"
-	"github.com/barometer-scaler/barometer/pkg/target"
 	barometerv1 "github.com/barometer-scaler/barometer/proto/barometer/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -60,7 +60,7 @@ func (s *Server) Watch(req *barometerv1.WatchRequest, stream grpc.ServerStreamin
 // reaped target never publishes again: a stream left on either would show a
 // signal KEDA no longer uses, or freeze silently. A forgotten ScaledObject
 // ends the stream with NOT_FOUND.
-func (s *Server) await(ctx context.Context, ns, name string, t *target.Target, snap *signal.Snapshot, recheck *time.Ticker) (*target.Target, error) {
+func (s *Server) await(ctx context.Context, ns, name string, t *registry.Target, snap *signal.Snapshot, recheck *time.Ticker) (*registry.Target, error) {
 	for {
 		published := false
 		select {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/barometer-scaler/barometer/pkg/target"
+	"github.com/barometer-scaler/barometer/pkg/registry"
 	barometerv1 "github.com/barometer-scaler/barometer/proto/barometer/v1"
 	"google.golang.org/grpc/codes"
 )
@@ -22,7 +22,7 @@ type watcher struct {
 	end  chan error // the Recv error that ended the stream; io.EOF for OK
 }
 
-func (e *env) watch(ctx context.Context, t *testing.T, ref target.Ref) *watcher {
+func (e *env) watch(ctx context.Context, t *testing.T, ref registry.Ref) *watcher {
 	t.Helper()
 	stream, err := e.client.Watch(ctx, &barometerv1.WatchRequest{Namespace: ref.Namespace, Name: ref.Name})
 	if err != nil {
@@ -80,9 +80,9 @@ func (w *watcher) ended(t *testing.T) error {
 func TestWatchSendsAtOnceThenOnePerSampleAndEndsCleanly(t *testing.T) {
 	e := newEnv(t, "a")
 	e.set("a", 0.1)
-	def := e.acquire(t, target.Ref{}, map[string]string{})
+	def := e.acquire(t, registry.Ref{}, map[string]string{})
 
-	w := e.watch(context.Background(), t, target.Ref{})
+	w := e.watch(context.Background(), t, registry.Ref{})
 	// The current signal at once, without waiting for a sample.
 	wantSignal(t, w.next(t), def.Key, 0.1, e.clock.Now())
 	w.none(t)
@@ -109,9 +109,9 @@ func TestWatchSendsAtOnceThenOnePerSampleAndEndsCleanly(t *testing.T) {
 
 func TestWatchHonoursClientCancel(t *testing.T) {
 	e := newEnv(t, "a")
-	e.acquire(t, target.Ref{}, map[string]string{})
+	e.acquire(t, registry.Ref{}, map[string]string{})
 	ctx, cancel := context.WithCancel(context.Background())
-	w := e.watch(ctx, t, target.Ref{})
+	w := e.watch(ctx, t, registry.Ref{})
 	w.next(t)
 	cancel()
 	wantStatus(t, w.ended(t), codes.Canceled, "")
@@ -132,7 +132,7 @@ func TestWatchHonoursClientCancel(t *testing.T) {
 
 func TestWatchFollowsScaledObjectAndEndsWhenForgotten(t *testing.T) {
 	e := newEnv(t, "a", "b")
-	ref := target.Ref{Namespace: "shop", Name: "checkout"}
+	ref := registry.Ref{Namespace: "shop", Name: "checkout"}
 	first := e.acquire(t, ref, map[string]string{"script": "a"})
 	w := e.watch(context.Background(), t, ref)
 	if got := w.next(t).GetTarget(); got != first.Key {
@@ -150,7 +150,7 @@ func TestWatchFollowsScaledObjectAndEndsWhenForgotten(t *testing.T) {
 
 	// KEDA stops asking: once reaped, the ScaledObject is unknown and the
 	// stream says so instead of freezing.
-	e.clock.Advance(target.DefaultIdleTimeout + time.Second)
+	e.clock.Advance(registry.DefaultIdleTimeout + time.Second)
 	if n := e.reg.ReapIdle(); n != 2 {
 		t.Fatalf("reaped %d targets, want 2", n)
 	}
@@ -159,6 +159,6 @@ func TestWatchFollowsScaledObjectAndEndsWhenForgotten(t *testing.T) {
 
 func TestWatchUnknownScaledObject(t *testing.T) {
 	e := newEnv(t, "a")
-	w := e.watch(context.Background(), t, target.Ref{Namespace: "shop", Name: "cart"})
+	w := e.watch(context.Background(), t, registry.Ref{Namespace: "shop", Name: "cart"})
 	wantStatus(t, w.ended(t), codes.NotFound, "shop/cart")
 }

@@ -20,7 +20,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
 	"github.com/barometer-scaler/barometer/pkg/pressure/promsource"
-	"github.com/barometer-scaler/barometer/pkg/target"
+	"github.com/barometer-scaler/barometer/pkg/trigger"
 )
 
 // fixture is one real Prometheus scraping demo-workload replicas on
@@ -283,13 +283,12 @@ func TestAgainstPrometheus(t *testing.T) {
 	})
 
 	t.Run("metadata to source, through the allow-list", func(t *testing.T) {
-		parse := func(spec string) (target.SourceSpec, error) {
+		parse := func(spec string) (trigger.SourceSpec, error) {
 			list, err := allow.Parse(spec)
 			if err != nil {
 				t.Fatal(err)
 			}
-			s := target.NewSources()
-			s.Register(target.SourcePrometheus, target.PrometheusParser(list))
+			s := trigger.NewSchema(trigger.Prometheus(list))
 			md, err := s.Parse(map[string]string{
 				"source": "prometheus", "serverAddress": strings.Replace(f.prom.URL, "127.0.0.1", "localhost", 1),
 				"selector": `job="demo"`,

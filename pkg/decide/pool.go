@@ -42,11 +42,11 @@ type pool struct {
 
 // member is one target of a pool.
 type member struct {
-	runner *Runner
-	joined time.Time
-	obs    policy.ElasticityObservation // InFlight is filled at decision time
-	at     time.Time
-	seen   bool
+	decider *elasticDecider
+	joined  time.Time
+	obs     policy.ElasticityObservation // InFlight is filled at decision time
+	at      time.Time
+	seen    bool
 	// last is the member's share of the last decision it took part in,
 	// made at lastAt.
 	last   policy.Decision
@@ -57,18 +57,18 @@ func newPool(name, key string, p *policy.ElasticityPolicy, tracker *policy.Launc
 	return &pool{name: name, key: key, policy: p, tracker: tracker, interval: interval, members: map[string]*member{}}
 }
 
-func (p *pool) join(r *Runner, now time.Time) {
+func (p *pool) join(r *elasticDecider, now time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.members[r.key] = &member{runner: r, joined: now}
+	p.members[r.key] = &member{decider: r, joined: now}
 }
 
-// leave removes r's membership, unless a newer runner of the same key has
+// leave removes r's membership, unless a newer decider of the same key has
 // joined since, and returns how many members remain.
-func (p *pool) leave(r *Runner) int {
+func (p *pool) leave(r *elasticDecider) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if m, ok := p.members[r.key]; ok && m.runner == r {
+	if m, ok := p.members[r.key]; ok && m.decider == r {
 		delete(p.members, r.key)
 	}
 	return len(p.members)
@@ -77,7 +77,7 @@ func (p *pool) leave(r *Runner) int {
 // decide records target's signals at now and returns its decision. recorded
 // reports that the pool already put the decision in the audit trail (it
 // records every member's share when it decides); otherwise the caller does.
-func (p *pool) decide(r *Runner, obs policy.ElasticityObservation, now time.Time) (d policy.Decision, recorded bool) {
+func (p *pool) decide(r *elasticDecider, obs policy.ElasticityObservation, now time.Time) (d policy.Decision, recorded bool) {
 	target := r.key
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -85,7 +85,7 @@ func (p *pool) decide(r *Runner, obs policy.ElasticityObservation, now time.Time
 	if !ok {
 		// Unreachable while release leaves only its own membership; a
 		// member that is missing rejoins rather than crash the sampler.
-		me = &member{runner: r, joined: now}
+		me = &member{decider: r, joined: now}
 		p.members[target] = me
 	}
 	me.obs, me.at, me.seen = obs, now, true
@@ -126,7 +126,7 @@ func (p *pool) decide(r *Runner, obs policy.ElasticityObservation, now time.Time
 		p.tracker.Record(md.Target, d)
 		m := p.members[md.Target]
 		m.last, m.lastAt = d, now
-		m.runner.record(d)
+		m.decider.record(d)
 	}
 	return me.last, true
 }

@@ -1,4 +1,4 @@
-package target_test
+package registry_test
 
 import (
 	"errors"
@@ -8,9 +8,10 @@ import (
 
 	"github.com/barometer-scaler/barometer/pkg/policy"
 	"github.com/barometer-scaler/barometer/pkg/pressure"
+	"github.com/barometer-scaler/barometer/pkg/registry"
+	"github.com/barometer-scaler/barometer/pkg/registry/registrytest"
 	"github.com/barometer-scaler/barometer/pkg/signal/signaltest"
-	"github.com/barometer-scaler/barometer/pkg/target"
-	"github.com/barometer-scaler/barometer/pkg/target/targettest"
+	"github.com/barometer-scaler/barometer/pkg/trigger"
 )
 
 // queued is one replica with pending work, busy.
@@ -30,12 +31,11 @@ func TestRegistryPoolOneStepPerTick(t *testing.T) {
 	// the pool's first tick alone (as it does in production, where KEDA
 	// asks for the members one by one).
 	down := errors.New("not yet")
-	scripts := map[string]*targettest.Script{"light": targettest.Failing(down), "heavy": targettest.Failing(down)}
-	sources := target.NewSources()
-	targettest.Register(sources, "scripted", "", func(name string) *targettest.Script { return scripts[name] })
+	scripts := map[string]*registrytest.Script{"light": registrytest.Failing(down), "heavy": registrytest.Failing(down)}
+	sources := trigger.NewSchema(registrytest.Kind("scripted", "", func(name string) *registrytest.Script { return scripts[name] }))
 	clock := signaltest.NewFakeClock(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC))
-	reg := targettest.NewRegistry(t, target.Config{Sources: sources, DefaultInterval: 5 * time.Second, Clock: clock})
-	acquire := func(name, script string, extra ...string) (*target.Target, error) {
+	reg := registrytest.NewRegistry(t, registry.Config{Schema: sources, DefaultInterval: 5 * time.Second, Clock: clock})
+	acquire := func(name, script string, extra ...string) (*registry.Target, error) {
 		raw := map[string]string{"source": "scripted", "script": script, "policy": "fully_elastic", "pool": "gpu"}
 		for i := 0; i+1 < len(extra); i += 2 {
 			raw[extra[i]] = extra[i+1]
@@ -44,7 +44,7 @@ func TestRegistryPoolOneStepPerTick(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return reg.Acquire(target.Ref{Namespace: "ml", Name: name}, md)
+		return reg.Acquire(registry.Ref{Namespace: "ml", Name: name}, md)
 	}
 	light, err := acquire("light", "light")
 	if err != nil {
@@ -55,19 +55,19 @@ func TestRegistryPoolOneStepPerTick(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var me *target.MetadataError
+	var me *trigger.MetadataError
 	if _, err := acquire("odd", "heavy", "maxReplicas", "3"); !errors.As(err, &me) || me.Key != "pool" || !strings.Contains(err.Error(), `pool "gpu" is decided with`) {
 		t.Fatalf("a member with other options: %v", err)
 	}
 
-	targettest.WaitSamples(t, light, 1)
-	targettest.WaitSamples(t, heavy, 1)
+	registrytest.WaitSamples(t, light, 1)
+	registrytest.WaitSamples(t, heavy, 1)
 	scripts["light"].Set(queued(1))
 	scripts["heavy"].Set(queued(4))
 	for tick := 1; tick <= 3; tick++ {
 		clock.Tick(t, 5*time.Second)
-		targettest.WaitSamples(t, light, uint64(tick+1))
-		targettest.WaitSamples(t, heavy, uint64(tick+1))
+		registrytest.WaitSamples(t, light, uint64(tick+1))
+		registrytest.WaitSamples(t, heavy, uint64(tick+1))
 		ups := 0
 		for _, ev := range reg.AllEvents() {
 			if ev.Action == policy.ScaleUp {

@@ -3,12 +3,14 @@ package decide
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"testing"
 	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/policy"
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/signal"
+	"github.com/barometer-scaler/barometer/pkg/trigger"
 )
 
 // t0 is the fake time origin; at(s) is s seconds later. Runners take time
@@ -32,7 +34,7 @@ func queue(ready, busy float64) *pressure.QueueObservation {
 }
 
 // decideAt runs one sample through r the way the sampler does.
-func decideAt(t *testing.T, r *Runner, now time.Time, obs pressure.Observation) signal.ScalingSignal {
+func decideAt(t *testing.T, r Decider, now time.Time, obs pressure.Observation) signal.ScalingSignal {
 	t.Helper()
 	sig, err := r.Decide(now, obs, signal.Input{Compute: pressure.ComputeCollector{}.Collect(obs)})
 	if err != nil {
@@ -41,22 +43,30 @@ func decideAt(t *testing.T, r *Runner, now time.Time, obs pressure.Observation) 
 	return sig
 }
 
-func spec(name string) Spec {
-	s := Spec{Policy: name, LaunchTTL: policy.DefaultLaunchTTL}
-	switch {
-	case name == policy.PolicyQueue:
-		s.Queue = policy.DefaultQueueOptions()
-	case name != signal.PolicyPressure:
-		s.Elasticity = policy.DefaultElasticityOptions(name)
+// spec is the metadata of a trigger of policy name, its keys set by the
+// tests as a ScaledObject would.
+func spec(name string) map[string]string { return map[string]string{"policy": name} }
+
+// parse reads a test trigger the way the scaler does, at a 5s interval
+// unless the spec says otherwise; the pressure computer's smoothing and gate
+// are off (the computer's own tests cover them).
+func parse(t *testing.T, s map[string]string) *trigger.Trigger {
+	t.Helper()
+	raw := map[string]string{"sampleInterval": "5s"}
+	if s["policy"] == signal.PolicyPressure {
+		raw["ewmaHalfLife"], raw["scaleInGateWindow"] = "0s", "0s"
 	}
-	return s
+	maps.Copy(raw, s)
+	tr, err := trigger.NewSchema(trigger.Host()).Parse(raw, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
 }
 
-func newRunner(t *testing.T, e *Engine, key string, s Spec) *Runner {
+func newRunner(t *testing.T, e *Engine, key string, s map[string]string) Decider {
 	t.Helper()
-	opts := signal.DefaultOptions()
-	opts.ScaleInGateWindow, opts.EwmaHalfLife = 0, 0 // the computer's own tests cover them
-	r, err := e.Runner(key, s, opts, 5*time.Second, t0, nil)
+	r, err := e.New(key, parse(t, s), t0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

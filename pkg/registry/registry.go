@@ -1,4 +1,8 @@
-package target
+// Package registry is the lifecycle of targets: it starts one sampler per
+// distinct trigger on first use, shares it between ScaledObjects, keeps the
+// parsed triggers so a repeated call is a lookup, and stops a sampler when
+// nobody has read it for a while.
+package registry
 
 import (
 	"context"
@@ -12,10 +16,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/barometer-scaler/barometer/pkg/decide"
 	"github.com/barometer-scaler/barometer/pkg/policy"
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/signal"
-	"github.com/barometer-scaler/barometer/pkg/target/decide"
+	"github.com/barometer-scaler/barometer/pkg/trigger"
 )
 
 // Ref names a ScaledObject.
@@ -26,32 +31,36 @@ type Ref struct {
 
 func (r Ref) String() string { return r.Namespace + "/" + r.Name }
 
-// Target is one running sampler and the metadata that asked for it. Targets
-// are shared: every ScaledObject whose metadata gives the same SamplerKey
-// reads the same Target.
+// Target is one running sampler and the trigger that asked for it. Targets
+// are shared: every ScaledObject whose trigger has the same identity reads
+// the same Target.
 type Target struct {
+	// Key is the trigger's identity.
 	Key string
-	// SourceKey is Metadata.Source.Key(), computed once: it is fixed for
-	// the target's life and costly for a long scrape target list.
-	SourceKey string
-	Metadata  Metadata
-	sampler   *signal.Sampler
-	cancel    context.CancelFunc
-	done      chan struct{}
-	lastUsed  atomic.Int64 // unix nanoseconds
-	pinned    bool         // the default target is never reaped
-	streams   atomic.Int32 // open streams; a target with one is never reaped
-	source    pressure.Source
-	runner    *decide.Runner
+	// Trigger is the first trigger that asked for the target; every other
+	// trigger it serves has the same identity.
+	Trigger  *trigger.Trigger
+	sampler  *signal.Sampler
+	cancel   context.CancelFunc
+	done     chan struct{}
+	lastUsed atomic.Int64 // unix nanoseconds
+	pinned   bool         // the default target is never reaped
+	streams  atomic.Int32 // open streams; a target with one is never reaped
+	reaped   atomic.Bool  // stopped: cached bindings to it are dead
+	source   pressure.Source
+	decider  decide.Decider
 }
+
+// SourceKey is the trigger's source key.
+func (t *Target) SourceKey() string { return t.Trigger.SourceKey() }
 
 // Policy is the name of the target's policy (signal.PolicyPressure for the
 // pressure signal).
-func (t *Target) Policy() string { return t.runner.Policy() }
+func (t *Target) Policy() string { return t.decider.Policy() }
 
 // Decisions counts the target's decisions by action (scale_up, scale_down,
 // no-op), every action present.
-func (t *Target) Decisions() map[string]uint64 { return t.runner.Decisions() }
+func (t *Target) Decisions() map[string]uint64 { return t.decider.Decisions() }
 
 // Source returns the target's pressure source, for surfaces that report
 // source-specific facts (such as per-replica scrape errors).
@@ -63,11 +72,14 @@ func (t *Target) Load() *signal.Snapshot { return t.sampler.Load() }
 // WaitFirst waits up to max for the first sample and returns the snapshot
 // then in force, warming up or not.
 func (t *Target) WaitFirst(ctx context.Context, max time.Duration) *signal.Snapshot {
+	if snap := t.Load(); sampled(snap) {
+		return snap // the common case: no timer, no allocation
+	}
 	timer := time.NewTimer(max)
 	defer timer.Stop()
 	for {
 		snap := t.Load()
-		if !snap.Signal.WarmingUp() || snap.Samples > 0 && snap.LastErr != nil {
+		if sampled(snap) {
 			return snap
 		}
 		select {
@@ -80,9 +92,16 @@ func (t *Target) WaitFirst(ctx context.Context, max time.Duration) *signal.Snaps
 	}
 }
 
+// sampled reports whether a snapshot is past warming up: a signal, or a
+// first sample that failed.
+func sampled(snap *signal.Snapshot) bool {
+	return !snap.Signal.WarmingUp() || snap.Samples > 0 && snap.LastErr != nil
+}
+
 // Config wires a Registry.
 type Config struct {
-	Sources *Sources
+	// Schema parses trigger metadata.
+	Schema *trigger.Schema
 	// DefaultInterval is the sample interval when metadata sets none.
 	DefaultInterval time.Duration
 	// IdleTimeout stops a sampler nobody has read for this long.
@@ -90,8 +109,13 @@ type Config struct {
 	// AuditSize is how many decisions the audit trail keeps per target;
 	// <= 0 means policy.DefaultAuditSize.
 	AuditSize int
-	Clock     signal.Clock
-	Logger    *slog.Logger
+	// MaxBindings bounds the parsed triggers kept for repeated calls; <= 0
+	// means DefaultMaxBindings. Past it a call is parsed anew each time.
+	MaxBindings int
+	// Clock is the one source of time of the registry and of every surface
+	// that reads it (Registry.Now).
+	Clock  signal.Clock
+	Logger *slog.Logger
 }
 
 // Registry owns the samplers: it starts one on first use, shares it between
@@ -103,8 +127,10 @@ type Registry struct {
 
 	mu      sync.Mutex
 	targets map[string]*Target
-	refs    map[Ref]map[string]time.Time // ScaledObject -> its triggers' keys, when last acquired
+	refs    map[Ref][]*binding // ScaledObject -> its triggers
 	def     *Target
+
+	cache bindings
 }
 
 // DefaultIdleTimeout is how long an unread sampler keeps running.
@@ -124,37 +150,85 @@ func NewRegistry(ctx context.Context, cfg Config) *Registry {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.MaxBindings <= 0 {
+		cfg.MaxBindings = DefaultMaxBindings
+	}
 	return &Registry{cfg: cfg, ctx: ctx, engine: decide.NewEngine(decide.Config{AuditSize: cfg.AuditSize}),
-		targets: map[string]*Target{}, refs: map[Ref]map[string]time.Time{}}
+		targets: map[string]*Target{}, refs: map[Ref][]*binding{}, cache: newBindings(cfg.MaxBindings)}
 }
 
-// Parse reads a ScaledObject's metadata with this registry's sources.
-func (r *Registry) Parse(raw map[string]string) (Metadata, error) {
-	return r.cfg.Sources.Parse(raw, r.cfg.DefaultInterval)
+// Now is the registry's clock: every surface reads time here, so staleness,
+// sampling and reaping can never disagree about it.
+func (r *Registry) Now() time.Time { return r.cfg.Clock.Now() }
+
+// Parse reads a ScaledObject's metadata with this registry's schema.
+func (r *Registry) Parse(raw map[string]string) (*trigger.Trigger, error) {
+	return r.cfg.Schema.Parse(raw, r.cfg.DefaultInterval)
 }
 
-// Acquire returns the target for md, starting its sampler if needed, and
+// Resolve returns the target serving ref's trigger metadata raw, and the
+// parsed trigger. A ScaledObject that sends the metadata it sent before
+// costs a lookup and an atomic store: the metadata is parsed once, when
+// first seen. Errors are those of Parse and Acquire.
+func (r *Registry) Resolve(ref Ref, raw map[string]string) (*Target, *trigger.Trigger, error) {
+	sum := r.cache.sum(ref, raw)
+	if b, tr := r.cache.find(sum, ref, raw); b != nil {
+		now := r.cfg.Clock.Now().UnixNano()
+		b.seen.Store(now)
+		b.target.lastUsed.Store(now)
+		return b.target, tr, nil
+	}
+	tr, err := r.Parse(raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	t, err := r.acquire(ref, tr, sum, raw)
+	return t, tr, err
+}
+
+// Acquire returns the target for tr, starting its sampler if needed, and
 // records that ref uses it. A target whose pool is decided with other
-// options is refused with a *MetadataError on the pool key.
-func (r *Registry) Acquire(ref Ref, md Metadata) (*Target, error) {
-	key := md.SamplerKey()
+// options is refused with a *trigger.MetadataError on the pool key.
+func (r *Registry) Acquire(ref Ref, tr *trigger.Trigger) (*Target, error) {
+	return r.acquire(ref, tr, 0, nil)
+}
+
+// acquire is Acquire; with raw set, it also keeps the binding of ref and
+// raw to the target for Resolve.
+func (r *Registry) acquire(ref Ref, tr *trigger.Trigger, sum uint64, raw map[string]string) (*Target, error) {
+	key := tr.Identity()
+	now := r.cfg.Clock.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	t, ok := r.targets[key]
 	if !ok {
 		var err error
-		if t, err = r.start(key, md); err != nil {
+		if t, err = r.start(key, tr); err != nil {
 			return nil, err
 		}
 	}
-	t.lastUsed.Store(r.cfg.Clock.Now().UnixNano())
-	if ref != (Ref{}) {
-		if r.refs[ref] == nil {
-			r.refs[ref] = map[string]time.Time{}
-		}
-		r.refs[ref][key] = r.cfg.Clock.Now()
+	t.lastUsed.Store(now.UnixNano())
+	if ref == (Ref{}) {
+		return t, nil
+	}
+	b := r.bind(ref, t)
+	b.seen.Store(now.UnixNano())
+	if raw != nil {
+		r.cache.add(sum, b, tr, raw)
 	}
 	return t, nil
+}
+
+// bind returns ref's binding to t, made if new; r.mu is held.
+func (r *Registry) bind(ref Ref, t *Target) *binding {
+	for _, b := range r.refs[ref] {
+		if b.target == t {
+			return b
+		}
+	}
+	b := &binding{ref: ref, target: t}
+	r.refs[ref] = append(r.refs[ref], b)
+	return b
 }
 
 // Hold keeps t from being reaped while a stream reads it, however long the
@@ -169,8 +243,8 @@ func (r *Registry) Hold(t *Target) (release func()) {
 }
 
 // SetDefault starts the target served at /scale; it is never reaped.
-func (r *Registry) SetDefault(md Metadata) (*Target, error) {
-	t, err := r.Acquire(Ref{}, md)
+func (r *Registry) SetDefault(tr *trigger.Trigger) (*Target, error) {
+	t, err := r.Acquire(Ref{}, tr)
 	if err != nil {
 		return nil, err
 	}
@@ -205,26 +279,27 @@ func (r *Registry) Lookup(ref Ref) (*Target, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	now := r.cfg.Clock.Now()
-	var best string
+	var best *Target
 	var bestAt time.Time
 	bestActive := false
-	for k, at := range r.refs[ref] {
-		if _, ok := r.targets[k]; !ok {
+	for _, b := range r.refs[ref] {
+		k, at := b.target.Key, time.Unix(0, b.seen.Load())
+		if r.targets[k] != b.target {
 			continue
 		}
 		active := now.Sub(at) <= refActive
 		switch {
-		case best == "",
+		case best == nil,
 			active && !bestActive,
-			active && bestActive && k < best,
+			active && bestActive && k < best.Key,
 			!active && !bestActive && at.After(bestAt):
-			best, bestAt, bestActive = k, at, active
+			best, bestAt, bestActive = b.target, at, active
 		}
 	}
-	if best == "" {
+	if best == nil {
 		return nil, fmt.Errorf("%w: %s", ErrUnknownRef, ref)
 	}
-	return r.targets[best], nil
+	return best, nil
 }
 
 // Info describes a target for listings.
@@ -258,11 +333,11 @@ func (r *Registry) List() []Info {
 	out := make([]Info, 0, len(r.targets))
 	for key, t := range r.targets {
 		info := Info{
-			Key: key, Source: t.SourceKey, Interval: t.Metadata.Interval.String(), Policy: t.Policy(),
+			Key: key, Source: t.SourceKey(), Interval: t.Trigger.Interval.String(), Policy: t.Policy(),
 			Default: t == r.def, LastUsed: time.Unix(0, t.lastUsed.Load()).UTC(), ScaledObjs: []Ref{},
 		}
-		for ref, keys := range r.refs {
-			if _, ok := keys[key]; ok {
+		for ref, bs := range r.refs {
+			if slices.ContainsFunc(bs, func(b *binding) bool { return b.target == t }) {
 				info.ScaledObjs = append(info.ScaledObjs, ref)
 			}
 		}
@@ -284,15 +359,21 @@ func (r *Registry) ReapIdle() int {
 			continue
 		}
 		delete(r.targets, key)
-		for ref, keys := range r.refs {
-			delete(keys, key)
-			if len(keys) == 0 {
-				delete(r.refs, ref)
-			}
-		}
+		t.reaped.Store(true)
 		stopped = append(stopped, t)
 	}
+	if len(stopped) > 0 {
+		for ref, bs := range r.refs {
+			bs = slices.DeleteFunc(bs, func(b *binding) bool { return b.target.reaped.Load() })
+			if len(bs) == 0 {
+				delete(r.refs, ref)
+			} else {
+				r.refs[ref] = bs
+			}
+		}
+	}
 	r.mu.Unlock()
+	r.cache.drop(func(b *binding) bool { return b.target.reaped.Load() })
 	for _, t := range stopped {
 		t.cancel()
 		<-t.done
@@ -331,39 +412,39 @@ func (r *Registry) stopAll() {
 }
 
 // start builds the source and runs its sampler; r.mu is held.
-func (r *Registry) start(key string, md Metadata) (*Target, error) {
+func (r *Registry) start(key string, tr *trigger.Trigger) (*Target, error) {
 	logger := r.cfg.Logger.With("target", key)
-	runner, err := r.engine.Runner(key, md.Policy, md.Signal, md.Interval, r.cfg.Clock.Now(), logger)
+	decider, err := r.engine.New(key, tr, r.cfg.Clock.Now(), logger)
 	var conflict *decide.PoolConflictError
 	if errors.As(err, &conflict) {
-		return nil, &MetadataError{Key: "pool", Value: conflict.Pool, Allowed: conflict.Error()}
+		return nil, &trigger.MetadataError{Key: "pool", Value: conflict.Pool, Allowed: conflict.Error()}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("policy %s: %w", md.Policy.Policy, err)
+		return nil, fmt.Errorf("policy %s: %w", tr.Policy.Name, err)
 	}
-	src, err := md.Source.New(logger)
+	src, err := tr.Source.New(logger)
 	if err != nil {
-		runner.Close()
-		return nil, fmt.Errorf("start source %s: %w", md.Source.Key(), err)
+		decider.Close()
+		return nil, fmt.Errorf("start source %s: %w", tr.SourceKey(), err)
 	}
 	sampler := signal.NewSampler(signal.SamplerConfig{
 		Source:   src,
-		Compute:  pressure.ComputeCollector{ActivationWorkingSetTarget: md.ActivationWorkingSetTarget},
+		Compute:  pressure.ComputeCollector{ActivationWorkingSetTarget: tr.ActivationWorkingSetTarget},
 		Storage:  pressure.NewStorageCollector(pressure.DefaultStorageOptions()),
-		Options:  samplerOptions(md),
-		Decider:  runner,
-		Interval: md.Interval,
+		Options:  tr.SamplerOptions(),
+		Decider:  decider,
+		Interval: tr.Interval,
 		Clock:    r.cfg.Clock,
 		Logger:   logger,
 	})
 	ctx, cancel := context.WithCancel(r.ctx)
-	t := &Target{Key: key, SourceKey: md.Source.Key(), Metadata: md, sampler: sampler, cancel: cancel, done: make(chan struct{}), source: src, runner: runner}
+	t := &Target{Key: key, Trigger: tr, sampler: sampler, cancel: cancel, done: make(chan struct{}), source: src, decider: decider}
 	go func() {
 		defer close(t.done)
 		sampler.Run(ctx)
 		// Only now, with no Decide running: leave the pool, drop the
 		// launches and the events.
-		runner.Close()
+		decider.Close()
 		// A source may hold connections (kept-alive scrapes); release them
 		// as soon as nobody samples it.
 		if c, ok := src.(io.Closer); ok {
@@ -373,7 +454,7 @@ func (r *Registry) start(key string, md Metadata) (*Target, error) {
 		}
 	}()
 	r.targets[key] = t
-	logger.Info("started sampler", "interval", md.Interval, "policy", md.Policy.Policy)
+	logger.Info("started sampler", "interval", tr.Interval, "policy", tr.Policy.Name)
 	return t, nil
 }
 
@@ -385,14 +466,3 @@ func (r *Registry) Events(t *Target) []policy.Event { return r.engine.Events(t.K
 
 // AllEvents returns every target's kept decisions, newest last.
 func (r *Registry) AllEvents() []policy.Event { return r.engine.AllEvents() }
-
-// samplerOptions are the signal options the sampler runs with. A replica
-// policy never reads the split gate, so its sampler skips the split probe
-// (the options stay in the metadata, and so in the sampler key, unchanged).
-func samplerOptions(md Metadata) signal.Options {
-	opts := md.Signal
-	if md.Policy.Replicas() {
-		opts.SplitAwareScaleIn = false
-	}
-	return opts
-}

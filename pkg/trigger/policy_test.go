@@ -1,8 +1,9 @@
-package target
+package trigger
 
 import (
 	"errors"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -10,10 +11,9 @@ import (
 
 	"github.com/barometer-scaler/barometer/pkg/policy"
 	"github.com/barometer-scaler/barometer/pkg/signal"
-	"github.com/barometer-scaler/barometer/pkg/target/decide"
 )
 
-func parse(raw map[string]string) (Metadata, error) {
+func parse(raw map[string]string) (*Trigger, error) {
 	return testSources().Parse(raw, 5*time.Second)
 }
 
@@ -43,17 +43,17 @@ func wantKeyError(t *testing.T, err error, key string, wants ...string) {
 func TestPolicyDefaults(t *testing.T) {
 	tests := []struct {
 		policy     string
-		want       decide.Spec
+		want       PolicySpec
 		metricName string
 		target     float64
 	}{
-		{"", decide.Spec{Policy: "pressure", LaunchTTL: 15 * time.Second}, "barometer-pressure", 0.7},
-		{"pressure", decide.Spec{Policy: "pressure", LaunchTTL: 15 * time.Second}, "barometer-pressure", 0.7},
-		{"queue", decide.Spec{Policy: "queue", Queue: policy.DefaultQueueOptions(), LaunchTTL: 15 * time.Second}, "barometer-queue", 1},
-		{"fixed", decide.Spec{Policy: "fixed", Elasticity: policy.DefaultElasticityOptions("fixed"), LaunchTTL: 15 * time.Second}, "barometer-fixed", 1},
-		{"fully_elastic", decide.Spec{Policy: "fully_elastic", Elasticity: policy.DefaultElasticityOptions("fully_elastic"), LaunchTTL: 15 * time.Second}, "barometer-fully-elastic", 1},
-		{"max_count", decide.Spec{Policy: "max_count", Elasticity: policy.DefaultElasticityOptions("max_count"), LaunchTTL: 15 * time.Second}, "barometer-max-count", 1},
-		{"pool_with_threshold", decide.Spec{Policy: "pool_with_threshold", Elasticity: policy.DefaultElasticityOptions("pool_with_threshold"), LaunchTTL: 15 * time.Second}, "barometer-pool-with-threshold", 1},
+		{"", PolicySpec{Name: "pressure", LaunchTTL: 15 * time.Second}, "barometer-pressure", 0.7},
+		{"pressure", PolicySpec{Name: "pressure", LaunchTTL: 15 * time.Second}, "barometer-pressure", 0.7},
+		{"queue", PolicySpec{Name: "queue", Queue: policy.DefaultQueueOptions(), LaunchTTL: 15 * time.Second}, "barometer-queue", 1},
+		{"fixed", PolicySpec{Name: "fixed", Elasticity: policy.DefaultElasticityOptions("fixed"), LaunchTTL: 15 * time.Second}, "barometer-fixed", 1},
+		{"fully_elastic", PolicySpec{Name: "fully_elastic", Elasticity: policy.DefaultElasticityOptions("fully_elastic"), LaunchTTL: 15 * time.Second}, "barometer-fully-elastic", 1},
+		{"max_count", PolicySpec{Name: "max_count", Elasticity: policy.DefaultElasticityOptions("max_count"), LaunchTTL: 15 * time.Second}, "barometer-max-count", 1},
+		{"pool_with_threshold", PolicySpec{Name: "pool_with_threshold", Elasticity: policy.DefaultElasticityOptions("pool_with_threshold"), LaunchTTL: 15 * time.Second}, "barometer-pool-with-threshold", 1},
 	}
 	for _, c := range tests {
 		raw := withPolicy(c.policy)
@@ -64,7 +64,7 @@ func TestPolicyDefaults(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", c.policy, err)
 		}
-		if md.Policy.Key() != c.want.Key() || md.MetricName != c.metricName || md.TargetPressure != c.target {
+		if !reflect.DeepEqual(md.Policy, c.want) || md.MetricName != c.metricName || md.TargetPressure != c.target {
 			t.Errorf("%q: spec %+v metric %q target %v\nwant %+v %q %v", c.policy, md.Policy, md.MetricName, md.TargetPressure, c.want, c.metricName, c.target)
 		}
 	}
@@ -81,38 +81,38 @@ func TestPolicyDefaults(t *testing.T) {
 func TestPolicyKeysSetTheirOptions(t *testing.T) {
 	tests := []struct {
 		policy, key, value string
-		got                func(decide.Spec) any
+		got                func(PolicySpec) any
 		want               any
 	}{
-		{"queue", "ewmaAlpha", "0.5", func(s decide.Spec) any { return s.Queue.EwmaAlpha }, 0.5},
-		{"queue", "defaultServiceTime", "2s", func(s decide.Spec) any { return s.Queue.DefaultServiceTime }, 2 * time.Second},
-		{"queue", "targetUtilization", "0.9", func(s decide.Spec) any { return s.Queue.TargetUtilization }, 0.9},
-		{"queue", "rateCutoff", "0.1", func(s decide.Spec) any { return s.Queue.RateCutoff }, 0.1},
-		{"queue", "drainTime", "1m", func(s decide.Spec) any { return s.Queue.DrainTime }, time.Minute},
-		{"queue", "sloClasses", "critical=5s, normal", func(s decide.Spec) any { return s.Queue.Classes },
+		{"queue", "ewmaAlpha", "0.5", func(s PolicySpec) any { return s.Queue.EwmaAlpha }, 0.5},
+		{"queue", "defaultServiceTime", "2s", func(s PolicySpec) any { return s.Queue.DefaultServiceTime }, 2 * time.Second},
+		{"queue", "targetUtilization", "0.9", func(s PolicySpec) any { return s.Queue.TargetUtilization }, 0.9},
+		{"queue", "rateCutoff", "0.1", func(s PolicySpec) any { return s.Queue.RateCutoff }, 0.1},
+		{"queue", "drainTime", "1m", func(s PolicySpec) any { return s.Queue.DrainTime }, time.Minute},
+		{"queue", "sloClasses", "critical=5s, normal", func(s PolicySpec) any { return s.Queue.Classes },
 			[]policy.Class{{Name: "critical", SLO: 5 * time.Second}, {Name: "normal"}}},
-		{"queue", "reservationHorizon", "0s", func(s decide.Spec) any { return s.Queue.ReservationHorizon }, time.Duration(0)},
-		{"queue", "minReplicas", "2", func(s decide.Spec) any { return s.Queue.MinReplicas }, 2},
-		{"queue", "maxReplicas", "9", func(s decide.Spec) any { return s.Queue.MaxReplicas }, 9},
-		{"queue", "maxStepUpRatio", "0.5", func(s decide.Spec) any { return s.Queue.MaxStepUpRatio }, 0.5},
-		{"queue", "maxStepUp", "2", func(s decide.Spec) any { return s.Queue.MaxStepUpAbs }, 2},
-		{"queue", "stabilizationWindow", "2m", func(s decide.Spec) any { return s.Queue.StabilizationWindow }, 2 * time.Minute},
-		{"queue", "maxStepDown", "3", func(s decide.Spec) any { return s.Queue.MaxStepDown }, 3},
-		{"queue", "scaleDownCooldown", "10s", func(s decide.Spec) any { return s.Queue.ScaleDownCooldown }, 10 * time.Second},
-		{"queue", "slotsPerReplica", "4", func(s decide.Spec) any { return s.Queue.SlotsPerReplica }, 4},
-		{"fully_elastic", "slotsPerReplica", "8", func(s decide.Spec) any { return s.Elasticity.SlotsPerReplica }, 8},
-		{"pool_with_threshold", "slotsPerReplica", "2", func(s decide.Spec) any { return s.Elasticity.SlotsPerReplica }, 2},
-		{"queue", "launchTTL", "1m", func(s decide.Spec) any { return s.LaunchTTL }, time.Minute},
-		{"queue", "costPerReplicaSecond", "0.25", func(s decide.Spec) any { return s.CostPerReplicaSecond }, 0.25},
-		{"fully_elastic", "minReplicas", "1", func(s decide.Spec) any { return s.Elasticity.Min }, 1},
-		{"max_count", "maxReplicas", "7", func(s decide.Spec) any { return s.Elasticity.Max }, 7},
-		{"pool_with_threshold", "threshold", "0.9", func(s decide.Spec) any { return s.Elasticity.High }, 0.9},
-		{"pool_with_threshold", "thresholdLow", "0.1", func(s decide.Spec) any { return s.Elasticity.Low }, 0.1},
-		{"pool_with_threshold", "ticks", "3", func(s decide.Spec) any { return s.Elasticity.Ticks }, 3},
-		{"fixed", "launchTTL", "5s", func(s decide.Spec) any { return s.LaunchTTL }, 5 * time.Second},
-		{"fixed", "pool", "shop.workers", func(s decide.Spec) any { return s.Pool }, "shop.workers"},
-		{"max_count", "pool", "gpu/a-1", func(s decide.Spec) any { return s.Pool }, "gpu/a-1"},
-		{"pressure", "costPerReplicaSecond", "1e-4", func(s decide.Spec) any { return s.CostPerReplicaSecond }, 1e-4},
+		{"queue", "reservationHorizon", "0s", func(s PolicySpec) any { return s.Queue.ReservationHorizon }, time.Duration(0)},
+		{"queue", "minReplicas", "2", func(s PolicySpec) any { return s.Queue.MinReplicas }, 2},
+		{"queue", "maxReplicas", "9", func(s PolicySpec) any { return s.Queue.MaxReplicas }, 9},
+		{"queue", "maxStepUpRatio", "0.5", func(s PolicySpec) any { return s.Queue.MaxStepUpRatio }, 0.5},
+		{"queue", "maxStepUp", "2", func(s PolicySpec) any { return s.Queue.MaxStepUpAbs }, 2},
+		{"queue", "stabilizationWindow", "2m", func(s PolicySpec) any { return s.Queue.StabilizationWindow }, 2 * time.Minute},
+		{"queue", "maxStepDown", "3", func(s PolicySpec) any { return s.Queue.MaxStepDown }, 3},
+		{"queue", "scaleDownCooldown", "10s", func(s PolicySpec) any { return s.Queue.ScaleDownCooldown }, 10 * time.Second},
+		{"queue", "slotsPerReplica", "4", func(s PolicySpec) any { return s.Queue.SlotsPerReplica }, 4},
+		{"fully_elastic", "slotsPerReplica", "8", func(s PolicySpec) any { return s.Elasticity.SlotsPerReplica }, 8},
+		{"pool_with_threshold", "slotsPerReplica", "2", func(s PolicySpec) any { return s.Elasticity.SlotsPerReplica }, 2},
+		{"queue", "launchTTL", "1m", func(s PolicySpec) any { return s.LaunchTTL }, time.Minute},
+		{"queue", "costPerReplicaSecond", "0.25", func(s PolicySpec) any { return s.CostPerReplicaSecond }, 0.25},
+		{"fully_elastic", "minReplicas", "1", func(s PolicySpec) any { return s.Elasticity.Min }, 1},
+		{"max_count", "maxReplicas", "7", func(s PolicySpec) any { return s.Elasticity.Max }, 7},
+		{"pool_with_threshold", "threshold", "0.9", func(s PolicySpec) any { return s.Elasticity.High }, 0.9},
+		{"pool_with_threshold", "thresholdLow", "0.1", func(s PolicySpec) any { return s.Elasticity.Low }, 0.1},
+		{"pool_with_threshold", "ticks", "3", func(s PolicySpec) any { return s.Elasticity.Ticks }, 3},
+		{"fixed", "launchTTL", "5s", func(s PolicySpec) any { return s.LaunchTTL }, 5 * time.Second},
+		{"fixed", "pool", "shop.workers", func(s PolicySpec) any { return s.Pool }, "shop.workers"},
+		{"max_count", "pool", "gpu/a-1", func(s PolicySpec) any { return s.Pool }, "gpu/a-1"},
+		{"pressure", "costPerReplicaSecond", "1e-4", func(s PolicySpec) any { return s.CostPerReplicaSecond }, 1e-4},
 	}
 	for _, c := range tests {
 		md, err := parse(withPolicy(c.policy, c.key, c.value))
@@ -136,6 +136,12 @@ func equal(a, b any) bool {
 // A key the chosen policy does not read is refused, naming the policies
 // that read it.
 func TestKeysOfAnotherPolicyAreRefused(t *testing.T) {
+	policyKeys := map[string][]string{}
+	for _, k := range testSources().Keys() {
+		if k.Policies != nil {
+			policyKeys[k.Name] = k.Policies
+		}
+	}
 	for _, key := range slices.Sorted(maps.Keys(policyKeys)) {
 		for _, name := range PolicyNames() {
 			if slices.Contains(policyKeys[key], name) {
@@ -227,17 +233,17 @@ func TestSamplerKeyIncludesThePolicy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if keys[md.SamplerKey()] {
+		if keys[md.Identity()] {
 			t.Errorf("%v shares a sampler key with another policy", raw)
 		}
-		keys[md.SamplerKey()] = true
+		keys[md.Identity()] = true
 	}
 	a, _ := parse(withPolicy("queue", "activationValue", "2", "metricName", "jobs"))
 	b, _ := parse(withPolicy("queue"))
-	if a.SamplerKey() != b.SamplerKey() {
+	if a.Identity() != b.Identity() {
 		t.Error("read-side keys split a policy's sampler")
 	}
-	if !a.Policy.Replicas() || b.Policy.Policy != "queue" || a.Signal != signal.DefaultOptions() {
+	if !a.Policy.Replicas() || b.Policy.Name != "queue" || a.Signal != signal.DefaultOptions() {
 		t.Errorf("queue metadata %+v", a)
 	}
 }
@@ -245,14 +251,21 @@ func TestSamplerKeyIncludesThePolicy(t *testing.T) {
 // sloClasses: "name[=slo],..." highest priority first; a class without an
 // SLO only ranks. Blanks around names and durations are fine.
 func TestParseClasses(t *testing.T) {
-	got, err := parseClasses(" critical=5s, high=30s ,normal,low")
+	classes := func(s string) ([]policy.Class, error) {
+		md, err := parse(withPolicy("queue", "sloClasses", s))
+		if err != nil {
+			return nil, err
+		}
+		return md.Policy.Queue.Classes, nil
+	}
+	got, err := classes(" critical=5s, high=30s ,normal,low")
 	want := []policy.Class{{Name: "critical", SLO: 5 * time.Second}, {Name: "high", SLO: 30 * time.Second}, {Name: "normal"}, {Name: "low"}}
 	if err != nil || !slices.Equal(got, want) {
 		t.Fatalf("got %v, %v; want %v", got, err, want)
 	}
-	if got, err := parseClasses(" "); got != nil || err != nil {
+	if got, err := classes(" "); got != nil || err != nil {
 		t.Errorf("empty: got %v, %v", got, err)
 	}
-	_, err = parseClasses("a, b=soon")
+	_, err = classes("a, b=soon")
 	wantKeyError(t, err, "sloClasses", `b=soon`, "name=duration")
 }

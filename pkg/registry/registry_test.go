@@ -1,16 +1,15 @@
-package target
+package registry
 
 import (
 	"context"
 	"errors"
 	"log/slog"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
-	"github.com/barometer-scaler/barometer/pkg/signal"
 	"github.com/barometer-scaler/barometer/pkg/signal/signaltest"
+	"github.com/barometer-scaler/barometer/pkg/trigger"
 )
 
 // constSpec is a source with fixed pressure, standing in for a workload
@@ -27,66 +26,20 @@ func (c constSpec) New(*slog.Logger) (pressure.Source, error) {
 	}), nil
 }
 
-func testSources() *Sources {
-	s := NewSources()
-	s.Register("host", ParseHost)
-	s.Register("const", func(p *Params) (SourceSpec, error) { return constSpec(p.String("name", "x")), nil })
-	return s
-}
-
-func TestParseDefaults(t *testing.T) {
-	md, err := testSources().Parse(map[string]string{"scalerAddress": "x:6000"}, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := signal.DefaultOptions()
-	if md.Source.Key() != "host" || md.TargetPressure != 0.7 || md.ActivationValue != 0 || md.MetricName != "barometer-pressure" ||
-		md.Floor != FloorTarget || md.Interval != 5*time.Second || md.Signal != want || md.ActivationWorkingSetTarget != 100000 {
-		t.Fatalf("defaults: %+v", md)
-	}
-}
-
-func TestParseEveryKey(t *testing.T) {
-	md, err := testSources().Parse(map[string]string{
-		"source": "const", "name": "q", "targetPressure": "0.5", "activationValue": "0.2", "metricName": "orders.p",
-		"floor": "target", "sampleInterval": "2s", "activationWorkingSetTarget": "500", "minReplicas": "2",
-		"ewmaHalfLife": "1m", "scaleInGateWindow": "30s", "activationScaleInThreshold": "0.1",
-		"resourceScaleInThreshold": "0.2", "walDispatchScaleInThreshold": "0.3", "splitAwareScaleIn": "false",
-		"enableTLS": "true", "unsafeSsl": "true",
-	}, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := signal.Options{MinReplicas: 2, FloorTarget: 0.5, EwmaHalfLife: time.Minute, ScaleInGateWindow: 30 * time.Second,
-		ActivationScaleInThreshold: 0.1, ResourceScaleInThreshold: 0.2, WalDispatchScaleInThreshold: 0.3}
-	if md.Signal != want || md.Source.Key() != "const:q" || md.Interval != 2*time.Second || md.ActivationWorkingSetTarget != 500 ||
-		md.MetricName != "orders.p" || md.ActivationValue != 0.2 {
-		t.Fatalf("parsed: %+v", md)
-	}
-	md, err = testSources().Parse(map[string]string{"minReplicas": "2", "floor": "replicas"}, time.Second)
-	if err != nil || md.Signal.FloorTarget != 0 {
-		t.Fatalf("floor replicas: %+v %v", md.Signal, err)
-	}
-}
-
-func TestParseErrorsNameTheKey(t *testing.T) {
-	var me *MetadataError
-	_, err := testSources().Parse(map[string]string{"sampleInterval": "1h"}, time.Second)
-	if !errors.As(err, &me) || me.Key != "sampleInterval" || !strings.Contains(err.Error(), "from 100ms to 10m0s") {
-		t.Fatalf("range error: %v", err)
-	}
-	_, err = testSources().Parse(map[string]string{"tagetPressure": "0.5"}, time.Second)
-	if !errors.As(err, &me) || me.Key != "tagetPressure" || !strings.Contains(err.Error(), "targetPressure") {
-		t.Fatalf("unknown key error should list the allowed keys: %v", err)
-	}
+// testSources offers the host and constSpec as source "const" (key "name").
+func testSources() *trigger.Schema {
+	type config struct{ name string }
+	keys := []trigger.Key[config]{trigger.String("name", func(c *config) *string { return &c.name }, "x", "any name", nil)}
+	return trigger.NewSchema(trigger.Host(), trigger.NewKind("const", "fixed pressure", func() config { return config{} }, keys, nil,
+		func(c config) (trigger.SourceSpec, error) { return constSpec(c.name), nil }))
 }
 
 func TestRegistryLifecycle(t *testing.T) {
 	clock := signaltest.NewFakeClock(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)) // never ticked: the test reaps by hand
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	reg := NewRegistry(ctx, Config{Sources: testSources(), IdleTimeout: time.Minute, Clock: clock})
-	parse := func(raw map[string]string) Metadata {
+	reg := NewRegistry(ctx, Config{Schema: testSources(), IdleTimeout: time.Minute, Clock: clock})
+	parse := func(raw map[string]string) *trigger.Trigger {
 		md, err := reg.Parse(raw)
 		if err != nil {
 			t.Fatal(err)
@@ -143,31 +96,11 @@ func TestRegistryLifecycle(t *testing.T) {
 
 // TestFromEnvKeys: KEDA forwards xFromEnv under that name with the resolved
 // value; it reads as x, and errors name the key the trigger wrote.
-func TestFromEnvKeys(t *testing.T) {
-	md, err := testSources().Parse(map[string]string{"targetPressureFromEnv": "0.4", "minReplicasFromEnv": "2"}, time.Second)
-	if err != nil || md.TargetPressure != 0.4 || md.Signal.MinReplicas != 2 {
-		t.Fatalf("FromEnv keys: %+v %v", md, err)
-	}
-	var me *MetadataError
-	_, err = testSources().Parse(map[string]string{"targetPressureFromEnv": "lots"}, time.Second)
-	if !errors.As(err, &me) || me.Key != "targetPressureFromEnv" {
-		t.Fatalf("bad FromEnv value: %v", err)
-	}
-	_, err = testSources().Parse(map[string]string{"targetPressure": "0.5", "targetPressureFromEnv": "0.4"}, time.Second)
-	if !errors.As(err, &me) || me.Key != "targetPressureFromEnv" || !strings.Contains(err.Error(), "not both") {
-		t.Fatalf("both spellings: %v", err)
-	}
-	_, err = testSources().Parse(map[string]string{"surpriseFromEnv": "1"}, time.Second)
-	if !errors.As(err, &me) || me.Key != "surpriseFromEnv" {
-		t.Fatalf("unknown FromEnv key: %v", err)
-	}
-}
-
 func TestLookupWithSeveralTriggersAndStreams(t *testing.T) {
 	clock := signaltest.NewFakeClock(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	reg := NewRegistry(ctx, Config{Sources: testSources(), IdleTimeout: 2 * time.Minute, Clock: clock})
+	reg := NewRegistry(ctx, Config{Schema: testSources(), IdleTimeout: 2 * time.Minute, Clock: clock})
 	acquire := func(ref Ref, name string) *Target {
 		md, err := reg.Parse(map[string]string{"source": "const", "name": name})
 		if err != nil {

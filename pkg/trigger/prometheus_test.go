@@ -1,4 +1,4 @@
-package target
+package trigger
 
 import (
 	"errors"
@@ -20,8 +20,7 @@ func parseProm(t *testing.T, list *allow.List, kv map[string]string) (prometheus
 	t.Helper()
 	raw := map[string]string{"source": SourcePrometheus, "serverAddress": promServer}
 	maps.Copy(raw, kv)
-	s := NewSources()
-	s.Register(SourcePrometheus, PrometheusParser(list))
+	s := NewSchema(Prometheus(list))
 	md, err := s.Parse(raw, 5*time.Second)
 	if err != nil {
 		return prometheusSpec{}, err

@@ -1,4 +1,4 @@
-package target
+package trigger
 
 import (
 	"context"
@@ -24,8 +24,7 @@ func parseScrapeMD(t *testing.T, list *allow.List, kv map[string]string) (scrape
 	t.Helper()
 	raw := map[string]string{"source": SourceScrape, "targets": scrapeTarget}
 	maps.Copy(raw, kv)
-	s := NewSources()
-	s.Register(SourceScrape, ScrapeParser(list))
+	s := NewSchema(Scrape(list))
 	md, err := s.Parse(raw, 5*time.Second)
 	if err != nil {
 		return scrapeSpec{}, err

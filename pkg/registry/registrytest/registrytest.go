@@ -1,6 +1,6 @@
-// Package targettest provides a scripted pressure source, a source kind
+// Package registrytest provides a scripted pressure source, a source kind
 // offering it, and a registry that runs for one test. It is for tests only.
-package targettest
+package registrytest
 
 import (
 	"context"
@@ -11,7 +11,8 @@ import (
 	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
-	"github.com/barometer-scaler/barometer/pkg/target"
+	"github.com/barometer-scaler/barometer/pkg/registry"
+	"github.com/barometer-scaler/barometer/pkg/trigger"
 )
 
 // Script is a pressure source whose answer the test sets and may change at
@@ -53,7 +54,7 @@ func (s *Script) SetFunc(fn func(context.Context) (pressure.Observation, error))
 	s.mu.Unlock()
 }
 
-var errUnscripted = errors.New("targettest: nothing scripted")
+var errUnscripted = errors.New("registrytest: nothing scripted")
 
 // Observe implements pressure.Source.
 func (s *Script) Observe(ctx context.Context) (pressure.Observation, error) {
@@ -78,27 +79,32 @@ type spec struct {
 func (s spec) Key() string                               { return s.key }
 func (s spec) New(*slog.Logger) (pressure.Source, error) { return s.src, nil }
 
-// Register offers source kind kind on sources. Metadata key "script" names
+// Kind is a source kind that offers scripts. Metadata key "script" names
 // the script to sample (def when absent) and lookup returns it; a nil
-// script rejects the metadata with a *target.MetadataError on that key.
+// script rejects the metadata with a *trigger.MetadataError on that key.
 // The source's key is kind/name.
-func Register(sources *target.Sources, kind, def string, lookup func(name string) *Script) {
-	sources.Register(kind, func(p *target.Params) (target.SourceSpec, error) {
-		name := p.String(Key, def)
-		src := lookup(name)
-		if src == nil {
-			return nil, &target.MetadataError{Key: Key, Value: name, Allowed: "a script the test made"}
-		}
-		return spec{key: kind + "/" + name, src: src}, nil
-	})
+func Kind(kind, def string, lookup func(name string) *Script) trigger.Kind {
+	type config struct{ name string }
+	keys := []trigger.Key[config]{
+		trigger.String(Key, func(c *config) *string { return &c.name }, def, "a script the test made", nil).
+			Describe("the script to sample"),
+	}
+	return trigger.NewKind(kind, "a script the test made", func() config { return config{} }, keys, nil,
+		func(c config) (trigger.SourceSpec, error) {
+			src := lookup(c.name)
+			if src == nil {
+				return nil, &trigger.MetadataError{Key: Key, Value: c.name, Allowed: "a script the test made"}
+			}
+			return spec{key: kind + "/" + c.name, src: src}, nil
+		})
 }
 
 // NewRegistry returns a registry that runs until the test ends; its
 // cleanup waits for every sampler to stop.
-func NewRegistry(t testing.TB, cfg target.Config) *target.Registry {
+func NewRegistry(t testing.TB, cfg registry.Config) *registry.Registry {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	reg := target.NewRegistry(ctx, cfg)
+	reg := registry.NewRegistry(ctx, cfg)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -113,7 +119,7 @@ func NewRegistry(t testing.TB, cfg target.Config) *target.Registry {
 
 // WaitSamples waits until tg has attempted n samples, successful or not,
 // and fails t when they do not come within 10s.
-func WaitSamples(t testing.TB, tg *target.Target, n uint64) {
+func WaitSamples(t testing.TB, tg *registry.Target, n uint64) {
 	t.Helper()
 	deadline := time.NewTimer(10 * time.Second)
 	defer deadline.Stop()

@@ -6,15 +6,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/policy"
 	"github.com/barometer-scaler/barometer/pkg/signal"
 )
 
-func pooled(name, pool string) Spec {
+func pooled(name, pool string) map[string]string {
 	s := spec(name)
-	s.Pool = pool
+	s["pool"] = pool
 	return s
 }
 
@@ -25,7 +24,7 @@ func TestPoolTakesOneStepPerTick(t *testing.T) {
 	for _, order := range [][]string{{"a", "b"}, {"b", "a"}} {
 		t.Run(strings.Join(order, ","), func(t *testing.T) {
 			e := NewEngine(Config{})
-			runners := map[string]*Runner{
+			runners := map[string]Decider{
 				"a": newRunner(t, e, "a", pooled(policy.PolicyFullyElastic, "gpu")),
 				"b": newRunner(t, e, "b", pooled(policy.PolicyFullyElastic, "gpu")),
 			}
@@ -128,23 +127,24 @@ func TestPoolWaitsForFirstSamplesBriefly(t *testing.T) {
 func TestPoolMembersMustAgree(t *testing.T) {
 	e := NewEngine(Config{})
 	newRunner(t, e, "a", pooled(policy.PolicyPoolWithThreshold, "p"))
-	opts := signal.DefaultOptions()
 	var conflict *PoolConflictError
 	other := pooled(policy.PolicyPoolWithThreshold, "p")
-	other.Elasticity.High = 0.9
-	if _, err := e.Runner("b", other, opts, 5*time.Second, t0, nil); !errors.As(err, &conflict) ||
+	other["threshold"] = "0.9"
+	if _, err := e.New("b", parse(t, other), t0, nil); !errors.As(err, &conflict) ||
 		conflict.Pool != "p" || !strings.Contains(err.Error(), "threshold=0.8 ") || !strings.Contains(err.Error(), "threshold=0.9 ") {
 		t.Errorf("another threshold: %v", err)
 	}
-	if _, err := e.Runner("b", pooled(policy.PolicyPoolWithThreshold, "p"), opts, time.Second, t0, nil); !errors.As(err, &conflict) {
+	fast := pooled(policy.PolicyPoolWithThreshold, "p")
+	fast["sampleInterval"] = "1s"
+	if _, err := e.New("b", parse(t, fast), t0, nil); !errors.As(err, &conflict) {
 		t.Errorf("another sample interval: %v", err)
 	}
-	if _, err := e.Runner("b", pooled(policy.PolicyFullyElastic, "p"), opts, 5*time.Second, t0, nil); !errors.As(err, &conflict) {
+	if _, err := e.New("b", parse(t, pooled(policy.PolicyFullyElastic, "p")), t0, nil); !errors.As(err, &conflict) {
 		t.Errorf("another policy: %v", err)
 	}
 	priced := pooled(policy.PolicyPoolWithThreshold, "p")
-	priced.CostPerReplicaSecond = 3
-	b, err := e.Runner("b", priced, opts, 5*time.Second, t0, nil)
+	priced["costPerReplicaSecond"] = "3"
+	b, err := e.New("b", parse(t, priced), t0, nil)
 	if err != nil {
 		t.Fatalf("cost is per member: %v", err)
 	}
@@ -154,13 +154,12 @@ func TestPoolMembersMustAgree(t *testing.T) {
 // The pool goes with its last member, so its name is free for other options.
 func TestPoolIsDroppedWithItsLastMember(t *testing.T) {
 	e := NewEngine(Config{})
-	opts := signal.DefaultOptions()
-	a, err := e.Runner("a", pooled(policy.PolicyFixed, "p"), opts, 5*time.Second, t0, nil)
+	a, err := e.New("a", parse(t, pooled(policy.PolicyFixed, "p")), t0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	a.Close()
-	b, err := e.Runner("b", pooled(policy.PolicyFullyElastic, "p"), opts, 5*time.Second, t0, nil)
+	b, err := e.New("b", parse(t, pooled(policy.PolicyFullyElastic, "p")), t0, nil)
 	if err != nil {
 		t.Fatalf("pool p after its members left: %v", err)
 	}
@@ -171,8 +170,8 @@ func TestPoolIsDroppedWithItsLastMember(t *testing.T) {
 // after a new runner took the same key. The old release must leave the new
 // runner's pool membership, launches and events alone.
 func TestSupersededRunnerReleasesOnlyItsOwn(t *testing.T) {
-	for _, s := range []Spec{pooled(policy.PolicyFullyElastic, "gpu"), spec(signal.PolicyPressure)} {
-		t.Run(s.Policy, func(t *testing.T) {
+	for _, s := range []map[string]string{pooled(policy.PolicyFullyElastic, "gpu"), spec(signal.PolicyPressure)} {
+		t.Run(s["policy"], func(t *testing.T) {
 			e := NewEngine(Config{})
 			old := newRunner(t, e, "a", s)
 			decideAt(t, old, at(0), sample(1, 0.5, queue(1, 1)))
@@ -202,7 +201,7 @@ func TestPoolStepsOncePerTickAtAnyOffsets(t *testing.T) {
 			t.Run(fmt.Sprintf("%d members reverse %v", n, reverse), func(t *testing.T) {
 				e := NewEngine(Config{})
 				var names []string
-				rs := map[string]*Runner{}
+				rs := map[string]Decider{}
 				for i := range n {
 					name := string(rune('a' + i))
 					names = append(names, name)

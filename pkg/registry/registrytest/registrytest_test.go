@@ -1,4 +1,4 @@
-package targettest_test
+package registrytest_test
 
 import (
 	"context"
@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
-	"github.com/barometer-scaler/barometer/pkg/target"
-	"github.com/barometer-scaler/barometer/pkg/target/targettest"
+	"github.com/barometer-scaler/barometer/pkg/registry"
+	"github.com/barometer-scaler/barometer/pkg/registry/registrytest"
+	"github.com/barometer-scaler/barometer/pkg/trigger"
 )
 
 func TestScriptAnswersWhatWasSetLast(t *testing.T) {
 	ctx := context.Background()
-	var s targettest.Script
+	var s registrytest.Script
 	if _, err := s.Observe(ctx); err == nil {
 		t.Fatal("the zero Script observed")
 	}
@@ -36,26 +37,25 @@ func TestScriptAnswersWhatWasSetLast(t *testing.T) {
 }
 
 func TestRegisterAndSample(t *testing.T) {
-	scripts := map[string]*targettest.Script{"a": targettest.Returning(pressure.Observation{
+	scripts := map[string]*registrytest.Script{"a": registrytest.Returning(pressure.Observation{
 		Replicas: []pressure.ReplicaObservation{{Name: "a", CPUUtilisation: 0.5}},
 	})}
-	sources := target.NewSources()
-	targettest.Register(sources, "scripted", "a", func(name string) *targettest.Script { return scripts[name] })
-	reg := targettest.NewRegistry(t, target.Config{Sources: sources, DefaultInterval: time.Hour})
+	sources := trigger.NewSchema(registrytest.Kind("scripted", "a", func(name string) *registrytest.Script { return scripts[name] }))
+	reg := registrytest.NewRegistry(t, registry.Config{Schema: sources, DefaultInterval: time.Hour})
 
-	var me *target.MetadataError
-	if _, err := reg.Parse(map[string]string{"source": "scripted", "script": "nope"}); !errors.As(err, &me) || me.Key != targettest.Key {
+	var me *trigger.MetadataError
+	if _, err := reg.Parse(map[string]string{"source": "scripted", "script": "nope"}); !errors.As(err, &me) || me.Key != registrytest.Key {
 		t.Fatalf("unknown script: %v", err)
 	}
 	md, err := reg.Parse(map[string]string{"source": "scripted"})
 	if err != nil || md.Source.Key() != "scripted/a" {
 		t.Fatalf("default script: %v %v", md.Source, err)
 	}
-	tg, err := reg.Acquire(target.Ref{}, md)
+	tg, err := reg.Acquire(registry.Ref{}, md)
 	if err != nil {
 		t.Fatal(err)
 	}
-	targettest.WaitSamples(t, tg, 1)
+	registrytest.WaitSamples(t, tg, 1)
 	if snap := tg.Load(); snap.LastErr != nil || snap.Signal.WarmingUp() {
 		t.Fatalf("first sample: %+v", snap)
 	}

@@ -18,7 +18,7 @@ import (
 func TestPressureSamplesAreDecisions(t *testing.T) {
 	e := NewEngine(Config{})
 	s := spec(signal.PolicyPressure)
-	s.CostPerReplicaSecond = 0.5
+	s["costPerReplicaSecond"] = "0.5"
 	r := newRunner(t, e, "web", s)
 	if w := r.WarmingUp(); w.Policy != signal.PolicyPressure || w.Reason != signal.ReasonWarmingUp {
 		t.Fatalf("warming up: %+v", w)
@@ -225,7 +225,7 @@ func TestElasticRunnerCountsRemovalsInFlight(t *testing.T) {
 
 func TestCostAccruesOverVisibleReplicas(t *testing.T) {
 	s := spec(policy.PolicyFixed)
-	s.CostPerReplicaSecond = 0.002
+	s["costPerReplicaSecond"] = "0.002"
 	r := newRunner(t, NewEngine(Config{}), "w", s)
 	var sig signal.ScalingSignal
 	for _, c := range []struct {
@@ -270,7 +270,7 @@ func TestAuditKeepsTheLastEventsAndForgetsOnClose(t *testing.T) {
 func TestMissedScrapeCountsAsAReplica(t *testing.T) {
 	t.Run("fixed", func(t *testing.T) {
 		s := spec(policy.PolicyFixed)
-		s.CostPerReplicaSecond = 1
+		s["costPerReplicaSecond"] = "1"
 		r := newRunner(t, NewEngine(Config{}), "w", s)
 		decideAt(t, r, at(0), sample(3, 0, nil))
 		sig := decideAt(t, r, at(10), missing(sample(2, 0, nil), 1))
@@ -369,7 +369,7 @@ func TestZeroReplicas(t *testing.T) {
 func TestUtilizationCountsSlots(t *testing.T) {
 	e := NewEngine(Config{})
 	s := spec(policy.PolicyPoolWithThreshold)
-	s.Elasticity.SlotsPerReplica = 4
+	s["slotsPerReplica"] = "4"
 	r := newRunner(t, e, "w", s)
 	sig := decideAt(t, r, at(0), sample(2, 0, queue(0, 4)))
 	if u := e.Events("w")[0].Inputs["utilization"]; u != 0.5 || !strings.Contains(sig.Reason, "dead band") {

@@ -1,0 +1,192 @@
+// Package decide is the policy runtime: it runs a target's policy inside its
+// sampler. Each policy kind has its own signal.Decider (the pressure
+// computer, the queue policy, the elasticity policies alone or pooled), and
+// around every decision each does the bookkeeping pkg/policy leaves to its
+// caller: launch and removal tracking, the audit trail, the decision log,
+// the per-action counts and cost. The Engine holds what targets share: the
+// audit log, the launch trackers and the pools.
+//
+// The published snapshot stays the single source of truth: a Runner puts
+// the decision (desired count, action, reason, policy, cost) on the signal,
+// and every surface reads it from there. Only the audit trail and the
+// decision counts are kept beside it, because they are histories.
+package decide
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/barometer-scaler/barometer/pkg/policy"
+	"github.com/barometer-scaler/barometer/pkg/signal"
+	"github.com/barometer-scaler/barometer/pkg/trigger"
+)
+
+// Config wires an Engine.
+type Config struct {
+	// AuditSize is how many events the audit trail keeps per target; <= 0
+	// means policy.DefaultAuditSize.
+	AuditSize int
+}
+
+// Engine is what a registry's deciders share. Safe for concurrent use.
+type Engine struct {
+	audit *auditLog
+
+	mu       sync.Mutex
+	trackers map[time.Duration]*policy.LaunchTracker // by TTL: state is per target inside
+	pools    map[string]*pool
+	// owners is the live decider of each target key. A reaped target's
+	// decider closes after its sampler stops, which can be after a new
+	// decider took the same key; its release must not undo the new one.
+	owners map[string]*ledger
+}
+
+// NewEngine returns an engine with an empty audit trail.
+func NewEngine(cfg Config) *Engine {
+	return &Engine{audit: newAuditLog(cfg.AuditSize), trackers: map[time.Duration]*policy.LaunchTracker{}, pools: map[string]*pool{}, owners: map[string]*ledger{}}
+}
+
+// Events returns a target's kept decisions, oldest first (never nil).
+func (e *Engine) Events(target string) []policy.Event {
+	return orEmpty(e.audit.Events(target))
+}
+
+// AllEvents returns every target's kept decisions, newest last (never nil).
+func (e *Engine) AllEvents() []policy.Event { return orEmpty(e.audit.All()) }
+
+func orEmpty(ev []policy.Event) []policy.Event {
+	if ev == nil {
+		return []policy.Event{}
+	}
+	return ev
+}
+
+// PoolConflictError is a target whose options disagree with the pool it
+// names. The registry reports it against the `pool` key.
+type PoolConflictError struct {
+	Pool       string
+	Want, Have string // the pool's options and the newcomer's
+}
+
+func (e *PoolConflictError) Error() string {
+	return fmt.Sprintf("pool %q is decided with %s; every member must set the same policy keys and sampleInterval, this one has %s", e.Pool, e.Want, e.Have)
+}
+
+// ErrNoQueue fails a sample whose source reported no work queue when the
+// policy reads one.
+var ErrNoQueue = errors.New("the source reported no work queue (the barometer_queue_* metrics of docs/exposition.md)")
+
+// Decider is one target's signal.Decider, with what the registry and the
+// surfaces read beside the signal. Close it once its sampler has stopped.
+type Decider interface {
+	signal.Decider
+	// Policy is the name of the decider's policy.
+	Policy() string
+	// Decisions counts the target's decisions by action (scale_up,
+	// scale_down, no-op), every action present.
+	Decisions() map[string]uint64
+	// Close leaves the decider's pool and forgets its launches and events;
+	// later calls do nothing.
+	Close()
+}
+
+// New returns the Decider of target key for trigger t, which samples every
+// t.Interval. A pooled trigger joins its pool, or returns a
+// *PoolConflictError when the pool is decided with other options.
+func (e *Engine) New(key string, t *trigger.Trigger, now time.Time, logger *slog.Logger) (Decider, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	spec := t.Policy
+	l := func(tracker *policy.LaunchTracker) ledger {
+		return ledger{key: key, spec: spec, engine: e, log: logger, tracker: tracker}
+	}
+	if spec.Name == signal.PolicyPressure {
+		d := &pressureDecider{ledger: l(nil), computer: signal.NewComputer(t.Signal)}
+		d.prev = d.computer.WarmingUp().RecommendedReplicas
+		e.own(&d.ledger)
+		return d, nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	tracker, err := e.tracker(spec.LaunchTTL)
+	if err != nil {
+		return nil, err
+	}
+	if spec.Name == policy.PolicyQueue {
+		q, err := policy.NewQueuePolicy(spec.Queue)
+		if err != nil {
+			return nil, err
+		}
+		d := &queueDecider{ledger: l(tracker), policy: q}
+		e.owners[key] = &d.ledger
+		return d, nil
+	}
+	if !slices.Contains(policy.Names(), spec.Name) {
+		return nil, fmt.Errorf("unknown policy %q", spec.Name)
+	}
+	p, err := policy.NewElasticityPolicy(spec.Elasticity)
+	if err != nil {
+		return nil, err
+	}
+	d := &elasticDecider{ledger: l(tracker), policy: p}
+	if spec.Pool != "" {
+		pl, ok := e.pools[spec.Pool]
+		want := t.PoolKey()
+		if !ok {
+			pl = newPool(spec.Pool, want, p, tracker, t.Interval)
+			e.pools[spec.Pool] = pl
+		} else if pl.key != want {
+			return nil, &PoolConflictError{Pool: spec.Pool, Want: pl.key, Have: want}
+		}
+		pl.join(d, now)
+		d.pool = pl
+	}
+	e.owners[key] = &d.ledger
+	return d, nil
+}
+
+func (e *Engine) own(l *ledger) {
+	e.mu.Lock()
+	e.owners[l.key] = l
+	e.mu.Unlock()
+}
+
+// tracker returns the launch tracker for ttl; e.mu is held.
+func (e *Engine) tracker(ttl time.Duration) (*policy.LaunchTracker, error) {
+	if t, ok := e.trackers[ttl]; ok {
+		return t, nil
+	}
+	t, err := policy.NewLaunchTracker(policy.LaunchOptions{TTL: ttl})
+	if err != nil {
+		return nil, err
+	}
+	e.trackers[ttl] = t
+	return t, nil
+}
+
+// release forgets a closed decider: it leaves its pool (the pool goes when
+// its last member does), and its launches and events are dropped. A decider
+// whose key a newer one has taken releases only what is its own.
+func (e *Engine) release(l *ledger, member *elasticDecider) {
+	e.mu.Lock()
+	if member != nil && member.pool != nil && member.pool.leave(member) == 0 {
+		delete(e.pools, member.pool.name)
+	}
+	superseded := e.owners[l.key] != l
+	if !superseded {
+		delete(e.owners, l.key)
+	}
+	e.mu.Unlock()
+	if superseded {
+		return
+	}
+	if l.tracker != nil {
+		l.tracker.Forget(l.key)
+	}
+	e.audit.Forget(l.key)
+}

@@ -1,0 +1,259 @@
+package decide
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/barometer-scaler/barometer/pkg/policy"
+	"github.com/barometer-scaler/barometer/pkg/pressure"
+	"github.com/barometer-scaler/barometer/pkg/signal"
+	"github.com/barometer-scaler/barometer/pkg/trigger"
+)
+
+// ledger is the bookkeeping every decider does around its decisions: the
+// audit trail, the log, the per-action counts and cost. Its sampler calls
+// Decide from one goroutine at a time, so the policy state needs no lock;
+// the decision counts are read by metrics scrapes and are atomic.
+type ledger struct {
+	key     string
+	spec    trigger.PolicySpec
+	engine  *Engine
+	log     *slog.Logger
+	tracker *policy.LaunchTracker // every policy but pressure
+
+	cost      policy.Cost
+	counts    [3]atomic.Uint64 // by actionIndex
+	closeOnce sync.Once
+}
+
+// actions are the decision actions, in the order of ledger.counts.
+var actions = [...]policy.Action{policy.ScaleUp, policy.ScaleDown, policy.NoOp}
+
+func actionIndex(a policy.Action) int {
+	for i, x := range actions {
+		if x == a {
+			return i
+		}
+	}
+	return 2 // unreachable: policies decide only the three actions
+}
+
+func (l *ledger) Policy() string { return l.spec.Name }
+
+func (l *ledger) Decisions() map[string]uint64 {
+	out := make(map[string]uint64, len(actions))
+	for i, a := range actions {
+		out[string(a)] = l.counts[i].Load()
+	}
+	return out
+}
+
+// WarmingUp is a replica policy's signal before the first sample: no
+// replica count yet (surfaces refuse to serve a warming-up signal anyway).
+func (l *ledger) WarmingUp() signal.ScalingSignal {
+	return signal.ScalingSignal{
+		Reason:  signal.ReasonWarmingUp,
+		Policy:  l.spec.Name,
+		Storage: pressure.StoragePressure{Accounts: []pressure.WalAccountPressure{}},
+	}
+}
+
+// finish accrues cost over the replicas the source knows of, puts the
+// decision on the signal and records it unless a pool already did.
+func (l *ledger) finish(sig signal.ScalingSignal, d policy.Decision, visible int, now time.Time, recorded bool) signal.ScalingSignal {
+	l.cost = l.cost.Accrue(policy.CostOptions{PerReplicaSecond: l.spec.CostPerReplicaSecond}, visible, now)
+	sig.Action = string(d.Action)
+	sig.Cost = signal.Cost{ReplicaSeconds: l.cost.ReplicaSeconds, Cost: l.cost.Cost}
+	if !recorded {
+		l.record(d)
+	}
+	return sig
+}
+
+// record puts a decision in the audit trail, the log and the counts. A
+// no-op is logged at debug: with pressure every sample is a decision, and
+// most of them change nothing.
+func (l *ledger) record(d policy.Decision) {
+	l.engine.audit.Record(d.Event(l.key))
+	l.counts[actionIndex(d.Action)].Add(1)
+	level := slog.LevelInfo
+	if d.Action == policy.NoOp {
+		level = slog.LevelDebug
+	}
+	l.log.Log(context.Background(), level, "decision", "policy", d.Policy, "action", string(d.Action),
+		"before", d.Before, "after", d.Desired, "reason", d.Reason)
+}
+
+// The replicas that count ("visible") are those that exist: the ones that
+// answered and the ones that did not answer this time (obs.Missing). A
+// missed scrape is not a replica gone: reading it as gone would make a
+// no-op publish one fewer and resolve a removal that did not happen. Only
+// utilization, busy over the replicas' slots, is read over the replicas
+// that answered, whose queue gauges the source folded. A sample in which
+// replicas were expected and none answered fails (signal.Unanswered); one
+// whose source saw no replica at all is a valid sample of zero replicas,
+// from which a policy can scale up.
+func visible(obs pressure.Observation) int { return len(obs.Replicas) + len(obs.Missing) }
+
+// pressureDecider folds samples with the pressure computer; its decision
+// compares the replicas recommended now with the previous sample's.
+type pressureDecider struct {
+	ledger
+	computer *signal.Computer
+	prev     int // the RecommendedReplicas published last
+}
+
+func (d *pressureDecider) WarmingUp() signal.ScalingSignal { return d.computer.WarmingUp() }
+
+func (d *pressureDecider) Close() { d.closeOnce.Do(func() { d.engine.release(&d.ledger, nil) }) }
+
+func (d *pressureDecider) Decide(now time.Time, obs pressure.Observation, in signal.Input) (signal.ScalingSignal, error) {
+	if err := signal.Unanswered(obs); err != nil {
+		return signal.ScalingSignal{}, err
+	}
+	sig := d.computer.Compute(now, in)
+	dec := pressureDecision(now, d.prev, sig)
+	d.prev = sig.RecommendedReplicas
+	return d.finish(sig, dec, visible(obs), now, false), nil
+}
+
+// queueDecider runs the queue-pressure policy with launch tracking.
+type queueDecider struct {
+	ledger
+	policy *policy.QueuePolicy
+	state  policy.QueueState
+}
+
+func (d *queueDecider) Close() { d.closeOnce.Do(func() { d.engine.release(&d.ledger, nil) }) }
+
+func (d *queueDecider) Decide(now time.Time, obs pressure.Observation, in signal.Input) (signal.ScalingSignal, error) {
+	if err := signal.Unanswered(obs); err != nil {
+		return signal.ScalingSignal{}, err
+	}
+	if obs.Queue == nil {
+		return signal.ScalingSignal{}, fmt.Errorf("policy queue: %w", ErrNoQueue)
+	}
+	n := visible(obs)
+	inFlight := d.tracker.Observe(d.key, n, now)
+	qo := queueObservation(*obs.Queue, n, inFlight)
+	qo.ObservedAt = obs.ObservedAt // the counters' time; zero: now
+	var dec policy.Decision
+	dec, d.state = d.policy.Evaluate(d.state, qo, now)
+	d.tracker.Record(d.key, dec)
+	return d.finish(policySignal(dec, in, now, false), dec, n, now, false), nil
+}
+
+// elasticDecider runs one of the elasticity policies, alone or as a member
+// of a pool.
+type elasticDecider struct {
+	ledger
+	policy *policy.ElasticityPolicy
+	state  policy.ElasticityState
+	pool   *pool // nil when not pooled
+}
+
+func (d *elasticDecider) Close() { d.closeOnce.Do(func() { d.engine.release(&d.ledger, d) }) }
+
+func (d *elasticDecider) Decide(now time.Time, obs pressure.Observation, in signal.Input) (signal.ScalingSignal, error) {
+	if err := signal.Unanswered(obs); err != nil {
+		return signal.ScalingSignal{}, err
+	}
+	if obs.Queue == nil && d.spec.Name != policy.PolicyFixed {
+		return signal.ScalingSignal{}, fmt.Errorf("policy %s: %w", d.spec.Name, ErrNoQueue)
+	}
+	n := visible(obs)
+	eo := elasticObservation(obs.Queue, n, len(obs.Replicas)*max(d.spec.Elasticity.SlotsPerReplica, 1))
+	var (
+		dec      policy.Decision
+		recorded bool // a pool records its members' decisions when it makes them
+	)
+	if d.pool != nil {
+		dec, recorded = d.pool.decide(d, eo, now)
+	} else {
+		eo.InFlight = d.tracker.Observe(d.key, n, now)
+		dec, d.state = d.policy.Decide(d.state, eo, now)
+		d.tracker.Record(d.key, dec)
+	}
+	return d.finish(policySignal(dec, in, now, d.pool != nil), dec, n, now, recorded), nil
+}
+
+// pressureDecision reads a pressure sample as a decision: the replicas
+// recommended now against those recommended by the previous sample (or the
+// warming-up signal before the first).
+func pressureDecision(now time.Time, before int, s signal.ScalingSignal) policy.Decision {
+	a := policy.NoOp
+	switch {
+	case s.RecommendedReplicas > before:
+		a = policy.ScaleUp
+	case s.RecommendedReplicas < before:
+		a = policy.ScaleDown
+	}
+	return policy.Decision{
+		At: now, Policy: signal.PolicyPressure, Action: a, Before: before, Desired: s.RecommendedReplicas, Reason: s.Reason,
+		Inputs: map[string]float64{"scale_value": s.ScaleValue, "raw_scale_value": s.RawScaleValue},
+	}
+}
+
+// policySignal publishes a decision: the desired count is both the value
+// KEDA reads (with target 1) and the recommendation. The compute and storage
+// views ride along for operators; they do not enter the decision.
+func policySignal(d policy.Decision, in signal.Input, now time.Time, pooled bool) signal.ScalingSignal {
+	raw := float64(d.Desired)
+	// The instantaneous demand, before step limits and one-step rules,
+	// where the policy states one for this target; a pool member's inputs
+	// are the pool's, whose target is the pool's total.
+	if !pooled {
+		for _, k := range []string{"desired", "target"} {
+			if v, ok := d.Inputs[k]; ok {
+				raw = v
+				break
+			}
+		}
+	}
+	return signal.ScalingSignal{
+		ScaleValue:          float64(d.Desired),
+		RecommendedReplicas: d.Desired,
+		Compute:             in.Compute,
+		Storage:             in.Storage,
+		Reason:              d.Reason,
+		SampledAt:           now,
+		RawScaleValue:       raw,
+		Policy:              d.Policy,
+	}
+}
+
+// queueObservation converts the source's queue to the policy's input.
+func queueObservation(q pressure.QueueObservation, visible, inFlight int) policy.QueueObservation {
+	out := policy.QueueObservation{
+		Replicas: visible, InFlight: inFlight,
+		Arrivals: q.Arrivals, RunSeconds: q.RunSeconds, Runs: q.Runs,
+		Due: policy.CeilCount(q.Due), Busy: policy.CeilCount(q.Busy),
+	}
+	for _, b := range q.Backlog {
+		out.Backlog = append(out.Backlog, policy.ClassBacklog{Class: b.Class, Ready: policy.CeilCount(b.Ready), Retrying: policy.CeilCount(b.Retrying)})
+	}
+	for _, r := range q.Reservations {
+		out.Reservations = append(out.Reservations, policy.Reservation{Start: r.Start, End: r.End, Slots: policy.CeilCount(r.Slots)})
+	}
+	return out
+}
+
+// elasticObservation is 000's daemon signals from the source's queue: the
+// replicas that exist, the whole backlog as pending work, and busy over the
+// slots of the replicas that answered as utilization (0 when no replica
+// answered or no queue is seen).
+func elasticObservation(q *pressure.QueueObservation, visible, slots int) policy.ElasticityObservation {
+	o := policy.ElasticityObservation{Replicas: visible}
+	if q == nil {
+		return o
+	}
+	o.Pending = policy.CeilCount(q.Pending())
+	if slots > 0 {
+		o.Utilization = pressure.Clamp01(q.Busy / float64(slots))
+	}
+	return o
+}

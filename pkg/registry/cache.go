@@ -1,0 +1,106 @@
+package registry
+
+import (
+	"hash/maphash"
+	"maps"
+	"sync"
+	"sync/atomic"
+
+	"github.com/barometer-scaler/barometer/pkg/trigger"
+)
+
+// DefaultMaxBindings bounds the parsed triggers a registry keeps.
+const DefaultMaxBindings = 10000
+
+// binding is one ScaledObject's use of one target, and when the
+// ScaledObject last asked for it.
+type binding struct {
+	ref    Ref
+	target *Target
+	seen   atomic.Int64 // unix nanoseconds
+}
+
+// bindings keeps, for Resolve, the parsed trigger of every (ScaledObject,
+// metadata) pair seen, by the content of the metadata: a changed map is a
+// new entry, parsed anew. Reads take a read lock only; entries go with
+// their target.
+type bindings struct {
+	seed maphash.Seed
+	max  int
+
+	mu      sync.RWMutex
+	entries map[uint64][]cached
+	n       int
+}
+
+// cached is one metadata map and what it parsed to: triggers of one
+// target may differ in the keys only the surfaces read.
+type cached struct {
+	raw     map[string]string // a copy: the caller's map may change
+	trigger *trigger.Trigger
+	b       *binding
+}
+
+func newBindings(max int) bindings {
+	return bindings{seed: maphash.MakeSeed(), max: max, entries: map[uint64][]cached{}}
+}
+
+// sum hashes ref and the content of raw, in no order: equal maps give equal
+// sums however they were built.
+func (c *bindings) sum(ref Ref, raw map[string]string) uint64 {
+	h := maphash.String(c.seed, ref.Namespace)*31 ^ maphash.String(c.seed, ref.Name)
+	for k, v := range raw {
+		h += maphash.String(c.seed, k)*0x9e3779b97f4a7c15 ^ maphash.String(c.seed, v)
+	}
+	return h
+}
+
+// find returns the live binding of ref to exactly raw and its trigger, or
+// nil.
+func (c *bindings) find(sum uint64, ref Ref, raw map[string]string) (*binding, *trigger.Trigger) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for _, e := range c.entries[sum] {
+		if e.b.ref == ref && !e.b.target.reaped.Load() && maps.Equal(e.raw, raw) {
+			return e.b, e.trigger
+		}
+	}
+	return nil, nil
+}
+
+// add keeps b for raw, unless the cache is full (the call then parses each
+// time, correct and slower).
+func (c *bindings) add(sum uint64, b *binding, tr *trigger.Trigger, raw map[string]string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n >= c.max {
+		return
+	}
+	for _, e := range c.entries[sum] {
+		if e.b.ref == b.ref && maps.Equal(e.raw, raw) {
+			return
+		}
+	}
+	c.entries[sum] = append(c.entries[sum], cached{raw: maps.Clone(raw), trigger: tr, b: b})
+	c.n++
+}
+
+// drop forgets every entry whose binding gone says is gone.
+func (c *bindings) drop(gone func(*binding) bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for sum, es := range c.entries {
+		kept := es[:0]
+		for _, e := range es {
+			if !gone(e.b) {
+				kept = append(kept, e)
+			}
+		}
+		c.n -= len(es) - len(kept)
+		if len(kept) == 0 {
+			delete(c.entries, sum)
+		} else {
+			c.entries[sum] = kept
+		}
+	}
+}

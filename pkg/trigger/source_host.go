@@ -1,0 +1,26 @@
+package trigger
+
+import (
+	"log/slog"
+
+	"github.com/barometer-scaler/barometer/pkg/pressure"
+	"github.com/barometer-scaler/barometer/pkg/pressure/host"
+)
+
+// SourceHost is the source kind that reads the scaler's own machine.
+const SourceHost = "host"
+
+// Host is the host source kind: the scaler's own machine or container. It
+// has no keys: it is the embedded default that makes a fresh start serve a
+// real signal.
+func Host() Kind {
+	return NewKind(SourceHost, "the scaler's own machine or container, cgroup v2 aware with a `/proc` fallback",
+		func() struct{} { return struct{}{} }, nil, nil,
+		func(struct{}) (SourceSpec, error) { return hostSpec{}, nil })
+}
+
+type hostSpec struct{}
+
+func (hostSpec) Key() string { return SourceHost }
+
+func (hostSpec) New(*slog.Logger) (pressure.Source, error) { return host.New(host.Options{}) }

@@ -1,0 +1,147 @@
+package trigger
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/barometer-scaler/barometer/pkg/allow"
+	"github.com/barometer-scaler/barometer/pkg/pressure"
+	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
+	"github.com/barometer-scaler/barometer/pkg/pressure/scrape"
+)
+
+// SourceScrape is the source kind that scrapes the replicas directly.
+const SourceScrape = "scrape"
+
+// MaxScrapeTargets bounds the targets key: each static target is a replica
+// scraped every sample, and a DNS target may expand to many more.
+const MaxScrapeTargets = 1000
+
+// Scrape is the scrape source kind. Every target must pass list (nil means
+// allow.Default()): its host where the metadata names it, and, through the
+// source, every address a DNS target expands to and every address dialled.
+func Scrape(list *allow.List) Kind {
+	if list == nil {
+		list = allow.Default()
+	}
+	keys := []Key[scrape.Options]{
+		Text("targets", func(o *scrape.Options) *[]scrape.Target { return &o.Targets }, nil,
+			"comma-separated http://, https:// or dns+http:// URLs", func(s string, _ *Context) ([]scrape.Target, string, bool) {
+				return scrapeTargets(s, list)
+			}, targetsText).Require().
+			Describe("comma-separated `http://`, `https://` or `dns+http://name:port/path` URLs; a `dns+http` name expands to every A/AAAA record (one replica each) on each sample; at most 1,000"),
+		cpuLimitCoresKey(func(o *scrape.Options) *float64 { return &o.CPULimitCores }),
+		Duration("scrapeTimeout", func(o *scrape.Options) *time.Duration { return &o.Timeout }, scrape.DefaultTimeout, 10*time.Millisecond, time.Minute, false).
+			Describe("bound of one scrape, always inside the sample's own budget"),
+		Int("maxResponseBytes", func(o *scrape.Options) *int64 { return &o.MaxResponseBytes }, scrape.DefaultMaxResponseBytes, 1<<10, 1<<30).
+			Describe("a larger response fails that replica"),
+		Int("scrapeConcurrency", func(o *scrape.Options) *int { return &o.Concurrency }, scrape.DefaultConcurrency, 1, 1024).
+			Describe("scrapes in flight at once"),
+	}
+	keys = append(keys, metricNameKeys(func(o *scrape.Options) *exposition.Names { return &o.Names },
+		"a metric name: valid UTF-8, at most 200 bytes",
+		func(s string) bool { return len(s) <= 200 && model.UTF8Validation.IsValidMetricName(s) })...)
+	return NewKind(SourceScrape, "reads the pressure exposition contract straight from the replicas",
+		func() scrape.Options { return scrape.Options{Allow: list} }, keys,
+		[]Check[scrape.Options]{func(o *scrape.Options, _ func(string) bool) error { return uniqueNames(o.Names) }},
+		func(o scrape.Options) (SourceSpec, error) { return scrapeSpec{opts: o}, nil })
+}
+
+func scrapeTargets(raw string, list *allow.List) ([]scrape.Target, string, bool) {
+	var out []scrape.Target
+	seen := map[string]bool{}
+	for entry := range strings.SplitSeq(raw, ",") {
+		entry = strings.TrimSpace(entry)
+		if entry == "" {
+			continue
+		}
+		t, err := scrape.ParseTarget(entry)
+		if err != nil {
+			return nil, fmt.Sprintf("%s: %v; each target is an http://, https:// or dns+http:// URL", Quote(entry), err), false
+		}
+		if err := list.Host(t.Host()); err != nil {
+			return nil, fmt.Sprintf("%s: %v", Quote(entry), err), false
+		}
+		if seen[t.String()] {
+			return nil, Quote(entry) + ": each target once", false
+		}
+		seen[t.String()] = true
+		out = append(out, t)
+	}
+	switch {
+	case len(out) == 0:
+		return nil, "at least one URL", false
+	case len(out) > MaxScrapeTargets:
+		return nil, fmt.Sprintf("at most %d targets (use a dns+http:// target for a large Service)", MaxScrapeTargets), false
+	}
+	// Order does not change what is scraped; sorted, it does not split the
+	// sampler either.
+	slices.SortFunc(out, func(a, b scrape.Target) int { return strings.Compare(a.String(), b.String()) })
+	return out, "", true
+}
+
+func targetsText(ts []scrape.Target) string {
+	var b strings.Builder
+	for _, t := range ts {
+		b.WriteString(t.String())
+		b.WriteByte(',')
+	}
+	return b.String()
+}
+
+// uniqueNames refuses two keys that name the same metric, which could only
+// be a mistake; the run duration is also read as its _sum and _count
+// series, which no other key may name either.
+func uniqueNames(names exposition.Names) error {
+	used := map[string]string{}
+	for _, o := range names.Overrides() {
+		if k, dup := used[*o.Name]; dup {
+			return &MetadataError{Key: o.Key, Value: *o.Name, Allowed: "a metric no other key names; " + k + " already names it"}
+		}
+		used[*o.Name] = o.Key
+	}
+	for _, suffix := range []string{exposition.SumSuffix, exposition.CountSuffix} {
+		if k, dup := used[names.QueueRunDuration+suffix]; dup {
+			return &MetadataError{Key: k, Value: names.QueueRunDuration + suffix,
+				Allowed: "a metric no other key names; queueRunDurationMetric reads it as its " + suffix + " series"}
+		}
+	}
+	return nil
+}
+
+// scrapeSpec is the parsed configuration of a scrape source.
+type scrapeSpec struct {
+	opts scrape.Options
+}
+
+// Key names the first target and hashes the full, resolved configuration:
+// equal meanings give equal keys, and a thousand targets still give a key
+// short enough for a metric label.
+func (s scrapeSpec) Key() string {
+	var b strings.Builder
+	o := s.opts
+	b.WriteString(targetsText(o.Targets))
+	fmt.Fprintf(&b, " cpuLimitCores=%g scrapeTimeout=%s maxResponseBytes=%d scrapeConcurrency=%d",
+		o.CPULimitCores, o.Timeout, o.MaxResponseBytes, o.Concurrency)
+	for _, n := range o.Names.Overrides() {
+		fmt.Fprintf(&b, " %s=%q", n.Key, *n.Name)
+	}
+	sum := sha256.Sum256([]byte(b.String()))
+	more := ""
+	if len(o.Targets) > 1 {
+		more = fmt.Sprintf("+%d", len(o.Targets)-1)
+	}
+	return fmt.Sprintf("scrape %s%s #%x", o.Targets[0], more, sum[:8])
+}
+
+func (s scrapeSpec) New(logger *slog.Logger) (pressure.Source, error) {
+	o := s.opts
+	o.Logger = logger
+	return scrape.New(o)
+}
