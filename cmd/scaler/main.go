@@ -2,6 +2,7 @@
 //
 //	scaler [serve]      serve the gRPC scaler and the HTTP endpoints (default)
 //	scaler simulate ... run the decision-quality simulator
+//	scaler keys [FILE]  print the trigger-key tables, or rewrite them in FILE
 //	scaler version      print the version
 //
 // Configuration comes from BAROMETER_* environment variables; see the README.
@@ -43,6 +44,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return serve(ctx, cfg, newLogger(cfg, stderr), nil)
 	case "simulate":
 		return runSimulate(args, stdout)
+	case "keys":
+		return runKeys(args, stdout)
 	case "version":
 		_, err := fmt.Fprintln(stdout, buildVersion())
 		return err
@@ -50,13 +53,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		_, err := fmt.Fprint(stdout, usage)
 		return err
 	default:
-		return fmt.Errorf("unknown command %q (allowed: serve, simulate, version)\n%s", cmd, usage)
+		return fmt.Errorf("unknown command %q (allowed: serve, simulate, keys, version)\n%s", cmd, usage)
 	}
 }
 
-const usage = `usage: scaler [serve | simulate [flags] | version]
+const usage = `usage: scaler [serve | simulate [flags] | keys [FILE] | version]
   serve     serve the KEDA external scaler (gRPC) and HTTP endpoints (default)
   simulate  run the decision-quality simulator (scaler simulate -h for flags)
+  keys      print the trigger-key tables; with FILE (README.md), rewrite its generated tables
   version   print the version
 `
 

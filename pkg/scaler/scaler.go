@@ -71,22 +71,29 @@ func (s *Server) resolve(ref *externalscaler.ScaledObjectRef) (*registry.Target,
 		return nil, nil, status.Error(codes.InvalidArgument, "scaledObjectRef is required")
 	}
 	t, tr, err := s.reg.Resolve(registry.Ref{Namespace: ref.GetNamespace(), Name: ref.GetName()}, ref.GetScalerMetadata())
+	if err == nil {
+		return t, tr, nil
+	}
+	return nil, tr, resolveError(tr, err)
+}
+
+// resolveError maps a failed Resolve to its status. It is a function of its
+// own so that the call that succeeds allocates nothing for it.
+func resolveError(tr *trigger.Trigger, err error) error {
 	var me *trigger.MetadataError
 	switch {
-	case err == nil:
-		return t, tr, nil
 	case errors.As(err, &me):
 		// Invalid metadata, or metadata that is valid alone but not beside
 		// the running targets (a pool member whose options disagree with
 		// the pool's).
-		return nil, tr, status.Error(codes.InvalidArgument, err.Error())
+		return status.Error(codes.InvalidArgument, err.Error())
 	case tr == nil:
-		return nil, nil, status.Error(codes.InvalidArgument, err.Error())
+		return status.Error(codes.InvalidArgument, err.Error())
 	}
 	// The metadata parsed, but its source could not be built (for example
 	// an unreadable host): a configuration problem of the scaler, not
 	// something KEDA's retry will fix.
-	return nil, tr, status.Error(codes.FailedPrecondition, err.Error())
+	return status.Error(codes.FailedPrecondition, err.Error())
 }
 
 // spec is the metric KEDA reads. For a policy that decides a replica count,

@@ -116,7 +116,7 @@ func defaultCell(info Info) string {
 		return "(required)"
 	case info.Default == "" || info.Default == `""`:
 		return "(none)"
-	case strings.ContainsAny(info.Default, "`("):
+	case strings.ContainsAny(info.Default, "`(") || strings.Contains(info.Default, " "):
 		return info.Default
 	}
 	return "`" + info.Default + "`"

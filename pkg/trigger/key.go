@@ -275,10 +275,12 @@ func Text[S, T any](name string, f Field[S, T], def T, allowed string, parse fun
 
 // String declares a key whose value is kept as written, once valid says so.
 func String[S any](name string, f Field[S, string], def, allowed string, valid func(string, *Context) bool) Key[S] {
-	return Text(name, f, def, allowed, func(s string, c *Context) (string, string, bool) {
+	k := Text(name, f, def, allowed, func(s string, c *Context) (string, string, bool) {
 		if valid != nil && !valid(s, c) {
 			return "", allowed, false
 		}
 		return s, "", true
-	}, func(s string) string { return strconv.Quote(s) })
+	}, strconv.Quote)
+	k.Default = def
+	return k
 }

@@ -14,7 +14,7 @@ func metricNameKeys[C any](names func(*C) *exposition.Names, allowed string, val
 	for i, o := range overrides {
 		field := func(c *C) *string { return names(c).Overrides()[i].Name }
 		keys[i] = String(o.Key, field, *o.Name, allowed, func(s string, _ *Context) bool { return valid(s) }).
-			Describe("renames the contract's `" + *o.Name + "`")
+			Describe("renames the contract's `" + *o.Name + "`").Documented("the contract's names")
 		keys[i].Info.Group = "metric names"
 	}
 	return keys

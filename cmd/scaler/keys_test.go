@@ -1,0 +1,24 @@
+package main
+
+import (
+	"os"
+	"testing"
+
+	"github.com/barometer-scaler/barometer/pkg/allow"
+)
+
+// The README's key tables are generated from the schema; CI fails here when
+// a key changed and `go run ./cmd/scaler keys README.md` was not run.
+func TestREADMEKeyTablesAreFresh(t *testing.T) {
+	doc, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, changed, err := newSchema(allow.Default()).UpdateDocs(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if changed {
+		t.Fatal("README.md's trigger-key tables are stale: run `go run ./cmd/scaler keys README.md`")
+	}
+}

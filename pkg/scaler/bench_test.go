@@ -1,0 +1,51 @@
+package scaler
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/kedacore/keda/v2/pkg/scalers/externalscaler"
+
+	"github.com/barometer-scaler/barometer/pkg/registry"
+	"github.com/barometer-scaler/barometer/pkg/registry/registrytest"
+	"github.com/barometer-scaler/barometer/pkg/trigger"
+)
+
+// benchServer is a scaler over one scripted workload, called directly: the
+// handler's own cost, without the network and gRPC's framing.
+func benchServer(b *testing.B) *Server {
+	b.Helper()
+	w := registrytest.Returning(load(0.5, 2))
+	sources := trigger.NewSchema(registrytest.Kind("workload", "default", func(string) *registrytest.Script { return w }))
+	reg := registrytest.NewRegistry(b, registry.Config{Schema: sources, DefaultInterval: time.Minute})
+	return New(Config{Registry: reg})
+}
+
+// A repeated GetMetrics is a lookup of its parsed trigger and an atomic load
+// of the snapshot: the only allocations are the response's.
+//
+//	go test -run xxx -bench GetMetrics -benchmem ./pkg/scaler/
+func BenchmarkGetMetrics(b *testing.B) {
+	typical := map[string]string{"source": "workload", "scalerAddress": "barometer.keda.svc:6000",
+		"targetPressure": "0.7", "minReplicas": "2", "sampleInterval": "1m", "activationValue": "0.1"}
+	for _, c := range []struct {
+		name string
+		md   map[string]string
+	}{
+		{"typical", typical},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			s := benchServer(b)
+			req := &externalscaler.GetMetricsRequest{MetricName: "barometer-pressure",
+				ScaledObjectRef: &externalscaler.ScaledObjectRef{Name: "orders", Namespace: "shop", ScalerMetadata: c.md}}
+			ctx := context.Background()
+			_, _ = s.GetMetrics(ctx, req)
+			b.ReportAllocs()
+			for b.Loop() {
+				_, _ = s.GetMetrics(ctx, req)
+			}
+		})
+	}
+}
+
