@@ -111,14 +111,20 @@ done
 # measure NAME ADDR: one run; prints its row and leaves its requests/s and
 # p99 (ms) in last_rps and last_p99.
 measure() {
-	local name=$1 a=$2 rps p50 p99 errors
-	IFS=$'\t' read -r rps p50 p99 errors < <(
-		run_ghz --call "$CALL" -d "$REQUEST" -c "$CONCURRENCY" -z "$DURATION" "$a" | jq -r '
-			def pct(p): ([.latencyDistribution[]? | select(.percentage == p) | .latency][0] // 0) / 1e6;
-			[(.rps | floor), pct(50), pct(99),
-			 ([.statusCodeDistribution // {} | to_entries[] | select(.key != "OK") | .value] | add // 0)]
-			| @tsv')
+	local name=$1 a=$2 report rps p50 p99 errors
+	# --duration-stop=wait lets the calls in flight when the time is up
+	# finish and count: the default cancels them and reports up to one
+	# error per caller that the server never made.
+	report=$(run_ghz --call "$CALL" -d "$REQUEST" -c "$CONCURRENCY" -z "$DURATION" --duration-stop=wait "$a")
+	IFS=$'\t' read -r rps p50 p99 errors < <(jq -r '
+		def pct(p): ([.latencyDistribution[]? | select(.percentage == p) | .latency][0] // 0) / 1e6;
+		[(.rps | floor), pct(50), pct(99),
+		 ([.statusCodeDistribution // {} | to_entries[] | select(.key != "OK") | .value] | add // 0)]
+		| @tsv' <<<"$report")
 	printf '%-10s %8d req/s   p50 %7.3f ms   p99 %7.3f ms   errors %d\n' "$name" "$rps" "$p50" "$p99" "$errors"
+	if [ "$errors" != 0 ]; then
+		jq -c '.errorDistribution' <<<"$report" >&2
+	fi
 	last_rps=$rps
 	last_p99=$p99
 }
