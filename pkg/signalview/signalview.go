@@ -33,7 +33,9 @@ import (
 // reads Barometer unchanged, then stale, target, policy, action and cost,
 // and staleReason last, when there is one. The fields tagged "-" are carried
 // by the gRPC API only; /scale's field set is fixed, so a new field starts
-// there too unless /scale is meant to grow.
+// there too unless /scale is meant to grow. Every field of
+// signal.ScalingSignal has a place here: pkg/signalapi's round-trip test
+// fills each one and fails when the view drops it.
 type Signal struct {
 	ScaleValue          float64 `json:"scaleValue"`
 	RecommendedReplicas int     `json:"recommendedReplicas"`
