@@ -8,6 +8,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/health"
 	"github.com/barometer-scaler/barometer/pkg/registry"
 	"github.com/barometer-scaler/barometer/pkg/signal"
+	"github.com/barometer-scaler/barometer/pkg/signalview"
 )
 
 // defaultTarget serves a per-target endpoint for the default target.
@@ -52,7 +53,9 @@ func (s *server) serveScale(w http.ResponseWriter, t *registry.Target) {
 		code = http.StatusServiceUnavailable
 		retryAfter(w, snap)
 	}
-	s.writeJSON(w, code, newScaleView(&snap.Signal, t.Key, staleErr))
+	// The body is signalview's Signal, the shape the gRPC SignalService
+	// serves as well; its JSON tags hold /scale's names and order.
+	s.writeJSON(w, code, signalview.New(&snap.Signal, t.Key, staleErr))
 }
 
 // targets serves GET /targets: every running target, sorted by key.

@@ -48,4 +48,3 @@ func BenchmarkGetMetrics(b *testing.B) {
 		})
 	}
 }
-

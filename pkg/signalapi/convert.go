@@ -2,10 +2,10 @@ package signalapi
 
 import (
 	"math"
-	"slices"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/signal"
+	"github.com/barometer-scaler/barometer/pkg/signalview"
 	barometerv1 "github.com/barometer-scaler/barometer/proto/barometer/v1"
 	"google.golang.org/protobuf/types/known/timestamppb"
 )
@@ -13,27 +13,37 @@ import (
 // ToProto converts a published signal to its wire form. target and stale are
 // facts about the target that published it, not about the signal, so the
 // caller supplies them.
+//
+// It goes through signalview.Signal, the one outward shape of a signal that
+// HTTP /scale serves too, so the two surfaces cannot drift apart field by
+// field; the proto message carries the stale flag but not its reason.
 func ToProto(s signal.ScalingSignal, target string, stale bool) *barometerv1.ScalingSignal {
+	v := signalview.New(&s, target, nil)
+	v.Stale = stale
+	return viewToProto(&v)
+}
+
+func viewToProto(v *signalview.Signal) *barometerv1.ScalingSignal {
 	out := &barometerv1.ScalingSignal{
-		Target:              target,
-		Stale:               stale,
-		ScaleValue:          s.ScaleValue,
-		RawScaleValue:       s.RawScaleValue,
-		RecommendedReplicas: toInt32(s.RecommendedReplicas),
-		Dominant:            dimensionToProto(s.Dominant),
-		Compute:             computeToProto(s.Compute),
-		Storage:             storageToProto(s.Storage),
-		Reason:              s.Reason,
-		Held:                s.Held,
-		ScaleInAllowed:      s.ScaleInAllowed,
-		SplitInFlight:       s.SplitInFlight,
-		Policy:              s.Policy,
-		Action:              s.Action,
-		Cost:                &barometerv1.Cost{ReplicaSeconds: s.Cost.ReplicaSeconds, Cost: s.Cost.Cost},
+		Target:              v.Target,
+		Stale:               v.Stale,
+		ScaleValue:          v.ScaleValue,
+		RawScaleValue:       v.RawScaleValue,
+		RecommendedReplicas: toInt32(v.RecommendedReplicas),
+		Dominant:            dimensionToProto(v.Dominant),
+		Compute:             computeToProto(&v.Compute),
+		Storage:             storageToProto(&v.Storage),
+		Reason:              v.Reason,
+		Held:                v.Held,
+		ScaleInAllowed:      v.ScaleInAllowed,
+		SplitInFlight:       v.SplitInFlight,
+		Policy:              v.Policy,
+		Action:              v.Action,
+		Cost:                &barometerv1.Cost{ReplicaSeconds: v.Cost.ReplicaSeconds, Cost: v.Cost.Cost},
 	}
 	// Unset, not the epoch, while warming up: a client tests presence.
-	if !s.SampledAt.IsZero() {
-		out.SampledAt = timestamppb.New(s.SampledAt)
+	if v.SampledAt != nil {
+		out.SampledAt = timestamppb.New(*v.SampledAt)
 	}
 	return out
 }
@@ -63,16 +73,16 @@ func FromProto(p *barometerv1.ScalingSignal) signal.ScalingSignal {
 	return s
 }
 
-func computeToProto(c pressure.ComputePressure) *barometerv1.ComputePressure {
+// computeToProto and storageToProto may share the view's slices: the view
+// is already a copy, made for this message alone.
+func computeToProto(c *signalview.Compute) *barometerv1.ComputePressure {
 	out := &barometerv1.ComputePressure{
 		Activation:    c.Activation,
 		Resource:      c.Resource,
 		WalDispatch:   c.WalDispatch,
 		WalSaturation: walStateToProto(c.WalSaturation),
 		ReplicaCount:  toInt32(c.ReplicaCount),
-		// A copy: published signals are shared by every reader and must
-		// not change if a caller edits the message.
-		Missing: slices.Clone(c.Missing),
+		Missing:       c.Missing,
 	}
 	for _, r := range c.Replicas {
 		out.Replicas = append(out.Replicas, &barometerv1.ReplicaPressure{
@@ -107,7 +117,7 @@ func computeFromProto(p *barometerv1.ComputePressure) pressure.ComputePressure {
 	return c
 }
 
-func storageToProto(s pressure.StoragePressure) *barometerv1.StoragePressure {
+func storageToProto(s *signalview.Storage) *barometerv1.StoragePressure {
 	out := &barometerv1.StoragePressure{
 		OverThreshold:    s.OverThreshold,
 		WalRetainedBytes: s.WalRetainedBytes,
