@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kedacore/keda/v2/pkg/scalers/externalscaler"
+	oklogrun "github.com/oklog/run"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	grpchealth "google.golang.org/grpc/health"
@@ -35,11 +36,11 @@ import (
 type listening struct{ GRPC, HTTP string }
 
 // serve runs the scaler until ctx ends, then drains: readiness goes false,
-// streams end cleanly, in-flight calls finish within ShutdownTimeout.
+// streams end cleanly, in-flight calls finish within ShutdownTimeout. The
+// servers and the registry are the actors of one run group: the first to
+// stop (ctx, or a server that fails) stops the others, in the order they
+// were added, and serve returns once all have.
 func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- listening) error {
-	runCtx, stopSamplers := context.WithCancel(context.Background())
-	defer stopSamplers()
-
 	spec := cfg.AllowedTargets
 	if strings.TrimSpace(spec) == "" {
 		spec = allow.DefaultSpec // set but empty reads as unset
@@ -48,6 +49,8 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- li
 	if err != nil {
 		return err
 	}
+	runCtx, stopSamplers := context.WithCancel(context.Background())
+	defer stopSamplers()
 	reg := registry.NewRegistry(runCtx, registry.Config{
 		Schema:          newSchema(allowed),
 		DefaultInterval: cfg.SampleInterval,
@@ -62,18 +65,18 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- li
 	if _, err := reg.SetDefault(md); err != nil {
 		return fmt.Errorf("default target: %w", err)
 	}
-	registryDone := make(chan struct{})
-	go func() { reg.Run(runCtx); close(registryDone) }()
 
-	grpcLis, err := net.Listen("tcp", cfg.GRPCAddr)
+	var lc net.ListenConfig
+	grpcLis, err := lc.Listen(ctx, "tcp", cfg.GRPCAddr)
 	if err != nil {
 		return fmt.Errorf("BAROMETER_GRPC_ADDR: %w", err)
 	}
-	httpLis, err := net.Listen("tcp", cfg.HTTPAddr)
+	defer grpcLis.Close()
+	httpLis, err := lc.Listen(ctx, "tcp", cfg.HTTPAddr)
 	if err != nil {
-		grpcLis.Close()
 		return fmt.Errorf("BAROMETER_HTTP_ADDR: %w", err)
 	}
+	defer httpLis.Close()
 
 	m := metrics.New(reg)
 	opts := m.ServerOptions()
@@ -81,8 +84,6 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- li
 	if files.Enabled() {
 		tlsCfg, err := tlsreload.NewServerConfig(runCtx, files, logger)
 		if err != nil {
-			grpcLis.Close()
-			httpLis.Close()
 			return err
 		}
 		opts = append(opts, grpc.Creds(credentials.NewTLS(tlsCfg)))
@@ -106,52 +107,63 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- li
 		ReadHeaderTimeout: 5 * time.Second,
 	}
 
-	errs := make(chan error, 2)
-	go func() { errs <- grpcServer.Serve(grpcLis) }()
-	go func() { errs <- httpServer.Serve(httpLis) }()
+	var g oklogrun.Group
+	g.Add(func() error {
+		<-ctx.Done()
+		return nil
+	}, func(error) {
+		logger.Info("shutting down")
+		draining.Store(true)
+	})
+	g.Add(func() error { return grpcServer.Serve(grpcLis) }, func(error) {
+		grpcHealth.Shutdown()
+		scalerServer.Shutdown()
+		signalServer.Shutdown()
+		drainGRPC(grpcServer, cfg.ShutdownTimeout, logger)
+	})
+	g.Add(func() error { return httpServer.Serve(httpLis) }, func(error) {
+		// HTTP requests are short reads of the cache; they get a few
+		// seconds of their own, even when the gRPC drain used the whole
+		// timeout.
+		httpCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := httpServer.Shutdown(httpCtx); err != nil {
+			logger.Warn("HTTP shutdown did not finish; closing connections", "err", err)
+			httpServer.Close()
+		}
+	})
+	g.Add(func() error {
+		reg.Run(runCtx)
+		return nil
+	}, func(error) { stopSamplers() })
+
 	logger.Info("serving", "grpc", grpcLis.Addr().String(), "http", httpLis.Addr().String(),
 		"allowedTargets", allowed.String(), "tls", files.Enabled(), "mtls", cfg.TLSClientCAFile != "", "defaultTarget", md.Identity(), "version", buildVersion())
 	if ready != nil {
 		ready <- listening{GRPC: grpcLis.Addr().String(), HTTP: httpLis.Addr().String()}
 	}
-
-	var serveErr error
-	select {
-	case <-ctx.Done():
-	case serveErr = <-errs:
-		logger.Error("server failed", "err", serveErr)
-	}
-
-	logger.Info("shutting down")
-	draining.Store(true)
-	grpcHealth.Shutdown()
-	scalerServer.Shutdown()
-	signalServer.Shutdown()
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
-	defer cancel()
-	stopped := make(chan struct{})
-	go func() { grpcServer.GracefulStop(); close(stopped) }()
-	select {
-	case <-stopped:
-	case <-shutdownCtx.Done():
-		logger.Warn("in-flight gRPC calls did not finish in time; stopping", "timeout", cfg.ShutdownTimeout)
-		grpcServer.Stop()
-	}
-	// HTTP requests are short reads of the cache; they get a few seconds of
-	// their own, even when the gRPC drain used the whole timeout.
-	httpCtx, cancelHTTP := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancelHTTP()
-	if err := httpServer.Shutdown(httpCtx); err != nil {
-		logger.Warn("HTTP shutdown did not finish; closing connections", "err", err)
-		httpServer.Close()
-	}
-	stopSamplers()
-	<-registryDone
-	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) && !errors.Is(serveErr, grpc.ErrServerStopped) {
-		return serveErr
+	err = g.Run()
+	if err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, grpc.ErrServerStopped) {
+		logger.Error("server failed", "err", err)
+		return err
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// drainGRPC stops the gRPC server gracefully, and forcibly once timeout has
+// passed.
+func drainGRPC(s *grpc.Server, timeout time.Duration, logger *slog.Logger) {
+	stopped := make(chan struct{})
+	go func() { s.GracefulStop(); close(stopped) }()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case <-stopped:
+	case <-timer.C:
+		logger.Warn("in-flight gRPC calls did not finish in time; stopping", "timeout", timeout)
+		s.Stop()
+	}
 }
 
 // newSchema is the trigger language this binary speaks: its source kinds

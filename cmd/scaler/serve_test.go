@@ -175,7 +175,7 @@ func TestRunCommands(t *testing.T) {
 		t.Fatalf("version: %v %q", err, out.String())
 	}
 	err := run(context.Background(), []string{"frobnicate"}, io.Discard, io.Discard)
-	if err == nil || !strings.Contains(err.Error(), "allowed: serve, simulate, version") {
+	if err == nil || !strings.Contains(err.Error(), "allowed: serve, simulate, keys, version") {
 		t.Fatalf("unknown command: %v", err)
 	}
 }

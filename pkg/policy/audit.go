@@ -6,7 +6,7 @@ import (
 )
 
 // DefaultAuditSize is how many events an audit trail keeps per target (the
-// trail itself is the caller's: pkg/target/decide keeps one per engine).
+// trail itself is the caller's: pkg/decide keeps one per engine).
 const DefaultAuditSize = 100
 
 // Event is one decision in the audit trail (000's ElasticityEvent).

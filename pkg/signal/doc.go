@@ -5,7 +5,7 @@
 // immutable snapshot.
 //
 // A target that applies a replica policy instead of the pressure signal
-// plugs a Decider into its sampler (pkg/target/decide does), so the timer,
+// plugs a Decider into its sampler (pkg/decide does), so the timer,
 // the collectors, the snapshot and its staleness stay one code path.
 //
 // Everything here is deterministic: time is passed in (a Clock for the

@@ -39,10 +39,10 @@ func (s *Snapshot) Stale(now time.Time) bool {
 	return s.Signal.WarmingUp() || now.Sub(s.Signal.SampledAt) > 3*s.Interval
 }
 
-// Decider folds one sample into the signal to publish. The computer is the
-// default; a target that applies a replica policy instead supplies its own
-// (pkg/target), so the sampler's timer, timeouts, collectors, split probe
-// and snapshot stay one code path for every policy. Decide is called by one
+// Decider folds one sample into the signal to publish: the computer, or a
+// replica policy (pkg/decide has one per policy kind), so the sampler's
+// timer, timeouts, collectors, split probe and snapshot stay one code path
+// for every policy. Decide is called by one
 // goroutine at a time, so a Decider may keep state without locking.
 type Decider interface {
 	// WarmingUp is the signal published before the first sample.
@@ -60,8 +60,9 @@ type SamplerConfig struct {
 	Compute pressure.ComputeCollector
 	// Storage folds the storage axis; nil leaves it empty.
 	Storage *pressure.StorageCollector
+	// Options says whether to probe splits (SplitAwareScaleIn).
 	Options Options
-	// Decider folds each sample; nil means a Computer with Options.
+	// Decider folds each sample; required.
 	Decider Decider
 	// Interval between samples; <= 0 falls back to DefaultSampleInterval.
 	Interval time.Duration
@@ -101,9 +102,6 @@ func NewSampler(cfg SamplerConfig) *Sampler {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Sampler{cfg: cfg, decider: cfg.Decider, splits: newSplitTracker(cfg.SplitFootprintTTL)}
-	if s.decider == nil {
-		s.decider = NewComputer(cfg.Options)
-	}
 	s.current.Store(&Snapshot{
 		Signal:   s.decider.WarmingUp(),
 		Interval: cfg.Interval,

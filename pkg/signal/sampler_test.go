@@ -66,7 +66,7 @@ func splitsUnreadable(err error, cpu ...float64) func() (pressure.Observation, e
 }
 
 func newTestSampler(clock *signaltest.FakeClock, src pressure.Source, opts Options) *Sampler {
-	return NewSampler(SamplerConfig{Source: src, Options: opts, Interval: 5 * time.Second, Clock: clock})
+	return NewSampler(SamplerConfig{Source: src, Options: opts, Decider: NewComputer(opts), Interval: 5 * time.Second, Clock: clock})
 }
 
 func TestSamplerWarmingUpThenSample(t *testing.T) {
@@ -139,7 +139,7 @@ func TestSamplerSplitProbe(t *testing.T) {
 	o.ScaleInGateWindow = 0
 	clock := newFakeClock()
 	s := NewSampler(SamplerConfig{
-		Options: o, Interval: 5 * time.Second, Clock: clock, SplitFootprintTTL: 30 * time.Second,
+		Options: o, Decider: NewComputer(o), Interval: 5 * time.Second, Clock: clock, SplitFootprintTTL: 30 * time.Second,
 		Source: &scripted{steps: []func() (pressure.Observation, error){
 			replicas(1, 1),               // 2.0
 			withSplits(2, nil, 0.1, 0.1), // split in flight: held
@@ -191,7 +191,7 @@ func TestSamplerSplitProbeFailsOpenPerReplica(t *testing.T) {
 		return obs, nil
 	}
 	s := NewSampler(SamplerConfig{
-		Options: o, Interval: 5 * time.Second, Clock: clock, SplitFootprintTTL: time.Minute,
+		Options: o, Decider: NewComputer(o), Interval: 5 * time.Second, Clock: clock, SplitFootprintTTL: time.Minute,
 		Source: &scripted{steps: []func() (pressure.Observation, error){
 			replicas(1, 1),      // 2.0
 			aSplitting(2, true), // a's split holds, though b's gauge is unreadable
@@ -252,7 +252,7 @@ func TestSamplerTimeoutBoundsObserve(t *testing.T) {
 		<-ctx.Done()
 		return pressure.Observation{}, ctx.Err()
 	})
-	s := NewSampler(SamplerConfig{Source: hang, Interval: 50 * time.Millisecond})
+	s := NewSampler(SamplerConfig{Source: hang, Decider: NewComputer(DefaultOptions()), Interval: 50 * time.Millisecond})
 	snap := s.SampleOnce(context.Background())
 	if !errors.Is(snap.LastErr, context.DeadlineExceeded) {
 		t.Fatalf("LastErr = %v, want deadline exceeded", snap.LastErr)

@@ -110,7 +110,7 @@ func TestLoopbackReplicas(t *testing.T) {
 
 		// Through the sampler, the Reason names the replicas left out.
 		sampler := signal.NewSampler(signal.SamplerConfig{
-			Source: src, Compute: collect, Options: signal.DefaultOptions(), Interval: time.Second,
+			Source: src, Compute: collect, Options: signal.DefaultOptions(), Decider: signal.NewComputer(signal.DefaultOptions()), Interval: time.Second,
 		})
 		snap := sampler.SampleOnce(context.Background())
 		if snap.LastErr != nil || !strings.Contains(snap.Signal.Reason, "no answer from") ||

@@ -5,7 +5,7 @@
 // re-implements a rule; this package only maps a delivered sample to the
 // policy's observation and publishes the decision's count.
 //
-// The wiring follows the engine's (pkg/target): the visible replicas
+// The wiring follows the engine's (pkg/decide): the visible replicas
 // are those the sample was measured across, because KEDA tells an external
 // scaler nothing about the replica count, so they are as late as the rest
 // of the sample; the changes in flight (launches less removals) come from
