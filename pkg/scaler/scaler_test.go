@@ -282,13 +282,20 @@ func TestStreamIsActive(t *testing.T) {
 	if recv() {
 		t.Fatal("initial state should be inactive at zero pressure")
 	}
-	// Many samples pass at zero pressure; nothing is sent until it changes.
-	time.Sleep(300 * time.Millisecond)
+	// Many samples pass at zero pressure; nothing is sent until it changes
+	// (a repeated false would be the next message, instead of true).
+	tg, err := h.reg.Lookup(registry.Ref{Namespace: "shop", Name: "push"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	registrytest.WaitSamples(t, tg, tg.Load().Samples+5)
 	w.Set(load(0.9, 2))
 	if !recv() {
 		t.Fatal("second message should be the change to active")
 	}
-	time.Sleep(300 * time.Millisecond) // still active: must not repeat true
+	// Still active for more samples: a repeated true would come before the
+	// end of the stream.
+	registrytest.WaitSamples(t, tg, tg.Load().Samples+5)
 	h.srv.Shutdown()
 	if _, err := stream.Recv(); err != io.EOF {
 		t.Fatalf("after repeated samples and shutdown: %v, want io.EOF (clean end, no repeated true)", err)
