@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/barometer-scaler/barometer/pkg/trigger"
 	"github.com/caarlos0/env/v11"
 )
 
@@ -23,13 +24,17 @@ type config struct {
 	AllowedTargets string        `env:"BAROMETER_ALLOWED_TARGETS" envDefault:"*.svc,*.svc.cluster.local"`
 	IdleTimeout    time.Duration `env:"BAROMETER_IDLE_TIMEOUT" envDefault:"10m"`
 	// AuditSize is how many decisions /events keeps per target.
-	AuditSize       int           `env:"BAROMETER_AUDIT_SIZE" envDefault:"100"`
-	ShutdownTimeout time.Duration `env:"BAROMETER_SHUTDOWN_TIMEOUT" envDefault:"20s"`
-	TLSCertFile     string        `env:"BAROMETER_TLS_CERT_FILE"`
-	TLSKeyFile      string        `env:"BAROMETER_TLS_KEY_FILE"`
-	TLSClientCAFile string        `env:"BAROMETER_TLS_CLIENT_CA_FILE"`
-	LogLevel        string        `env:"BAROMETER_LOG_LEVEL" envDefault:"info"`
-	LogFormat       string        `env:"BAROMETER_LOG_FORMAT" envDefault:"text"`
+	AuditSize int `env:"BAROMETER_AUDIT_SIZE" envDefault:"100"`
+	// The limits of what callers can make the scaler hold (pkg/registry).
+	MaxTargets             int           `env:"BAROMETER_MAX_TARGETS" envDefault:"1000"`
+	MaxTargetsPerNamespace int           `env:"BAROMETER_MAX_TARGETS_PER_NAMESPACE" envDefault:"100"`
+	MaxRefsPerTarget       int           `env:"BAROMETER_MAX_REFS_PER_TARGET" envDefault:"1000"`
+	ShutdownTimeout        time.Duration `env:"BAROMETER_SHUTDOWN_TIMEOUT" envDefault:"20s"`
+	TLSCertFile            string        `env:"BAROMETER_TLS_CERT_FILE"`
+	TLSKeyFile             string        `env:"BAROMETER_TLS_KEY_FILE"`
+	TLSClientCAFile        string        `env:"BAROMETER_TLS_CLIENT_CA_FILE"`
+	LogLevel               string        `env:"BAROMETER_LOG_LEVEL" envDefault:"info"`
+	LogFormat              string        `env:"BAROMETER_LOG_FORMAT" envDefault:"text"`
 }
 
 func loadConfig() (config, error) {
@@ -41,8 +46,16 @@ func loadConfig() (config, error) {
 }
 
 func (c config) validate() error {
-	if c.SampleInterval < 100*time.Millisecond || c.SampleInterval > 10*time.Minute {
-		return fmt.Errorf("BAROMETER_SAMPLE_INTERVAL %s: allowed from 100ms to 10m", c.SampleInterval)
+	if c.SampleInterval < trigger.MinInterval || c.SampleInterval > trigger.MaxInterval {
+		return fmt.Errorf("BAROMETER_SAMPLE_INTERVAL %s: allowed from %s to %s, as the sampleInterval key", c.SampleInterval, trigger.MinInterval, trigger.MaxInterval)
+	}
+	for _, l := range []struct {
+		name string
+		v    int
+	}{{"BAROMETER_MAX_TARGETS", c.MaxTargets}, {"BAROMETER_MAX_TARGETS_PER_NAMESPACE", c.MaxTargetsPerNamespace}, {"BAROMETER_MAX_REFS_PER_TARGET", c.MaxRefsPerTarget}} {
+		if l.v < 1 || l.v > 1000000 {
+			return fmt.Errorf("%s %d: allowed from 1 to 1000000", l.name, l.v)
+		}
 	}
 	if c.IdleTimeout < time.Minute {
 		return fmt.Errorf("BAROMETER_IDLE_TIMEOUT %s: allowed 1m or more", c.IdleTimeout)

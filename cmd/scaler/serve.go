@@ -56,7 +56,10 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- li
 		DefaultInterval: cfg.SampleInterval,
 		IdleTimeout:     cfg.IdleTimeout,
 		AuditSize:       cfg.AuditSize,
-		Logger:          logger,
+		Limits: registry.Limits{
+			Targets: cfg.MaxTargets, TargetsPerNamespace: cfg.MaxTargetsPerNamespace, RefsPerTarget: cfg.MaxRefsPerTarget,
+		},
+		Logger: logger,
 	})
 	md, err := reg.Parse(cfg.DefaultTarget)
 	if err != nil {

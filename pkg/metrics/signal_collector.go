@@ -28,7 +28,8 @@ type signalCollector struct {
 // signalDescs are the collector's metric descriptions; every one except
 // targets carries the target and source labels.
 type signalDescs struct {
-	targets *prometheus.Desc
+	targets  *prometheus.Desc
+	refusals *prometheus.Desc
 
 	scaleValue, rawScaleValue, recommendedReplicas *prometheus.Desc
 	computePressure                                *prometheus.Desc // also labelled dimension
@@ -61,6 +62,8 @@ func newSignalCollector(reg *registry.Registry) *signalCollector {
 	return &signalCollector{reg: reg, desc: signalDescs{
 		targets: prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", "targets"),
 			"Targets (samplers) running.", nil, nil),
+		refusals: prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", "limit_refusals_total"),
+			"Calls refused because they would pass a limit (targets, targets_per_namespace, refs_per_target).", []string{"limit"}, nil),
 
 		scaleValue:          d("scale_value", "Smoothed, gated, floored replica demand served to KEDA."),
 		rawScaleValue:       d("raw_scale_value", "Instantaneous replica demand: dominant dimension x replicas."),
@@ -105,7 +108,7 @@ func newSignalCollector(reg *registry.Registry) *signalCollector {
 func (c *signalCollector) Describe(ch chan<- *prometheus.Desc) {
 	d := &c.desc
 	for _, desc := range []*prometheus.Desc{
-		d.targets, d.scaleValue, d.rawScaleValue, d.recommendedReplicas, d.computePressure,
+		d.targets, d.refusals, d.scaleValue, d.rawScaleValue, d.recommendedReplicas, d.computePressure,
 		d.observedReplicas, d.missingReplicas, d.walSaturation, d.walSaturationState,
 		d.storageOverThreshold, d.storageRetainedBytes, d.scaleInAllowed, d.scaleInHeld, d.splitInFlight,
 		d.age, d.stale, d.warmingUp, d.interval, d.lastDuration, d.lastSuccess,
@@ -120,6 +123,9 @@ func (c *signalCollector) Describe(ch chan<- *prometheus.Desc) {
 func (c *signalCollector) Collect(ch chan<- prometheus.Metric) {
 	targets := c.reg.Targets()
 	ch <- prometheus.MustNewConstMetric(c.desc.targets, prometheus.GaugeValue, float64(len(targets)))
+	for limit, n := range c.reg.Refusals() {
+		ch <- prometheus.MustNewConstMetric(c.desc.refusals, prometheus.CounterValue, float64(n), limit)
+	}
 	now := c.reg.Now()
 	for _, t := range targets {
 		c.collectTarget(ch, t.Key, t.SourceKey(), t.Load(), now)

@@ -3,6 +3,7 @@ package registry
 import (
 	"hash/maphash"
 	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -18,6 +19,8 @@ type binding struct {
 	ref    Ref
 	target *Target
 	seen   atomic.Int64 // unix nanoseconds
+	gone   atomic.Bool  // forgotten: its cache entries are dead
+	sums   []uint64     // its cache entries' sums; guarded by bindings.mu
 }
 
 // bindings keeps, for Resolve, the parsed trigger of every (ScaledObject,
@@ -61,7 +64,7 @@ func (c *bindings) find(sum uint64, ref Ref, raw map[string]string) (*binding, *
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	for _, e := range c.entries[sum] {
-		if e.b.ref == ref && !e.b.target.reaped.Load() && maps.Equal(e.raw, raw) {
+		if e.b.ref == ref && !e.b.gone.Load() && !e.b.target.reaped.Load() && maps.Equal(e.raw, raw) {
 			return e.b, e.trigger
 		}
 	}
@@ -82,25 +85,29 @@ func (c *bindings) add(sum uint64, b *binding, tr *trigger.Trigger, raw map[stri
 		}
 	}
 	c.entries[sum] = append(c.entries[sum], cached{raw: maps.Clone(raw), trigger: tr, b: b})
+	b.sums = append(b.sums, sum)
 	c.n++
 }
 
-// drop forgets every entry whose binding gone says is gone.
-func (c *bindings) drop(gone func(*binding) bool) {
+// forget drops the entries of bindings that are gone. It touches only
+// their own entries, so a reaping of many targets holds the write lock for
+// as long as their entries take, not for a walk of the whole cache.
+func (c *bindings) forget(gone []*binding) {
+	for _, b := range gone {
+		b.gone.Store(true)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for sum, es := range c.entries {
-		kept := es[:0]
-		for _, e := range es {
-			if !gone(e.b) {
-				kept = append(kept, e)
+	for _, b := range gone {
+		for _, sum := range b.sums {
+			es := slices.DeleteFunc(c.entries[sum], func(e cached) bool { return e.b == b })
+			c.n -= len(c.entries[sum]) - len(es)
+			if len(es) == 0 {
+				delete(c.entries, sum)
+			} else {
+				c.entries[sum] = es
 			}
 		}
-		c.n -= len(es) - len(kept)
-		if len(kept) == 0 {
-			delete(c.entries, sum)
-		} else {
-			c.entries[sum] = kept
-		}
+		b.sums = nil
 	}
 }

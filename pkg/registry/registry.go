@@ -49,6 +49,10 @@ type Target struct {
 	reaped   atomic.Bool  // stopped: cached bindings to it are dead
 	source   pressure.Source
 	decider  decide.Decider
+	// namespace started the target (counted against its limit); refs
+	// counts the bindings to it. Both are guarded by Registry.mu.
+	namespace string
+	refs      int
 }
 
 // SourceKey is the trigger's source key.
@@ -112,6 +116,8 @@ type Config struct {
 	// MaxBindings bounds the parsed triggers kept for repeated calls; <= 0
 	// means DefaultMaxBindings. Past it a call is parsed anew each time.
 	MaxBindings int
+	// Limits bound targets and the ScaledObjects they serve.
+	Limits Limits
 	// Clock is the one source of time of the registry and of every surface
 	// that reads it (Registry.Now).
 	Clock  signal.Clock
@@ -130,7 +136,9 @@ type Registry struct {
 	refs    map[Ref][]*binding // ScaledObject -> its triggers
 	def     *Target
 
-	cache bindings
+	cache   bindings
+	started map[string]int // namespace -> targets it started
+	refused refusals
 }
 
 // DefaultIdleTimeout is how long an unread sampler keeps running.
@@ -153,8 +161,9 @@ func NewRegistry(ctx context.Context, cfg Config) *Registry {
 	if cfg.MaxBindings <= 0 {
 		cfg.MaxBindings = DefaultMaxBindings
 	}
+	cfg.Limits = cfg.Limits.withDefaults()
 	return &Registry{cfg: cfg, ctx: ctx, engine: decide.NewEngine(decide.Config{AuditSize: cfg.AuditSize}),
-		targets: map[string]*Target{}, refs: map[Ref][]*binding{}, cache: newBindings(cfg.MaxBindings)}
+		targets: map[string]*Target{}, refs: map[Ref][]*binding{}, cache: newBindings(cfg.MaxBindings), started: map[string]int{}}
 }
 
 // Now is the registry's clock: every surface reads time here, so staleness,
@@ -202,16 +211,24 @@ func (r *Registry) acquire(ref Ref, tr *trigger.Trigger, sum uint64, raw map[str
 	defer r.mu.Unlock()
 	t, ok := r.targets[key]
 	if !ok {
+		if err := r.admit(ref); err != nil {
+			return nil, err
+		}
 		var err error
 		if t, err = r.start(key, tr); err != nil {
 			return nil, err
 		}
+		t.namespace = ref.Namespace
+		r.started[ref.Namespace]++
 	}
 	t.lastUsed.Store(now.UnixNano())
 	if ref == (Ref{}) {
 		return t, nil
 	}
-	b := r.bind(ref, t)
+	b, err := r.bind(ref, t)
+	if err != nil {
+		return nil, err
+	}
 	b.seen.Store(now.UnixNano())
 	if raw != nil {
 		r.cache.add(sum, b, tr, raw)
@@ -219,16 +236,33 @@ func (r *Registry) acquire(ref Ref, tr *trigger.Trigger, sum uint64, raw map[str
 	return t, nil
 }
 
-// bind returns ref's binding to t, made if new; r.mu is held.
-func (r *Registry) bind(ref Ref, t *Target) *binding {
+// admit refuses a new target past the limits; r.mu is held.
+func (r *Registry) admit(ref Ref) error {
+	l := r.cfg.Limits
+	if len(r.targets) >= l.Targets {
+		return r.refuse(LimitTargets, l.Targets, "")
+	}
+	if ref != (Ref{}) && r.started[ref.Namespace] >= l.TargetsPerNamespace {
+		return r.refuse(LimitTargetsPerNamespace, l.TargetsPerNamespace, ref.Namespace)
+	}
+	return nil
+}
+
+// bind returns ref's binding to t, made if new and within t's limit; r.mu
+// is held.
+func (r *Registry) bind(ref Ref, t *Target) (*binding, error) {
 	for _, b := range r.refs[ref] {
 		if b.target == t {
-			return b
+			return b, nil
 		}
+	}
+	if t.refs >= r.cfg.Limits.RefsPerTarget {
+		return nil, r.refuse(LimitRefsPerTarget, r.cfg.Limits.RefsPerTarget, t.Key)
 	}
 	b := &binding{ref: ref, target: t}
 	r.refs[ref] = append(r.refs[ref], b)
-	return b
+	t.refs++
+	return b, nil
 }
 
 // Hold keeps t from being reaped while a stream reads it, however long the
@@ -326,30 +360,43 @@ func (r *Registry) Targets() []*Target {
 	return out
 }
 
-// List returns every running target, sorted by key.
+// List returns every running target, sorted by key. It copies what it
+// needs under the lock and builds the listing outside it, so a listing of
+// many targets holds up nobody.
 func (r *Registry) List() []Info {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := make([]Info, 0, len(r.targets))
-	for key, t := range r.targets {
-		info := Info{
-			Key: key, Source: t.SourceKey(), Interval: t.Trigger.Interval.String(), Policy: t.Policy(),
-			Default: t == r.def, LastUsed: time.Unix(0, t.lastUsed.Load()).UTC(), ScaledObjs: []Ref{},
-		}
-		for ref, bs := range r.refs {
-			if slices.ContainsFunc(bs, func(b *binding) bool { return b.target == t }) {
-				info.ScaledObjs = append(info.ScaledObjs, ref)
-			}
-		}
-		slices.SortFunc(info.ScaledObjs, func(a, b Ref) int { return strings.Compare(a.String(), b.String()) })
-		out = append(out, info)
+	targets := make([]*Target, 0, len(r.targets))
+	for _, t := range r.targets {
+		targets = append(targets, t)
+	}
+	var bound []*binding
+	for _, bs := range r.refs {
+		bound = append(bound, bs...)
+	}
+	def := r.def
+	r.mu.Unlock()
+
+	byTarget := make(map[*Target][]Ref, len(targets))
+	for _, b := range bound {
+		byTarget[b.target] = append(byTarget[b.target], b.ref)
+	}
+	out := make([]Info, 0, len(targets))
+	for _, t := range targets {
+		refs := append([]Ref{}, byTarget[t]...)
+		slices.SortFunc(refs, func(a, b Ref) int { return strings.Compare(a.String(), b.String()) })
+		out = append(out, Info{
+			Key: t.Key, Source: t.SourceKey(), Interval: t.Trigger.Interval.String(), Policy: t.Policy(),
+			Default: t == def, LastUsed: time.Unix(0, t.lastUsed.Load()).UTC(), ScaledObjs: refs,
+		})
 	}
 	slices.SortFunc(out, func(a, b Info) int { return strings.Compare(a.Key, b.Key) })
 	return out
 }
 
-// ReapIdle stops samplers unread for longer than the idle timeout and
-// forgets the ScaledObjects that used them. Run calls it periodically.
+// ReapIdle stops samplers unread for longer than the idle timeout, and
+// forgets every ScaledObject that has not asked for its target for that
+// long: the default target's too, which is never stopped. Run calls it
+// periodically.
 func (r *Registry) ReapIdle() int {
 	cutoff := r.cfg.Clock.Now().Add(-r.cfg.IdleTimeout).UnixNano()
 	r.mu.Lock()
@@ -360,20 +407,29 @@ func (r *Registry) ReapIdle() int {
 		}
 		delete(r.targets, key)
 		t.reaped.Store(true)
+		if r.started[t.namespace]--; r.started[t.namespace] <= 0 {
+			delete(r.started, t.namespace)
+		}
 		stopped = append(stopped, t)
 	}
-	if len(stopped) > 0 {
-		for ref, bs := range r.refs {
-			bs = slices.DeleteFunc(bs, func(b *binding) bool { return b.target.reaped.Load() })
-			if len(bs) == 0 {
-				delete(r.refs, ref)
-			} else {
-				r.refs[ref] = bs
+	var forgotten []*binding
+	for ref, bs := range r.refs {
+		bs = slices.DeleteFunc(bs, func(b *binding) bool {
+			gone := b.target.reaped.Load() || b.seen.Load() < cutoff && b.target.streams.Load() == 0
+			if gone {
+				b.target.refs--
+				forgotten = append(forgotten, b)
 			}
+			return gone
+		})
+		if len(bs) == 0 {
+			delete(r.refs, ref)
+		} else {
+			r.refs[ref] = bs
 		}
 	}
 	r.mu.Unlock()
-	r.cache.drop(func(b *binding) bool { return b.target.reaped.Load() })
+	r.cache.forget(forgotten)
 	for _, t := range stopped {
 		t.cancel()
 		<-t.done

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"log/slog"
 	"math"
+	"regexp"
 	"sync"
 	"time"
 
@@ -70,6 +71,9 @@ func (s *Server) resolve(ref *externalscaler.ScaledObjectRef) (*registry.Target,
 	if ref == nil {
 		return nil, nil, status.Error(codes.InvalidArgument, "scaledObjectRef is required")
 	}
+	if err := validRef(ref); err != nil {
+		return nil, nil, err
+	}
 	t, tr, err := s.reg.Resolve(registry.Ref{Namespace: ref.GetNamespace(), Name: ref.GetName()}, ref.GetScalerMetadata())
 	if err == nil {
 		return t, tr, nil
@@ -77,11 +81,24 @@ func (s *Server) resolve(ref *externalscaler.ScaledObjectRef) (*registry.Target,
 	return nil, tr, resolveError(tr, err)
 }
 
+// refused reports an error the spec calls must return: invalid metadata,
+// or a limit. Any other failure (a source that cannot be built) still has a
+// spec, and GetMetrics reports it.
+func refused(err error) bool {
+	c := status.Code(err)
+	return c == codes.InvalidArgument || c == codes.ResourceExhausted
+}
+
 // resolveError maps a failed Resolve to its status. It is a function of its
 // own so that the call that succeeds allocates nothing for it.
 func resolveError(tr *trigger.Trigger, err error) error {
-	var me *trigger.MetadataError
+	var (
+		me *trigger.MetadataError
+		le *registry.LimitError
+	)
 	switch {
+	case errors.As(err, &le):
+		return status.Error(codes.ResourceExhausted, err.Error())
 	case errors.As(err, &me):
 		// Invalid metadata, or metadata that is valid alone but not beside
 		// the running targets (a pool member whose options disagree with
@@ -109,12 +126,12 @@ func spec(md *trigger.Trigger) *externalscaler.GetMetricSpecResponse {
 	}}}
 }
 
-// GetMetricSpec fails only for invalid metadata: KEDA counts its failures
+// GetMetricSpec fails only for invalid metadata or a limit: KEDA counts its failures
 // nowhere, so a sampling problem here would silently stall the ScaledObject.
 // It starts the target's sampler so the first GetMetrics finds a sample.
 func (s *Server) GetMetricSpec(_ context.Context, ref *externalscaler.ScaledObjectRef) (*externalscaler.GetMetricSpecResponse, error) {
 	_, md, err := s.resolve(ref)
-	if status.Code(err) == codes.InvalidArgument {
+	if refused(err) {
 		return nil, err
 	}
 	if err != nil {
@@ -133,7 +150,7 @@ func (s *Server) GetMetrics(ctx context.Context, req *externalscaler.GetMetricsR
 		return nil, err
 	}
 	if name := req.GetMetricName(); name != "" && name != md.MetricName {
-		return nil, status.Errorf(codes.InvalidArgument, "metric %q is not served for this ScaledObject (its metricName is %q)", name, md.MetricName)
+		return nil, status.Errorf(codes.InvalidArgument, "metric %s is not served for this ScaledObject (its metricName is %q)", trigger.Quote(name), md.MetricName)
 	}
 	snap, err := s.current(ctx, t)
 	if err != nil {
@@ -217,7 +234,7 @@ func (s *Server) StreamIsActive(ref *externalscaler.ScaledObjectRef, stream exte
 // it, and never sends an empty update.
 func (s *Server) StreamMetricSpec(ref *externalscaler.ScaledObjectRef, stream externalscaler.ExternalScaler_StreamMetricSpecServer) error {
 	_, md, err := s.resolve(ref)
-	if status.Code(err) == codes.InvalidArgument {
+	if refused(err) {
 		return err
 	}
 	if err := stream.Send(spec(md)); err != nil {
@@ -229,4 +246,24 @@ func (s *Server) StreamMetricSpec(ref *externalscaler.ScaledObjectRef, stream ex
 	case <-s.shutdown:
 		return nil
 	}
+}
+
+// Kubernetes names: a ScaledObject's name is a DNS subdomain (RFC 1123, at
+// most 253 bytes), its namespace a DNS label (at most 63). KEDA never sends
+// anything else, and a name kept by the registry must be bounded.
+var (
+	dnsLabel     = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+)
+
+// validRef refuses, as InvalidArgument, a name or namespace Kubernetes
+// would not accept.
+func validRef(ref *externalscaler.ScaledObjectRef) error {
+	if ns := ref.GetNamespace(); len(ns) > 63 || !dnsLabel.MatchString(ns) {
+		return status.Errorf(codes.InvalidArgument, "scaledObjectRef.namespace %s: a Kubernetes namespace: lower-case letters, digits and '-', at most 63 bytes", trigger.Quote(ns))
+	}
+	if n := ref.GetName(); len(n) > 253 || !dnsSubdomain.MatchString(n) {
+		return status.Errorf(codes.InvalidArgument, "scaledObjectRef.name %s: a Kubernetes object name: lower-case letters, digits, '-' and '.', at most 253 bytes", trigger.Quote(n))
+	}
+	return nil
 }

@@ -12,7 +12,6 @@ import (
 	"google.golang.org/grpc/codes"
 )
 
-
 // watcher reads a Watch stream in the background, so a test can wait for a
 // message with a deadline and see how the stream ended.
 type watcher struct {

@@ -99,6 +99,9 @@ func (s *Schema) kindNames() []string {
 // Parse reads a trigger's scalerMetadata. Every error is a *MetadataError
 // naming the key as the trigger spelled it.
 func (s *Schema) Parse(raw map[string]string, defaultInterval time.Duration) (*Trigger, error) {
+	if err := withinBounds(raw); err != nil {
+		return nil, err
+	}
 	st := newState(raw, s, Context{DefaultInterval: defaultInterval})
 	t, err := s.parse(st)
 	if err != nil {
@@ -137,6 +140,29 @@ func (s *Schema) parse(st *state) (*Trigger, error) {
 	t.identity = fmt.Sprintf("%s@%016x", t.sourceKey, h.Sum64())
 	t.poolKey = poolKey(st, t)
 	return t, nil
+}
+
+// The bounds of one trigger's metadata: far above any real trigger (a
+// thousand scrape URLs are about 100 KiB), far below what could hurt.
+const (
+	MaxKeys          = 256
+	MaxMetadataBytes = 256 << 10
+)
+
+// withinBounds refuses metadata too large to be a trigger, before any of it is
+// read.
+func withinBounds(raw map[string]string) error {
+	if len(raw) > MaxKeys {
+		return &MetadataError{Key: "scalerMetadata", Allowed: fmt.Sprintf("at most %d keys; this trigger has %d", MaxKeys, len(raw))}
+	}
+	n := 0
+	for k, v := range raw {
+		n += len(k) + len(v)
+	}
+	if n > MaxMetadataBytes {
+		return &MetadataError{Key: "scalerMetadata", Allowed: fmt.Sprintf("at most %d bytes of keys and values; this trigger has %d", MaxMetadataBytes, n)}
+	}
+	return nil
 }
 
 // state is one Parse: the trigger's values by key, and which were read.
