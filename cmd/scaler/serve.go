@@ -56,6 +56,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- li
 		DefaultInterval: cfg.SampleInterval,
 		IdleTimeout:     cfg.IdleTimeout,
 		AuditSize:       cfg.AuditSize,
+		AlignSamples:    true,
 		Limits: registry.Limits{
 			Targets: cfg.MaxTargets, TargetsPerNamespace: cfg.MaxTargetsPerNamespace, RefsPerTarget: cfg.MaxRefsPerTarget,
 		},

@@ -118,6 +118,10 @@ type Config struct {
 	MaxBindings int
 	// Limits bound targets and the ScaledObjects they serve.
 	Limits Limits
+	// AlignSamples samples every target at the multiples of its interval
+	// on the clock (signal.SamplerConfig.Align), so that scaler replicas
+	// sample at the same instants.
+	AlignSamples bool
 	// Clock is the one source of time of the registry and of every surface
 	// that reads it (Registry.Now).
 	Clock  signal.Clock
@@ -490,6 +494,7 @@ func (r *Registry) start(key string, tr *trigger.Trigger) (*Target, error) {
 		Options:  tr.SamplerOptions(),
 		Decider:  decider,
 		Interval: tr.Interval,
+		Align:    r.cfg.AlignSamples,
 		Clock:    r.cfg.Clock,
 		Logger:   logger,
 	})

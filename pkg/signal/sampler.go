@@ -70,8 +70,11 @@ type SamplerConfig struct {
 	Timeout time.Duration
 	// SplitFootprintTTL: see DefaultSplitFootprintTTL.
 	SplitFootprintTTL time.Duration
-	Clock             Clock
-	Logger            *slog.Logger
+	// Align samples at the multiples of Interval on the clock, after a
+	// first sample at once (see Run); otherwise every Interval from start.
+	Align  bool
+	Clock  Clock
+	Logger *slog.Logger
 }
 
 // Sampler runs a source on a timer, folds each observation through the
@@ -116,8 +119,23 @@ func (s *Sampler) Load() *Snapshot { return s.current.Load() }
 // Interval is the sample interval in force.
 func (s *Sampler) Interval() time.Duration { return s.cfg.Interval }
 
-// Run samples at once and then every Interval until ctx ends.
+// Run samples at once, then every Interval until ctx ends. With Align, the
+// samples after the first fall at the multiples of Interval on the clock:
+// aligned to the clock rather than to its own start, two scaler replicas
+// sample a workload at the same instants (to the precision of their
+// clocks), so the HPA reads the same value whichever it asks.
 func (s *Sampler) Run(ctx context.Context) {
+	if wait := Aligned(s.cfg.Clock.Now(), s.cfg.Interval); s.cfg.Align && wait < s.cfg.Interval {
+		first, stopFirst := s.cfg.Clock.NewTicker(wait)
+		s.SampleOnce(ctx)
+		select {
+		case <-ctx.Done():
+			stopFirst()
+			return
+		case <-first:
+		}
+		stopFirst()
+	}
 	ticks, stop := s.cfg.Clock.NewTicker(s.cfg.Interval)
 	defer stop()
 	for {
@@ -128,6 +146,13 @@ func (s *Sampler) Run(ctx context.Context) {
 		case <-ticks:
 		}
 	}
+}
+
+// Aligned is how long after now the next multiple of interval falls (the
+// multiples are counted from the zero time, the same for every clock).
+// At a multiple it is a whole interval.
+func Aligned(now time.Time, interval time.Duration) time.Duration {
+	return now.Truncate(interval).Add(interval).Sub(now)
 }
 
 // SampleOnce takes one sample and publishes the result. A failed sample keeps
@@ -143,6 +168,12 @@ func (s *Sampler) SampleOnce(ctx context.Context) *Snapshot {
 	now := s.cfg.Clock.Now()
 
 	prev := s.current.Load()
+	if err != nil && ctx.Err() != nil {
+		// The sampler is stopping: the sample was cut short on purpose,
+		// which is no failure of the workload's and nothing to warn about.
+		s.cfg.Logger.Debug("sample cancelled; the sampler is stopping")
+		return prev
+	}
 	next := &Snapshot{
 		Signal:             prev.Signal,
 		Interval:           s.cfg.Interval,

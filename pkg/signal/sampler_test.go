@@ -3,6 +3,8 @@ package signal
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -256,5 +258,70 @@ func TestSamplerTimeoutBoundsObserve(t *testing.T) {
 	snap := s.SampleOnce(context.Background())
 	if !errors.Is(snap.LastErr, context.DeadlineExceeded) {
 		t.Fatalf("LastErr = %v, want deadline exceeded", snap.LastErr)
+	}
+}
+
+// Aligned, two samplers started at different instants sample at the same
+// multiples of the interval after their first sample.
+func TestSamplerAlignsToTheClock(t *testing.T) {
+	if got := Aligned(time.Date(2026, 1, 1, 0, 0, 3, 0, time.UTC), 5*time.Second); got != 2*time.Second {
+		t.Errorf("Aligned at :03 = %v, want 2s", got)
+	}
+	if got := Aligned(time.Date(2026, 1, 1, 0, 0, 5, 0, time.UTC), 5*time.Second); got != 5*time.Second {
+		t.Errorf("Aligned at :05 = %v, want 5s", got)
+	}
+	clock := signaltest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 3, 0, time.UTC))
+	src := &scripted{steps: []func() (pressure.Observation, error){replicas(0.1), replicas(0.2), replicas(0.3)}}
+	s := NewSampler(SamplerConfig{Source: src, Decider: NewComputer(DefaultOptions()), Interval: 5 * time.Second, Align: true, Clock: clock})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { s.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	wait := func(n uint64) *Snapshot {
+		t.Helper()
+		for snap := s.Load(); ; snap = s.Load() {
+			if snap.Samples >= n {
+				return snap
+			}
+			select {
+			case <-snap.Next():
+			case <-time.After(5 * time.Second):
+				t.Fatalf("sample %d never came", n)
+			}
+		}
+	}
+	wait(1)
+	if at := clock.Tick(t, 2*time.Second); at.Second() != 5 {
+		t.Fatalf("aligned tick at %v", at)
+	}
+	if snap := wait(2); snap.Signal.SampledAt.Second() != 5 {
+		t.Fatalf("second sample at %v, want :05", snap.Signal.SampledAt)
+	}
+	clock.Tick(t, 5*time.Second)
+	if snap := wait(3); snap.Signal.SampledAt.Second() != 10 {
+		t.Fatalf("third sample at %v, want :10", snap.Signal.SampledAt)
+	}
+}
+
+// A sampler stopped in the middle of a sample neither counts a failure nor
+// warns: stopping is not the workload's fault.
+func TestSamplerStoppedMidSampleIsQuiet(t *testing.T) {
+	var logs strings.Builder
+	started := make(chan struct{})
+	hang := pressure.SourceFunc(func(ctx context.Context) (pressure.Observation, error) {
+		close(started)
+		<-ctx.Done()
+		return pressure.Observation{}, ctx.Err()
+	})
+	s := NewSampler(SamplerConfig{Source: hang, Decider: NewComputer(DefaultOptions()), Interval: time.Minute,
+		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { s.Run(ctx); close(done) }()
+	<-started
+	cancel()
+	<-done
+	if snap := s.Load(); snap.Failures != 0 || snap.Samples != 0 || logs.Len() != 0 {
+		t.Fatalf("after a stop: %d failures, %d samples, logs %q", snap.Failures, snap.Samples, logs.String())
 	}
 }
