@@ -30,11 +30,14 @@ type config struct {
 	MaxTargetsPerNamespace int           `env:"BAROMETER_MAX_TARGETS_PER_NAMESPACE" envDefault:"100"`
 	MaxRefsPerTarget       int           `env:"BAROMETER_MAX_REFS_PER_TARGET" envDefault:"1000"`
 	ShutdownTimeout        time.Duration `env:"BAROMETER_SHUTDOWN_TIMEOUT" envDefault:"20s"`
-	TLSCertFile            string        `env:"BAROMETER_TLS_CERT_FILE"`
-	TLSKeyFile             string        `env:"BAROMETER_TLS_KEY_FILE"`
-	TLSClientCAFile        string        `env:"BAROMETER_TLS_CLIENT_CA_FILE"`
-	LogLevel               string        `env:"BAROMETER_LOG_LEVEL" envDefault:"info"`
-	LogFormat              string        `env:"BAROMETER_LOG_FORMAT" envDefault:"text"`
+	// ShutdownDelay is how long /readyz reads 503 before streams end and
+	// the servers drain.
+	ShutdownDelay   time.Duration `env:"BAROMETER_SHUTDOWN_DELAY" envDefault:"5s"`
+	TLSCertFile     string        `env:"BAROMETER_TLS_CERT_FILE"`
+	TLSKeyFile      string        `env:"BAROMETER_TLS_KEY_FILE"`
+	TLSClientCAFile string        `env:"BAROMETER_TLS_CLIENT_CA_FILE"`
+	LogLevel        string        `env:"BAROMETER_LOG_LEVEL" envDefault:"info"`
+	LogFormat       string        `env:"BAROMETER_LOG_FORMAT" envDefault:"text"`
 }
 
 func loadConfig() (config, error) {
@@ -62,6 +65,9 @@ func (c config) validate() error {
 	}
 	if c.AuditSize < 1 || c.AuditSize > 100000 {
 		return fmt.Errorf("BAROMETER_AUDIT_SIZE %d: allowed from 1 to 100000", c.AuditSize)
+	}
+	if c.ShutdownDelay < 0 || c.ShutdownDelay > time.Minute {
+		return fmt.Errorf("BAROMETER_SHUTDOWN_DELAY %s: allowed from 0s to 1m", c.ShutdownDelay)
 	}
 	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
 		return fmt.Errorf("BAROMETER_TLS_CERT_FILE and BAROMETER_TLS_KEY_FILE must be set together")

@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/reflection"
 
 	"github.com/barometer-scaler/barometer/pkg/allow"
+	"github.com/barometer-scaler/barometer/pkg/grpcstop"
 	"github.com/barometer-scaler/barometer/pkg/health"
 	"github.com/barometer-scaler/barometer/pkg/httpapi"
 	"github.com/barometer-scaler/barometer/pkg/metrics"
@@ -83,7 +84,8 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- li
 	defer httpLis.Close()
 
 	m := metrics.New(reg)
-	opts := m.ServerOptions()
+	streams := grpcstop.New()
+	opts := append(m.ServerOptions(), streams.ServerOption())
 	files := tlsreload.Files{CertFile: cfg.TLSCertFile, KeyFile: cfg.TLSKeyFile, ClientCAFile: cfg.TLSClientCAFile}
 	if files.Enabled() {
 		tlsCfg, err := tlsreload.NewServerConfig(runCtx, files, logger)
@@ -116,13 +118,18 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- li
 		<-ctx.Done()
 		return nil
 	}, func(error) {
-		logger.Info("shutting down")
+		// Readiness goes first, and the gRPC health service with it; the
+		// streams stay open for ShutdownDelay, long enough for probes and
+		// endpoints to notice, so that new calls go elsewhere first.
+		logger.Info("shutting down", "delay", cfg.ShutdownDelay)
 		draining.Store(true)
+		grpcHealth.Shutdown()
+		time.Sleep(cfg.ShutdownDelay)
 	})
 	g.Add(func() error { return grpcServer.Serve(grpcLis) }, func(error) {
-		grpcHealth.Shutdown()
 		scalerServer.Shutdown()
 		signalServer.Shutdown()
+		streams.End() // the health Watch and reflection too
 		drainGRPC(grpcServer, cfg.ShutdownTimeout, logger)
 	})
 	g.Add(func() error { return httpServer.Serve(httpLis) }, func(error) {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 
 	"github.com/barometer-scaler/barometer/pkg/allow"
 	"github.com/barometer-scaler/barometer/pkg/registry"
@@ -294,4 +296,87 @@ func triggerMetadata(t *testing.T, path string) []map[string]string {
 		out = append(out, cur)
 	}
 	return out
+}
+
+// SIGTERM with the health service's Watch and a reflection stream open:
+// /readyz turns 503 at once and stays so for the shutdown delay, then every
+// stream ends with OK and serve returns well inside the drain timeout, with
+// no warning.
+func TestServeShutdownEndsEveryStream(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cfg := testConfig()
+	cfg.ShutdownDelay = 500 * time.Millisecond
+	ready := make(chan listening, 1)
+	done := make(chan error, 1)
+	var logs syncBuffer
+	go func() { done <- serve(ctx, cfg, newLogger(cfg, &logs), ready) }()
+	addrs := <-ready
+	conn, err := grpc.NewClient(addrs.GRPC, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	watch, err := healthpb.NewHealthClient(conn).Watch(context.Background(), &healthpb.HealthCheckRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := watch.Recv(); err != nil {
+		t.Fatal(err)
+	}
+	refl, err := reflectionpb.NewServerReflectionClient(conn).ServerReflectionInfo(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := refl.Send(&reflectionpb.ServerReflectionRequest{MessageRequest: &reflectionpb.ServerReflectionRequest_ListServices{}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := refl.Recv(); err != nil {
+		t.Fatal(err)
+	}
+
+	start := time.Now()
+	cancel()
+	// The health service says NOT_SERVING first, on the open Watch.
+	if msg, err := watch.Recv(); err != nil || msg.Status != healthpb.HealthCheckResponse_NOT_SERVING {
+		t.Fatalf("health Watch at shutdown: %v %v", msg, err)
+	}
+	if resp, err := http.Get("http://" + addrs.HTTP + "/readyz"); err != nil || resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("/readyz during the shutdown delay: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	if _, err := watch.Recv(); err != io.EOF {
+		t.Errorf("health Watch: %v, want a clean end", err)
+	}
+	if _, err := refl.Recv(); err != io.EOF {
+		t.Errorf("reflection: %v, want a clean end", err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took < cfg.ShutdownDelay || took > cfg.ShutdownDelay+cfg.ShutdownTimeout/2 {
+		t.Errorf("shutdown took %v (delay %v, timeout %v)", took, cfg.ShutdownDelay, cfg.ShutdownTimeout)
+	}
+	if strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "stopped") {
+		t.Errorf("logs:\n%s", logs.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the logger's goroutines and the
+// test's reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
