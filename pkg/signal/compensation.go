@@ -1,6 +1,7 @@
 package signal
 
 import (
+	"math"
 	"slices"
 	"time"
 )
@@ -47,15 +48,14 @@ func (t *trend) add(at time.Time, raw float64) {
 	t.n = min(t.n+1, t.window)
 }
 
-// lead is the demand to add ahead of the measurement over lag: the
-// Theil-Sen slope of the held samples (the median of every pairwise
-// slope, which ignores up to 29 % of outliers) times the lag, when the
-// slope is rising and its rise over the window stands out of the window's
-// noise by the significance; otherwise 0. A falling or flat trend never
-// removes anything: the measurement stays the floor.
-func (t *trend) lead(lag time.Duration) float64 {
-	if t.n < 3 || lag <= 0 {
-		return 0
+// fit reads the held samples' trend: the Theil-Sen slope (the median of
+// every pairwise slope, which ignores up to 29 % of outliers), in demand
+// per second, the noise about it (a robust standard deviation), and the
+// trend's rise over the window. ok is false with
+// fewer than 3 samples.
+func (t *trend) fit() (slope, noise, rise float64, ok bool) {
+	if t.n < 3 {
+		return 0, 0, 0, false
 	}
 	// Times in seconds before the newest sample, oldest first.
 	first := (t.next - t.n + t.window) % t.window
@@ -72,24 +72,32 @@ func (t *trend) lead(lag time.Duration) float64 {
 		}
 	}
 	b := median(slopes)
-	if !(b > 0) {
+	// The noise is read from successive differences about their median,
+	// which a linear trend does not move and a curving one barely does:
+	// each difference of two independent noisy samples is sqrt(2) noise
+	// widths wide.
+	resid := t.resid[:t.n-1]
+	for i := range resid {
+		resid[i] = ys[i+1] - ys[i]
+	}
+	mid := median(resid)
+	for i := range resid {
+		resid[i] = abs(resid[i] - mid)
+	}
+	noise = noiseScale * median(resid) / math.Sqrt2
+	return b, noise, b * (xs[t.n-1] - xs[0]), true
+}
+
+// lead is the demand to add ahead of the measurement over lag: the trend's
+// slope times the lag, when the slope is rising and its rise over the
+// window stands out of the window's noise by the significance; otherwise
+// 0. A falling or flat trend never removes anything: the measurement
+// stays the floor.
+func (t *trend) lead(slope, noise, rise float64, lag time.Duration) float64 {
+	if lag <= 0 || !(slope > 0) || rise <= t.significance*noise {
 		return 0
 	}
-	// The noise is the spread of the residuals about the fitted line.
-	resid := t.resid[:t.n]
-	for i := range resid {
-		resid[i] = ys[i] - float64(b*xs[i])
-	}
-	a := median(resid)
-	for i := range resid {
-		resid[i] = abs(resid[i] - a)
-	}
-	noise := noiseScale * median(resid)
-	rise := b * (xs[t.n-1] - xs[0])
-	if rise <= t.significance*noise {
-		return 0
-	}
-	return b * lag.Seconds()
+	return slope * lag.Seconds()
 }
 
 // median sorts v in place and returns its median.

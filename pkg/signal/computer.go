@@ -140,13 +140,17 @@ func (c *Computer) lag(now, measuredAt time.Time) time.Duration {
 func (c *Computer) compensate(final, raw, value float64, replicas int, lag time.Duration, measuredAt, now time.Time) compensated {
 	out := compensated{value: final}
 	stale := lag > 0
+	var noise float64
 	if c.opts.LeadWindow > 0 {
 		if measuredAt.IsZero() {
 			measuredAt = now
 		}
 		c.trend.add(measuredAt, raw)
-		out.lead = c.trend.lead(lag)
-		out.value += out.lead
+		if slope, n, rise, ok := c.trend.fit(); ok {
+			noise = n
+			out.lead = c.trend.lead(slope, n, rise, lag)
+			out.value += out.lead
+		}
 	}
 	if c.opts.SaturationSurge {
 		level := c.opts.SurgeLevel
@@ -161,8 +165,9 @@ func (c *Computer) compensate(final, raw, value float64, replicas int, lag time.
 			out.value, out.surging = mark, true
 		}
 	}
-	if h := c.opts.ScaleInHysteresis; h > 0 && stale && c.sampled && out.value < c.published {
-		out.value = min(c.published, float64(out.value*(1+h)))
+	if stale && c.sampled && out.value < c.published {
+		margin := max(float64(out.value*c.opts.ScaleInHysteresis), float64(c.opts.ScaleInNoiseMargin*noise))
+		out.value = min(c.published, out.value+margin)
 	}
 	c.published, c.sampled = out.value, true
 	return out

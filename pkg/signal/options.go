@@ -26,6 +26,9 @@ const (
 	// DefaultScaleInHysteresis is the margin a stale sample's scale-in
 	// keeps (5 %).
 	DefaultScaleInHysteresis = 0.05
+	// DefaultScaleInNoiseMargin is the noise widths a stale sample's
+	// scale-in keeps as its margin on noisy demand.
+	DefaultScaleInNoiseMargin = 2.5
 	// DefaultSurgeLevel is the dominant pressure at which a sample counts
 	// as saturated: the collector's cap.
 	DefaultSurgeLevel = 1.0
@@ -84,6 +87,13 @@ type Options struct {
 	// never above the value published before. 0 turns it off.
 	// Default 0 (responsive: 0.05); range 0..1.
 	ScaleInHysteresis float64
+	// ScaleInNoiseMargin widens that margin on noisy demand: a stale
+	// sample's falling signal falls only to demand + this many widths of
+	// the noise the lead's window measured (when that is more than the
+	// ScaleInHysteresis margin), so a noisy plateau does not move the
+	// count up and down. It needs LeadWindow; 0 turns it off.
+	// Default 0 (responsive: 2.5); range 0..10.
+	ScaleInNoiseMargin float64
 	// SaturationSurge turns on the surge: a sample whose dominant pressure
 	// is at least SurgeLevel across n replicas publishes at least what
 	// asks the autoscaler for 2n replicas, and n + 4 when that is more and
@@ -169,6 +179,7 @@ func Ranges() []Range {
 		{Field: "LeadWindow", Min: 3, Max: maxLeadWindow, Zero: true, Value: func(o Options) float64 { return float64(o.LeadWindow) }},
 		{Field: "LeadSignificance", Max: 10, Value: func(o Options) float64 { return o.LeadSignificance }},
 		{Field: "ScaleInHysteresis", Max: 1, Value: func(o Options) float64 { return o.ScaleInHysteresis }},
+		{Field: "ScaleInNoiseMargin", Max: 10, Value: func(o Options) float64 { return o.ScaleInNoiseMargin }},
 		{Field: "SurgeLevel", Max: 1, Value: func(o Options) float64 { return o.SurgeLevel }},
 		{Field: "SurgeTarget", Max: inf, Value: func(o Options) float64 { return o.SurgeTarget }},
 	}

@@ -43,6 +43,7 @@ func ProfileOptions(name string) (Options, error) {
 		o.EwmaHalfLife = 0
 		o.LeadWindow = DefaultLeadWindow
 		o.ScaleInHysteresis = DefaultScaleInHysteresis
+		o.ScaleInNoiseMargin = DefaultScaleInNoiseMargin
 		o.SaturationSurge = true
 		return o, nil
 	}
