@@ -15,7 +15,7 @@ import (
 // defineSignalFlags, the one place that names them.
 type signalFlags struct {
 	parsed signal.Options
-	field  map[string]string                  // flag -> Options field
+	field  map[string]string                    // flag -> Options field
 	apply  map[string]func(dst *signal.Options) // flag -> copy the parsed value
 }
 
