@@ -26,15 +26,20 @@ const familyTurns = 120
 // between draws uniformly from [lo, hi).
 func (g *lcg) between(lo, hi float64) float64 { return lo + float64((hi-lo)*g.next()) }
 
+// familyCeiling is the most load a family series offers: 11 replicas'
+// worth at the reference model's target, so that every requirement fits
+// in its 12 replicas and no shortfall is forced on every controller.
+const familyCeiling = 9000
+
 // noisy multiplies v by U[1-noise, 1+noise) and, with probability
-// outliers, by a spike of 1.5..2.5 instead: the measurement outliers a
-// real pipeline shows (a GC pause, a retry storm, one slow scrape).
+// outliers, by a spike of 1.5..2.5 instead: the outliers a real pipeline
+// shows (a retry storm, a batch job, one slow scrape).
 func (g *lcg) noisy(v, noise, outliers float64) float64 {
 	f := g.between(1-noise, 1+noise)
 	if outliers > 0 && g.next() < outliers {
 		f = g.between(1.5, 2.5)
 	}
-	return max(50, math.Round(v*f))
+	return min(familyCeiling, max(50, math.Round(v*f)))
 }
 
 // Families are the generated families the report scores every controller

@@ -1,0 +1,144 @@
+package sim
+
+import (
+	"testing"
+	"time"
+
+	"github.com/barometer-scaler/barometer/pkg/signal"
+)
+
+func profile(t *testing.T, name string) BarometerOptions {
+	t.Helper()
+	o, err := ProfileBarometerOptions(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// decideOnce asks a fresh Barometer for one decision at turn `turn` on a
+// sample taken at turn `taken`.
+func decideOnce(o BarometerOptions, turn, taken, current int, r Reading) int {
+	r.Turn, r.At = taken, Epoch.Add(time.Duration(taken)*DefaultTurn)
+	return NewBarometer(ReferenceModel(), o).Decide(State{Turn: turn, Now: Epoch.Add(time.Duration(turn) * DefaultTurn),
+		Replicas: current, Ready: current, Reading: r})
+}
+
+func TestBarometerOneDecision(t *testing.T) {
+	follow := profile(t, signal.ProfileResponsive)
+	follow.Signal.SaturationSurge = false
+	surge := profile(t, signal.ProfileResponsive)
+	tests := []struct {
+		name    string
+		opts    BarometerOptions
+		turn    int
+		current int
+		r       Reading
+		want    int
+	}{
+		// 0.5 across 4 replicas is 2 replicas of work: ceil(2 / 0.7) = 3,
+		// whatever the current count (the naive rule would ask 8 x 0.5 / 0.7).
+		{"demand is measured across the sample's replicas", follow, 3, 8, Reading{Occupancy: 0.5, Replicas: 4}, 3},
+		{"the collector caps a saturated replica at 1", follow, 0, 2, Reading{Occupancy: 2, Replicas: 2}, 3},
+		{"a fresh saturated sample doubles", surge, 0, 2, Reading{Occupancy: 2, Replicas: 2}, 4},
+		{"a stale saturated sample adds 4 when that is more", surge, 3, 2, Reading{Occupancy: 2, Replicas: 2}, 6},
+		{"a stale saturated sample doubles when that is more", surge, 3, 6, Reading{Occupancy: 2, Replicas: 6}, 12},
+		{"an unsaturated sample is read as is", surge, 3, 2, Reading{Occupancy: 0.9, Replicas: 2}, 3},
+		{"a KEDA target of 0.5 asks for more", BarometerOptions{Signal: follow.Signal, Target: 0.5}, 0, 2, Reading{Occupancy: 0.6, Replicas: 2}, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := decideOnce(tt.opts, tt.turn, 0, tt.current, tt.r); got != tt.want {
+				t.Errorf("got %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestBarometerOriginalHoldsScaleIn: the original profile's resource
+// threshold (0.25) keeps a busy cluster from scaling in.
+func TestBarometerOriginalHoldsScaleIn(t *testing.T) {
+	b := NewBarometer(ReferenceModel(), profile(t, signal.ProfileOriginal))
+	replicas := 4
+	for turn, occ := range []float64{0.7, 0.35, 0.35, 0.35, 0.35, 0.35, 0.35, 0.35, 0.35, 0.35, 0.35} {
+		at := Epoch.Add(time.Duration(turn) * DefaultTurn)
+		replicas = b.Decide(State{Turn: turn, Now: at, Replicas: replicas, Ready: replicas,
+			Reading: Reading{Turn: turn, At: at, Occupancy: occ, Replicas: replicas}})
+		if replicas != 4 {
+			t.Fatalf("turn %d: %d replicas, want 4 (held)", turn, replicas)
+		}
+	}
+}
+
+// TestOriginalProfileKeepsItsFigures pins the original profile to the
+// figures the signal had before the profiles: the report's former
+// "default options" row, at delays 0, 3 and 6, and its jump test.
+func TestOriginalProfileKeepsItsFigures(t *testing.T) {
+	m := ReferenceModel()
+	set := BarometerSetting("original", profile(t, signal.ProfileOriginal))
+	want := map[int][4]int{0: {397, 0, 4, 96}, 3: {398, 17, 3, 114}, 6: {400, 28, 3, 127}}
+	jump := map[int]int{0: 2, 3: 11, 6: 20}
+	for d, w := range want {
+		o := Run(Config{Model: m, Delay: d}, Reference(), set.New(m)).Score
+		if got := [4]int{o.Total, o.Shortfall, o.Oscillation, o.Excess}; got != w {
+			t.Errorf("delay %d: total/shortfall/oscillation/excess %v, want %v", d, got, w)
+		}
+		if r := Run(Config{Model: m, Delay: d}, JumpTest(), set.New(m)).Score.Reaction; r != jump[d] {
+			t.Errorf("delay %d: jump reaction %d, want %d", d, r, jump[d])
+		}
+	}
+}
+
+// TestDefaultProfileMeetsGoal pins the figures the report states for the
+// goal: delay 3 on the reference series, the jump test, and delay 0.
+func TestDefaultProfileMeetsGoal(t *testing.T) {
+	m := ReferenceModel()
+	def := BarometerSetting("default", profile(t, signal.DefaultProfile))
+	d3 := Run(Config{Model: m, Delay: 3}, Reference(), def.New(m)).Score
+	if d3.Total > 331 || d3.Shortfall > 8 || d3.Oscillation > 8 {
+		t.Errorf("delay 3: total %d, shortfall %d, oscillation %d; want <= 331, 8, 8", d3.Total, d3.Shortfall, d3.Oscillation)
+	}
+	z := Run(Config{Model: m}, Reference(), def.New(m)).Score
+	n := Run(Config{Model: m}, Reference(), NewNaive(m, NaiveOptions{})).Score
+	if z.Total > n.Total || z.Shortfall > n.Shortfall || z.Oscillation > n.Oscillation || z.Excess > n.Excess {
+		t.Errorf("delay 0: default %+v, naive %+v", z, n)
+	}
+}
+
+// TestDefaultProfileNeverSlowerToAJump: at every delay the default
+// profile reaches a jump's requirement no later than the original, and no
+// later than the naive rule's delay.
+func TestDefaultProfileNeverSlowerToAJump(t *testing.T) {
+	m := ReferenceModel()
+	def := BarometerSetting("default", profile(t, signal.DefaultProfile))
+	orig := BarometerSetting("original", profile(t, signal.ProfileOriginal))
+	for d := range 7 {
+		c := Config{Model: m, Delay: d}
+		got, was := Run(c, JumpTest(), def.New(m)).Score.Reaction, Run(c, JumpTest(), orig.New(m)).Score.Reaction
+		if got < 0 || got > was || got > max(d, 1) {
+			t.Errorf("delay %d: reaction %d, original %d", d, got, was)
+		}
+	}
+}
+
+// TestSurgeDoesNotRatchet: one saturated sample in a quiet series raises
+// the pool once; the next sample that is not saturated ends the surge, and
+// the pool comes back instead of climbing to its maximum.
+func TestSurgeDoesNotRatchet(t *testing.T) {
+	m := ReferenceModel()
+	load := make([]float64, 40)
+	for i := range load {
+		load[i] = 1000 // 2 replicas at target
+	}
+	load[10] = 5000 // one sample saturates the pool
+	s := Series{Name: "one spike", Load: load}
+	for _, d := range []int{0, 3} {
+		res := Run(Config{Model: m, Delay: d}, s, BarometerSetting("default", profile(t, signal.DefaultProfile)).New(m))
+		if res.Score.Peak >= m.MaxReplicas {
+			t.Errorf("delay %d: peak %d, the surge ratcheted to the maximum", d, res.Score.Peak)
+		}
+		if last := res.Steps[len(res.Steps)-1].Replicas; last != 2 {
+			t.Errorf("delay %d: ends at %d replicas, want 2", d, last)
+		}
+	}
+}
