@@ -84,7 +84,7 @@ func TestSimulateRuns(t *testing.T) {
 		{"default profile", []string{"--controller", "barometer", "--delay", "3"}, []string{"Barometer responsive", " 331\n"}},
 		{"original profile", []string{"--controller", "barometer", "--profile", "original", "--delay", "3"}, []string{"Barometer original", " 398\n"}},
 		{"responsive built from flags", []string{"--controller", "barometer", "--profile", "original", "--ewma-half-life", "0",
-			"--gate-window", "0", "--resource-threshold", "1", "--lead-window", "6", "--lead-significance", "2",
+			"--gate-window", "0", "--resource-threshold", "1", "--lead-window", "7", "--lead-significance", "2",
 			"--hysteresis", "0.05", "--noise-margin", "2.5", "--surge", "--delay", "3"}, []string{" 331\n"}},
 		{"responsive without its lead", []string{"--controller", "barometer", "--lead-window", "0", "--delay", "3"}, []string{"Barometer responsive"}},
 		{"kpa", []string{"--controller", "kpa", "--delay", "3"}, []string{"KPA", " 307\n"}},

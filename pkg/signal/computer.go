@@ -146,11 +146,9 @@ func (c *Computer) compensate(final, raw, value float64, replicas int, lag time.
 			measuredAt = now
 		}
 		c.trend.add(measuredAt, raw)
-		if slope, n, rise, ok := c.trend.fit(); ok {
-			noise = n
-			out.lead = c.trend.lead(slope, n, rise, lag)
-			out.value += out.lead
-		}
+		noise = c.trend.noise()
+		out.lead = c.trend.lead(lag)
+		out.value += out.lead
 	}
 	if c.opts.SaturationSurge {
 		level := c.opts.SurgeLevel

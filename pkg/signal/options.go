@@ -19,9 +19,9 @@ const (
 // (docs/compensation.md explains each).
 const (
 	// DefaultLeadWindow is how many samples the lead's trend is read from.
-	DefaultLeadWindow = 6
-	// DefaultLeadSignificance is how many noise widths the trend's rise
-	// over its window must exceed before it leads.
+	DefaultLeadWindow = 7
+	// DefaultLeadSignificance is the Mann-Kendall z the trend's window must
+	// reach before it leads: about a 2 % chance per sample on noise alone.
 	DefaultLeadSignificance = 2.0
 	// DefaultScaleInHysteresis is the margin a stale sample's scale-in
 	// keeps (5 %).
@@ -74,13 +74,15 @@ type Options struct {
 	// a sample with a lag > 0 is stale. Default 0; range 0..1h.
 	ReplicaStartup time.Duration
 	// LeadWindow is how many distinct samples of raw demand the lead reads
-	// its trend from; 0 turns the lead off. Default 0 (responsive: 6);
-	// range 0 or 3..16.
+	// its trend and noise from; 0 turns the lead (and the noise margin)
+	// off. Default 0 (responsive: 7); range 0 or 3..16.
 	LeadWindow int
-	// LeadSignificance is how far the trend must rise over its window, in
-	// widths of the window's noise (a robust standard deviation of the
-	// residuals), before it leads; below that a rise is noise and adds
-	// nothing. Default 2; range 0..10.
+	// LeadSignificance is how significant the window's rise must be
+	// before it leads: the Mann-Kendall z of its samples (rises less
+	// falls among all pairs, in standard deviations of that count on
+	// noise alone), which counts signs, not sizes, so heavy noise and
+	// outliers do not fool it. Below it a rise is noise and adds nothing.
+	// Default 2; range 0..10.
 	LeadSignificance float64
 	// ScaleInHysteresis is the margin a stale sample's scale-in keeps: a
 	// falling signal falls only to demand x (1 + ScaleInHysteresis), and
@@ -197,14 +199,14 @@ func (e *OptionError) Error() string {
 }
 
 // Validate reports the first field outside its range (an *OptionError);
-// NaN is outside every range.
+// NaN and the infinities are outside every range.
 func (o Options) Validate() error {
 	for _, r := range Ranges() {
 		v := r.Value(o)
 		if r.Zero && v == 0 {
 			continue
 		}
-		if !(v >= r.Min && v <= r.Max) {
+		if !(v >= r.Min && v <= r.Max) || math.IsInf(v, 0) {
 			return &OptionError{Field: r.Field, Value: v, Allowed: r.Allowed()}
 		}
 	}
