@@ -90,9 +90,9 @@ func noisySeries() map[string][]float64 {
 		return out
 	}
 	return map[string][]float64{
-		"noise 10 %":                     plateau(4, 0.10, 0),
-		"noise 30 %":                     plateau(4, 0.30, 0),
-		"noise 30 %, 5 % outliers":       plateau(3, 0.30, 0.05),
+		"noise 10 %":                      plateau(4, 0.10, 0),
+		"noise 30 %":                      plateau(4, 0.30, 0),
+		"noise 30 %, 5 % outliers":        plateau(3, 0.30, 0.05),
 		"noise 20 %, drops at 80 and 160": plateau(6, 0.20, 0, 80, 160),
 		"noise 20 %, 5 % outliers, drop":  plateau(6, 0.20, 0.05, 120),
 	}
