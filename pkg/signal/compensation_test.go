@@ -36,20 +36,33 @@ func sample(i int, demand float64, n int, age time.Duration) (time.Time, Input) 
 	return now, Input{Compute: cp(0, demand/float64(n), 0, n), MeasuredAt: now.Add(-age)}
 }
 
+// result is a signal with what the compensation did to it.
+type result struct {
+	ScalingSignal
+	Lead    float64
+	Surging bool
+	Lag     time.Duration
+}
+
+func compute(c *Computer, now time.Time, in Input) result {
+	s := c.Compute(now, in)
+	return result{s, c.last.lead, c.last.surging, c.last.lag}
+}
+
 // drive feeds raw demands at one sample per 15 s, each measured age
 // earlier, across n replicas, and returns the signals.
-func drive(c *Computer, demands []float64, n int, age time.Duration) []ScalingSignal {
-	out := make([]ScalingSignal, len(demands))
+func drive(c *Computer, demands []float64, n int, age time.Duration) []result {
+	out := make([]result, len(demands))
 	for i, d := range demands {
 		now, in := sample(i, d, n, age)
-		out[i] = c.Compute(now, in)
+		out[i] = compute(c, now, in)
 	}
 	return out
 }
 
 // kedaOscillation counts reversals of the replica count KEDA reads at
 // target 0.7.
-func kedaOscillation(sigs []ScalingSignal) int {
+func kedaOscillation(sigs []result) int {
 	osc, prev, dir := 0, -1, 0
 	for _, s := range sigs {
 		n := int(math.Ceil(s.ScaleValue/0.7 - 1e-9))
@@ -138,6 +151,9 @@ func TestLeadFollowsATrend(t *testing.T) {
 	if !near(last.Lead, 0.3) || !near(last.ScaleValue, ramp[len(ramp)-1]+0.3) {
 		t.Errorf("lead %v, ScaleValue %v; want 0.3 ahead of %v", last.Lead, last.ScaleValue, ramp[len(ramp)-1])
 	}
+	if want := "resource pressure 0.26 across 8 replica(s); lead +0.30"; last.Reason != want {
+		t.Errorf("reason %q, want %q", last.Reason, want)
+	}
 	if sigs[1].Lead != 0 {
 		t.Errorf("lead %v from two samples; want none before three", sigs[1].Lead)
 	}
@@ -192,9 +208,9 @@ func TestRepeatedDataIsOneSample(t *testing.T) {
 
 func TestSaturationSurge(t *testing.T) {
 	c := NewComputer(responsive(t))
-	step := func(i int, res float64, n int, age time.Duration) ScalingSignal {
+	step := func(i int, res float64, n int, age time.Duration) result {
 		now := at(float64(15 * i))
-		return c.Compute(now, Input{Compute: cp(0, res, 0, n), MeasuredAt: now.Add(-age)})
+		return compute(c, now, Input{Compute: cp(0, res, 0, n), MeasuredAt: now.Add(-age)})
 	}
 	// A fresh saturated sample across 2 asks for 2n = 4 at target 0.7.
 	if s := step(0, 1, 2, 0); !near(s.ScaleValue, 4*0.7) || !s.Surging {
@@ -267,11 +283,11 @@ func TestLag(t *testing.T) {
 	o := responsive(t)
 	o.ReplicaStartup = 20 * time.Second
 	c := NewComputer(o)
-	if l := c.Compute(at(0), in(0.5, 2)).Lag; l != 20*time.Second {
+	if l := compute(c, at(0), in(0.5, 2)).Lag; l != 20*time.Second {
 		t.Errorf("no MeasuredAt: lag %v, want the start-up alone", l)
 	}
 	future := Input{Compute: cp(0.5, 0, 0, 2), MeasuredAt: at(100)}
-	if l := c.Compute(at(15), future).Lag; l != 20*time.Second {
+	if l := compute(c, at(15), future).Lag; l != 20*time.Second {
 		t.Errorf("a measurement after now: lag %v, want age 0", l)
 	}
 }

@@ -1,6 +1,7 @@
 package signal
 
 import (
+	"cmp"
 	"errors"
 	"math"
 	"strconv"
@@ -36,6 +37,7 @@ type Computer struct {
 	surge     surge
 	published float64 // the last value before the floor, compensated
 	sampled   bool    // a sample has landed
+	last      compensated
 	reasonBuf []byte
 }
 
@@ -45,7 +47,7 @@ func NewComputer(opts Options) *Computer {
 		opts:      opts,
 		smooth:    ewma{halfLife: opts.EwmaHalfLife},
 		gate:      scaleInGate{window: opts.ScaleInGateWindow},
-		trend:     trend{window: opts.LeadWindow, significance: opts.LeadSignificance},
+		trend:     trend{window: opts.LeadWindow, significance: cmp.Or(opts.LeadSignificance, DefaultLeadSignificance)},
 		reasonBuf: make([]byte, 0, 96),
 	}
 }
@@ -95,13 +97,14 @@ func (c *Computer) Compute(now time.Time, in Input) ScalingSignal {
 
 	lag := c.lag(now, in.MeasuredAt)
 	comp := c.compensate(final, raw, value, replicas, lag, in.MeasuredAt, now)
+	c.last = comp
 	scale := max(comp.value, c.opts.floor())
 	return ScalingSignal{
 		ScaleValue:          scale,
 		RecommendedReplicas: max(c.opts.MinReplicas, int(math.Ceil(scale))),
 		Compute:             cp,
 		Storage:             in.Storage,
-		Reason:              c.reason(dominant, value, replicas, held, comp.surging, cp.Missing),
+		Reason:              c.reason(dominant, value, replicas, held, comp, cp.Missing),
 		SampledAt:           now,
 		RawScaleValue:       raw,
 		Dominant:            dominant,
@@ -109,17 +112,16 @@ func (c *Computer) Compute(now time.Time, in Input) ScalingSignal {
 		ScaleInAllowed:      allowed,
 		SplitInFlight:       split,
 		Policy:              PolicyPressure,
-		Lead:                comp.lead,
-		Surging:             comp.surging,
-		Lag:                 lag,
 	}
 }
 
-// compensated is what the compensation made of one sample.
+// compensated is what the compensation made of one sample; the reason
+// names the lead and the surge.
 type compensated struct {
 	value   float64 // before the floor
 	lead    float64
 	surging bool
+	lag     time.Duration
 }
 
 // lag is how far the sample's data trails the moment a replica asked for
@@ -138,7 +140,7 @@ func (c *Computer) lag(now, measuredAt time.Time) time.Duration {
 // surge only raise it, and the hysteresis only slows a fall. With every
 // option off it returns final unchanged (the original profile).
 func (c *Computer) compensate(final, raw, value float64, replicas int, lag time.Duration, measuredAt, now time.Time) compensated {
-	out := compensated{value: final}
+	out := compensated{value: final, lag: lag}
 	stale := lag > 0
 	var noise float64
 	if c.opts.LeadWindow > 0 {
@@ -200,9 +202,10 @@ func Unanswered(obs pressure.Observation) error {
 }
 
 // reason formats "{dimension} pressure {v:0.00} across {n} replica(s)".
-// Replicas that did not answer are named after it, so a partial sample is
-// visible wherever the reason is read.
-func (c *Computer) reason(d Dimension, v float64, replicas int, held, surging bool, missing []string) string {
+// The compensation's lead ("; lead +0.30", in replicas of demand) and
+// surge ("; saturation surge") follow, then the replicas that did not
+// answer, so a partial sample is visible wherever the reason is read.
+func (c *Computer) reason(d Dimension, v float64, replicas int, held bool, comp compensated, missing []string) string {
 	b := append(c.reasonBuf[:0], d.String()...)
 	b = append(b, " pressure "...)
 	// Ties round away from zero, as the original's {v:0.00} does
@@ -214,7 +217,11 @@ func (c *Computer) reason(d Dimension, v float64, replicas int, held, surging bo
 	if held {
 		b = append(b, "; scale-in held by safety gate"...)
 	}
-	if surging {
+	if comp.lead > 0 {
+		b = append(b, "; lead +"...)
+		b = strconv.AppendFloat(b, math.Round(comp.lead*100)/100, 'f', 2, 64)
+	}
+	if comp.surging {
 		b = append(b, "; saturation surge"...)
 	}
 	for i, name := range missing {

@@ -82,7 +82,7 @@ type Options struct {
 	// falls among all pairs, in standard deviations of that count on
 	// noise alone), which counts signs, not sizes, so heavy noise and
 	// outliers do not fool it. Below it a rise is noise and adds nothing.
-	// Default 2; range 0..10.
+	// 0 reads as DefaultLeadSignificance. Default 2; range 0..10.
 	LeadSignificance float64
 	// ScaleInHysteresis is the margin a stale sample's scale-in keeps: a
 	// falling signal falls only to demand x (1 + ScaleInHysteresis), and
@@ -122,8 +122,6 @@ func DefaultOptions() Options {
 		ResourceScaleInThreshold:    DefaultScaleInThreshold,
 		WalDispatchScaleInThreshold: DefaultScaleInThreshold,
 		SplitAwareScaleIn:           true,
-		LeadSignificance:            DefaultLeadSignificance,
-		SurgeLevel:                  DefaultSurgeLevel,
 	}
 }
 

@@ -41,10 +41,10 @@ func ProfileOptions(name string) (Options, error) {
 		o.WalDispatchScaleInThreshold = 1
 		o.ScaleInGateWindow = 0
 		o.EwmaHalfLife = 0
-		o.LeadWindow = DefaultLeadWindow
+		o.LeadWindow, o.LeadSignificance = DefaultLeadWindow, DefaultLeadSignificance
 		o.ScaleInHysteresis = DefaultScaleInHysteresis
 		o.ScaleInNoiseMargin = DefaultScaleInNoiseMargin
-		o.SaturationSurge = true
+		o.SaturationSurge, o.SurgeLevel = true, DefaultSurgeLevel
 		return o, nil
 	}
 	return Options{}, fmt.Errorf("profile %q (allowed: %s)", name, strings.Join(ProfileNames(), ", "))

@@ -76,12 +76,6 @@ type ScalingSignal struct {
 	// Cost is the target's accumulated replica usage; zero when nothing
 	// accounts for it.
 	Cost Cost
-	// Lead is the demand the lead added ahead of the measurement; Surging
-	// reports that the saturation surge set ScaleValue; Lag is the lag the
-	// compensation covered: the sample's age plus ReplicaStartup.
-	Lead    float64
-	Surging bool
-	Lag     time.Duration
 }
 
 // WarmingUp reports whether no sample has landed yet.
