@@ -191,7 +191,7 @@ func writeNotes(b *strings.Builder, cfg sim.Config, results [][]sim.Result, fams
 	k := results[reportKPA][goalDelay].Score
 	fmt.Fprintf(b, "- The KPA reads a total, so like Barometer it has no over-correction, and its 60 s average damps noise; it has no lead and its panic mode needs the newest sample to ask for twice the ready pods, so at delay %d it is short in %d turns of the reference series (total %d).\n", goalDelay, k.Shortfall, k.Total)
 	fmt.Fprintf(b, "- The HPA reads the same stale occupancy times its current ready pods, the naive rule's trap; its 300 s scale-down window then holds the over-shoot, which is why it spends the most. KEDA's own HPA layer (tolerance, stabilization) is not put on top of Barometer's read here: Barometer is read as ceil(ScaleValue / target).\n")
-	fmt.Fprintf(b, "- The default profile's defaults were chosen on these series (docs/compensation.md tells how); every compensation is an option of pkg/signal, so the rows above are what a ScaledObject runs.\n\n")
+	fmt.Fprintf(b, "- The default profile's defaults were chosen on these series (docs/compensation.md tells how); every compensation is an option of pkg/signal, so the rows above are what a ScaledObject runs. Where a goal above is NOT met, docs/compensation.md (\"What it does not reach\") says why.\n\n")
 }
 
 func withDelay(cfg sim.Config, d int) sim.Config {
