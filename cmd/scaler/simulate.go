@@ -48,6 +48,14 @@ var flagControllers = map[string][]string{
 	"launch-ttl": replicaPolicies, "current-replicas": replicaPolicies,
 }
 
+// compareFlags are the controller flags --compare applies (besides the
+// signal's, which it applies to every profile): the KPA's, the KEDA target
+// Barometer is read at, and the policies' wiring.
+var compareFlags = map[string]bool{
+	"kpa-stable-window": true, "kpa-panic-percent": true, "kpa-panic-threshold": true, "kpa-max-up-rate": true,
+	"kpa-max-down-rate": true, "keda-target": true, "launch-ttl": true, "current-replicas": true,
+}
+
 // simulateOptions are the parsed flags.
 type simulateOptions struct {
 	trace, event, controller, profile, svgFile, report string
@@ -240,7 +248,12 @@ func (o simulateOptions) validate() error {
 		return errors.New("--compare runs every controller (not with --controller, --table or --json)")
 	}
 	for _, name := range slices.Sorted(maps.Keys(flagControllers)) {
-		if cs := flagControllers[name]; o.set[name] && !slices.Contains(cs, o.controller) && !o.compare {
+		cs := flagControllers[name]
+		switch {
+		case !o.set[name]:
+		case o.compare && !compareFlags[name]:
+			return fmt.Errorf("--%s does not apply to --compare (it runs the other controllers with their defaults)", name)
+		case !o.compare && !slices.Contains(cs, o.controller):
 			return fmt.Errorf("--%s applies to --controller %s (this run: %s)", name, strings.Join(cs, ", "), o.controller)
 		}
 	}

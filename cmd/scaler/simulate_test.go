@@ -124,6 +124,23 @@ func TestSimulateRuns(t *testing.T) {
 	}
 }
 
+func TestCompareDrawsEveryRun(t *testing.T) {
+	pic := filepath.Join(t.TempDir(), "all.svg")
+	out := simulate(t, "--compare", "--delay", "3", "--lead-window", "0", "--kpa-panic-threshold", "3", "--svg", pic)
+	data, err := os.ReadFile(pic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<svg", "KPA, Knative defaults: total", "Barometer, profile original: total", "fixed: total"} {
+		if !bytes.Contains(data, []byte(want)) {
+			t.Errorf("the picture lacks %q", want)
+		}
+	}
+	if !strings.Contains(out, "Barometer, profile responsive (default)") {
+		t.Errorf("table:\n%s", out)
+	}
+}
+
 func TestSimulateJSON(t *testing.T) {
 	var got struct {
 		Series string
@@ -197,6 +214,8 @@ func TestSimulateErrors(t *testing.T) {
 		{[]string{"--controller", "hpa", "--step", "1"}, "--step (allowed: a duration with --from-prometheus"},
 		{[]string{"--step", "30s"}, "--step as a duration applies to --from-prometheus"},
 		{[]string{"--compare", "--controller", "hpa"}, "--compare runs every controller"},
+		{[]string{"--compare", "--window", "3"}, "--window does not apply to --compare"},
+		{[]string{"--compare", "--profile", "original"}, "--profile does not apply to --compare"},
 		{[]string{"--trace", "family:square:1"}, `--trace: "family:square:1" (allowed: family:NAME:N with NAME one of plateau-and-drop`},
 		{[]string{"--query", "up"}, "--query applies to --from-prometheus"},
 		{[]string{"--from-prometheus", "http://p.svc:9090"}, "--query (allowed: the PromQL of the load"},
