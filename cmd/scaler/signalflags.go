@@ -54,7 +54,7 @@ func defineSignalFlags(fs *flag.FlagSet) *signalFlags {
 	add("gate-window", "ScaleInGateWindow", func(o *signal.Options) any { return &o.ScaleInGateWindow }, "barometer: scale-in gate window"+unset)
 	add("resource-threshold", "ResourceScaleInThreshold", func(o *signal.Options) any { return &o.ResourceScaleInThreshold }, "barometer: resource pressure at or above which scale-in is blocked"+unset)
 	add("signal-min-replicas", "MinReplicas", func(o *signal.Options) any { return &o.MinReplicas }, "barometer: the signal's MinReplicas floor"+unset)
-	add("replica-startup", "ReplicaStartup", func(o *signal.Options) any { return &o.ReplicaStartup }, "barometer: how long a new replica takes to count, added to the sample's age as the lag"+unset)
+	add("replica-startup", "ReplicaStartup", func(o *signal.Options) any { return &o.ReplicaStartup }, "barometer: how long a new replica takes to count, added to the sample's age as the lag (--startup is in turns: set this to --startup x --turn for the lead to cover it)"+unset)
 	add("lead-window", "LeadWindow", func(o *signal.Options) any { return &o.LeadWindow }, "barometer: samples in the lead's trend, 0 for no lead"+unset)
 	add("lead-significance", "LeadSignificance", func(o *signal.Options) any { return &o.LeadSignificance }, "barometer: noise widths the trend's rise must exceed to lead"+unset)
 	add("hysteresis", "ScaleInHysteresis", func(o *signal.Options) any { return &o.ScaleInHysteresis }, "barometer: scale-in margin on stale samples, 0.05 = 5 %"+unset)
