@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -16,28 +17,30 @@ import (
 	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/policy"
+	"github.com/barometer-scaler/barometer/pkg/signal"
 	"github.com/barometer-scaler/barometer/pkg/sim"
 	"github.com/barometer-scaler/barometer/pkg/sim/policies"
 	"github.com/barometer-scaler/barometer/pkg/sim/report"
 )
 
 // controllers are the --controller values, in the order the help lists them.
-var controllers = []string{"naive", "hpa", "barometer", policy.PolicyQueue, policy.PolicyFullyElastic,
+var controllers = []string{"naive", "hpa", "kpa", "barometer", policy.PolicyQueue, policy.PolicyFullyElastic,
 	policy.PolicyMaxCount, policy.PolicyPoolWithThreshold, policy.PolicyFixed}
 
 // replicaPolicies are the controllers that drive pkg/policy.
-var replicaPolicies = controllers[3:]
+var replicaPolicies = controllers[4:]
 
 // flagControllers names, for each flag that not every controller reads,
 // the controllers that read it. The policies' flags are their metadata
-// keys, spelt as flags.
+// keys, spelt as flags; the signal's flags (defineSignalFlags) apply to
+// barometer alone.
 var flagControllers = map[string][]string{
-	"window": {"naive"}, "step": {"naive"},
+	"window": {"naive"}, "step-limit": {"naive"},
 	"hpa-tolerance": {"hpa"}, "hpa-up-window": {"hpa"}, "hpa-down-window": {"hpa"}, "hpa-period": {"hpa"},
 	"hpa-up-percent": {"hpa"}, "hpa-up-pods": {"hpa"}, "hpa-down-percent": {"hpa"},
-	"preset": {"barometer"}, "keda-target": {"barometer"}, "ewma-half-life": {"barometer"}, "gate-window": {"barometer"},
-	"resource-threshold": {"barometer"}, "signal-min-replicas": {"barometer"}, "trend-window": {"barometer"},
-	"hysteresis": {"barometer"}, "surge": {"barometer"},
+	"kpa-stable-window": {"kpa"}, "kpa-panic-percent": {"kpa"}, "kpa-panic-threshold": {"kpa"},
+	"kpa-max-up-rate": {"kpa"}, "kpa-max-down-rate": {"kpa"},
+	"profile": {"barometer"}, "keda-target": {"barometer"},
 	"ewma-alpha": {"queue"}, "default-service-time": {"queue"}, "target-utilization": {"queue"}, "rate-cutoff": {"queue"},
 	"drain-time": {"queue"}, "max-step-up-ratio": {"queue"}, "max-step-up": {"queue"}, "max-step-down": {"queue"},
 	"stabilization-window": {"queue"}, "scale-down-cooldown": {"queue"},
@@ -45,20 +48,30 @@ var flagControllers = map[string][]string{
 	"launch-ttl": replicaPolicies, "current-replicas": replicaPolicies,
 }
 
+// compareFlags are the controller flags --compare applies (besides the
+// signal's, which it applies to every profile): the KPA's, the KEDA target
+// Barometer is read at, and the policies' wiring.
+var compareFlags = map[string]bool{
+	"kpa-stable-window": true, "kpa-panic-percent": true, "kpa-panic-threshold": true, "kpa-max-up-rate": true,
+	"kpa-max-down-rate": true, "keda-target": true, "launch-ttl": true, "current-replicas": true,
+}
+
 // simulateOptions are the parsed flags.
 type simulateOptions struct {
-	trace, event, controller, preset, svgFile, report    string
-	delay, startup, window, step, maxReplicas, initial   int
-	upPercent, upPods, downPercent, minReplicas, trend   int
-	turn, upWindow, downWindow, period, ewma, gate       time.Duration
-	saturation, occupancy, tolerance, kedaTarget, resThr float64
-	hysteresis                                           float64
-	table, json, surge                                   bool
-	set                                                  map[string]bool
-	floor                                                int
-	queue                                                policy.QueueOptions
-	elastic                                              policy.ElasticityOptions
-	wiring                                               policies.Wiring
+	trace, event, controller, profile, svgFile, report string
+	delay, startup, window, step, maxReplicas, initial int
+	upPercent, upPods, downPercent                     int
+	turn, upWindow, downWindow, period                 time.Duration
+	saturation, occupancy, tolerance, kedaTarget       float64
+	table, json, compare, stepIsLimit                  bool
+	set                                                map[string]bool
+	floor                                              int
+	queue                                              policy.QueueOptions
+	elastic                                            policy.ElasticityOptions
+	wiring                                             policies.Wiring
+	kpa                                                sim.KPAOptions
+	signal                                             *signalFlags
+	prom                                               promTrace
 }
 
 // runSimulate is `scaler simulate`: one run, the reference's tables, JSON,
@@ -77,8 +90,21 @@ func runSimulate(args []string, stdout io.Writer) error {
 	if o.report != "" {
 		return writeReport(o.report)
 	}
-	series, queue, err := loadTrace(o)
-	if err != nil {
+	var (
+		series sim.Series
+		queue  *sim.QueueTrace
+	)
+	if o.prom.server != "" {
+		if series, err = o.prom.load(context.Background()); err != nil {
+			return fmt.Errorf("simulate: %w", err)
+		}
+		if !o.set["turn"] {
+			o.turn = o.prom.step
+		}
+		if o.set["event"] {
+			series.EventStart, series.EventEnd, _ = parseEvent(o.event)
+		}
+	} else if series, queue, err = loadTrace(o); err != nil {
 		return fmt.Errorf("simulate: --trace: %w", err)
 	}
 	saturation := o.saturation
@@ -89,11 +115,14 @@ func runSimulate(args []string, stdout io.Writer) error {
 	if queue != nil {
 		series = queue.Series(m, o.turn)
 	}
+	cfg := sim.Config{Model: m, Delay: o.delay, StartupTurns: o.startup, Turn: o.turn}
+	if o.compare {
+		return runCompare(stdout, cfg, series, queue != nil, o)
+	}
 	setting, err := o.setting(m)
 	if err != nil {
 		return fmt.Errorf("simulate: %w", err)
 	}
-	cfg := sim.Config{Model: m, Delay: o.delay, StartupTurns: o.startup, Turn: o.turn}
 	res := sim.Run(cfg, series, setting.New(m))
 	if o.svgFile != "" {
 		var b bytes.Buffer
@@ -142,12 +171,12 @@ func runSimulate(args []string, stdout io.Writer) error {
 }
 
 func parseSimulate(args []string) (simulateOptions, *flag.FlagSet, error) {
-	m, hpa := sim.ReferenceModel(), sim.DefaultHPAOptions()
+	m, hpa, kpa := sim.ReferenceModel(), sim.DefaultHPAOptions(), sim.DefaultKPAOptions()
 	q, e := policy.DefaultQueueOptions(), policy.DefaultElasticityOptions(policy.PolicyPoolWithThreshold)
 	var o simulateOptions
 	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.StringVar(&o.trace, "trace", "reference", "trace: reference, jump, flash-crowd, slow-ramp, seed:N, queue, queue:N, or a CSV file (one load per line, or turn,load; a queue trace: turn,arrivals,serviceSeconds)")
+	fs.StringVar(&o.trace, "trace", "reference", "trace: reference, jump, flash-crowd, slow-ramp, seed:N, family:NAME:N (NAME a family of the report, spaces as dashes), queue, queue:N, or a CSV file (one load per line, or turn,load; a queue trace: turn,arrivals,serviceSeconds)")
 	fs.StringVar(&o.event, "event", "60:90", "event window START:END scored as the jump, for a CSV trace")
 	fs.IntVar(&o.delay, "delay", 0, "metric delay in turns")
 	fs.IntVar(&o.startup, "startup", 0, "turns a new replica takes to become ready")
@@ -163,7 +192,8 @@ func parseSimulate(args []string) (simulateOptions, *flag.FlagSet, error) {
 	fs.IntVar(&o.maxReplicas, "max-replicas", m.MaxReplicas, "replica ceiling (also the policies' maxReplicas)")
 	fs.IntVar(&o.initial, "initial-replicas", m.InitialReplicas, "replicas before turn 0")
 	fs.IntVar(&o.window, "window", 0, "naive: wait window, turns a scale-in must be wanted in a row")
-	fs.IntVar(&o.step, "step", 0, "naive: step limit, most replicas changed per turn (0: none)")
+	fs.IntVar(&o.step, "step-limit", 0, "naive: step limit, most replicas changed per turn (0: none)")
+	fs.Var(stepFlag{&o.step, &o.prom.step, &o.stepIsLimit}, "step", "a whole number: --step-limit; a duration: the --from-prometheus range's resolution (default 15s), one turn per step")
 	fs.Float64Var(&o.tolerance, "hpa-tolerance", hpa.Tolerance, "hpa: no change while |1 - metric/target| <= this")
 	fs.DurationVar(&o.upWindow, "hpa-up-window", hpa.ScaleUp.StabilizationWindow, "hpa: scale-up stabilization window")
 	fs.DurationVar(&o.downWindow, "hpa-down-window", hpa.ScaleDown.StabilizationWindow, "hpa: scale-down stabilization window")
@@ -171,15 +201,16 @@ func parseSimulate(args []string) (simulateOptions, *flag.FlagSet, error) {
 	fs.IntVar(&o.upPercent, "hpa-up-percent", 100, "hpa: scale-up percent policy (0: none)")
 	fs.IntVar(&o.upPods, "hpa-up-pods", 4, "hpa: scale-up pods policy (0: none)")
 	fs.IntVar(&o.downPercent, "hpa-down-percent", 100, "hpa: scale-down percent policy")
-	fs.StringVar(&o.preset, "preset", "default", "barometer: default, delay-aware or best; the flags below override it")
+	fs.DurationVar(&o.kpa.StableWindow, "kpa-stable-window", kpa.StableWindow, "kpa: stable window")
+	fs.Float64Var(&o.kpa.PanicWindowPercent, "kpa-panic-percent", kpa.PanicWindowPercent, "kpa: panic window, percent of the stable window")
+	fs.Float64Var(&o.kpa.PanicThreshold, "kpa-panic-threshold", kpa.PanicThreshold, "kpa: panic when the panic window asks for this many times the ready pods")
+	fs.Float64Var(&o.kpa.MaxScaleUpRate, "kpa-max-up-rate", kpa.MaxScaleUpRate, "kpa: at most this many times the ready pods")
+	fs.Float64Var(&o.kpa.MaxScaleDownRate, "kpa-max-down-rate", kpa.MaxScaleDownRate, "kpa: at least the ready pods over this")
+	fs.StringVar(&o.profile, "profile", signal.DefaultProfile, "barometer: the signal's profile, "+strings.Join(signal.ProfileNames(), " or ")+"; the signal's flags below override it")
 	fs.Float64Var(&o.kedaTarget, "keda-target", 0, "barometer: KEDA targetValue, replicas = ceil(ScaleValue / it) (0: the occupancy target)")
-	fs.DurationVar(&o.ewma, "ewma-half-life", 0, "barometer: EWMA half-life of a falling signal, 0 for none (unset: the preset's)")
-	fs.DurationVar(&o.gate, "gate-window", 0, "barometer: scale-in gate window (unset: the preset's)")
-	fs.Float64Var(&o.resThr, "resource-threshold", 0, "barometer: resource pressure at or above which scale-in is blocked (unset: the preset's)")
-	fs.IntVar(&o.minReplicas, "signal-min-replicas", 0, "barometer: the signal's MinReplicas floor (unset: the preset's)")
-	fs.IntVar(&o.trend, "trend-window", 0, "barometer: samples in the lead's trend, 0 or 1 for no lead (unset: the preset's)")
-	fs.Float64Var(&o.hysteresis, "hysteresis", 0, "barometer: scale-in hysteresis on stale samples, 0.05 = 5 % (unset: the preset's)")
-	fs.BoolVar(&o.surge, "surge", false, "barometer: saturation surge, 2n or n + 4 when stale (unset: the preset's)")
+	o.signal = defineSignalFlags(fs)
+	fs.BoolVar(&o.compare, "compare", false, "run every controller and profile on the trace side by side: one table (and --svg draws them all)")
+	definePromFlags(fs, &o.prom)
 	fs.Float64Var(&o.queue.EwmaAlpha, "ewma-alpha", q.EwmaAlpha, "queue: weight of the newest arrival rate and service time")
 	fs.DurationVar(&o.queue.DefaultServiceTime, "default-service-time", q.DefaultServiceTime, "queue: service time before any run is seen")
 	fs.Float64Var(&o.queue.TargetUtilization, "target-utilization", 0, "queue: utilization the arrival-rate term aims for (0: --occupancy)")
@@ -213,10 +244,26 @@ func (o simulateOptions) validate() error {
 	if !slices.Contains(controllers, o.controller) {
 		return fmt.Errorf("--controller %q (allowed: %s)", o.controller, strings.Join(controllers, ", "))
 	}
+	if o.compare && (o.set["controller"] || o.table || o.json) {
+		return errors.New("--compare runs every controller (not with --controller, --table or --json)")
+	}
 	for _, name := range slices.Sorted(maps.Keys(flagControllers)) {
-		if cs := flagControllers[name]; o.set[name] && !slices.Contains(cs, o.controller) {
+		cs := flagControllers[name]
+		switch {
+		case !o.set[name]:
+		case o.compare && !compareFlags[name]:
+			return fmt.Errorf("--%s does not apply to --compare (it runs the other controllers with their defaults)", name)
+		case !o.compare && !slices.Contains(cs, o.controller):
 			return fmt.Errorf("--%s applies to --controller %s (this run: %s)", name, strings.Join(cs, ", "), o.controller)
 		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(o.signal.apply)) {
+		if o.set[name] && o.controller != "barometer" && !o.compare {
+			return fmt.Errorf("--%s applies to --controller barometer (this run: %s)", name, o.controller)
+		}
+	}
+	if err := o.prom.validate(o.set); err != nil {
+		return err
 	}
 	checks := []struct {
 		bad  bool
@@ -233,7 +280,8 @@ func (o simulateOptions) validate() error {
 		{o.maxReplicas < o.floor, "max-replicas", "a whole number >= --min-replicas"},
 		{o.initial < o.floor || o.initial > o.maxReplicas, "initial-replicas", "--min-replicas..--max-replicas"},
 		{o.window < 0, "window", "a whole number >= 0"},
-		{o.step < 0, "step", "a whole number >= 0"},
+		{o.step < 0, "step-limit", "a whole number >= 0"},
+		{o.set["step"] && o.stepIsLimit && o.controller != "naive", "step", "a duration with --from-prometheus; a whole number (the step limit) with --controller naive only"},
 		{!(o.tolerance >= 0), "hpa-tolerance", "a number >= 0"},
 		{o.upWindow < 0, "hpa-up-window", "a duration >= 0"},
 		{o.downWindow < 0, "hpa-down-window", "a duration >= 0"},
@@ -242,14 +290,13 @@ func (o simulateOptions) validate() error {
 		{o.upPods < 0, "hpa-up-pods", "a whole number >= 0"},
 		{o.upPercent == 0 && o.upPods == 0, "hpa-up-pods", "> 0 when --hpa-up-percent is 0"},
 		{o.downPercent < 1 || o.downPercent > 100, "hpa-down-percent", "1..100"},
-		{presetOptions(o.preset) == nil, "preset", "default, delay-aware or best"},
-		{o.kedaTarget < 0, "keda-target", "a number >= 0"},
-		{o.ewma < 0, "ewma-half-life", "a duration >= 0"},
-		{o.gate < 0, "gate-window", "a duration >= 0"},
-		{!(o.resThr >= 0), "resource-threshold", "a number >= 0"},
-		{o.minReplicas < 0, "signal-min-replicas", "a whole number >= 0"},
-		{o.trend < 0, "trend-window", "a whole number >= 0"},
-		{!(o.hysteresis >= 0), "hysteresis", "a number >= 0"},
+		{!slices.Contains(signal.ProfileNames(), o.profile), "profile", strings.Join(signal.ProfileNames(), " or ")},
+		{!(o.kedaTarget >= 0), "keda-target", "a number >= 0"},
+		{o.kpa.StableWindow <= 0, "kpa-stable-window", "a duration > 0"},
+		{!(o.kpa.PanicWindowPercent > 0 && o.kpa.PanicWindowPercent <= 100), "kpa-panic-percent", "a number in (0, 100]"},
+		{!(o.kpa.PanicThreshold > 1), "kpa-panic-threshold", "a number > 1"},
+		{!(o.kpa.MaxScaleUpRate > 1), "kpa-max-up-rate", "a number > 1"},
+		{!(o.kpa.MaxScaleDownRate > 1), "kpa-max-down-rate", "a number > 1"},
 	}
 	for _, c := range checks {
 		if c.bad {
@@ -259,15 +306,10 @@ func (o simulateOptions) validate() error {
 	if _, _, err := parseEvent(o.event); err != nil {
 		return fmt.Errorf("--event %q (allowed: START:END, 0 <= START <= END)", o.event)
 	}
+	if _, err := o.signal.options(o.profile, o.set); err != nil {
+		return err
+	}
 	return nil
-}
-
-func presetOptions(name string) func() sim.BarometerOptions {
-	return map[string]func() sim.BarometerOptions{
-		"default":     sim.DefaultBarometerOptions,
-		"delay-aware": sim.DelayAwareBarometerOptions,
-		"best":        sim.BestBarometerOptions,
-	}[name]
 }
 
 // optionFlags names the flag that sets each pkg/policy option field, so an
@@ -327,24 +369,14 @@ func (o simulateOptions) setting(m sim.Model) (sim.Setting, error) {
 		}
 		h.ScaleDown.Policies = []sim.HPAPolicy{{Type: sim.PercentPolicy, Value: o.downPercent, Period: o.period}}
 		return sim.HPASetting("HPA", h), nil
+	case "kpa":
+		return sim.KPASetting("KPA", o.kpa), nil
 	case "barometer":
-		b := presetOptions(o.preset)()
-		s := &b.Signal
-		for name, apply := range map[string]func(){
-			"keda-target":         func() { b.Target = o.kedaTarget },
-			"ewma-half-life":      func() { s.EwmaHalfLife = o.ewma },
-			"gate-window":         func() { s.ScaleInGateWindow = o.gate },
-			"resource-threshold":  func() { s.ResourceScaleInThreshold = o.resThr },
-			"signal-min-replicas": func() { s.MinReplicas = o.minReplicas },
-			"trend-window":        func() { b.Compensation.TrendWindow = o.trend },
-			"hysteresis":          func() { b.Compensation.ScaleInHysteresis = o.hysteresis },
-			"surge":               func() { b.Compensation.SaturationSurge = o.surge },
-		} {
-			if o.set[name] {
-				apply()
-			}
+		so, err := o.signal.options(o.profile, o.set)
+		if err != nil {
+			return sim.Setting{}, err
 		}
-		return sim.BarometerSetting("Barometer "+o.preset, b), nil
+		return sim.BarometerSetting("Barometer "+o.profile, sim.BarometerOptions{Signal: so, Target: o.kedaTarget}), nil
 	}
 	return sim.NaiveSetting(naiveName(o.window, o.step), sim.NaiveOptions{Window: o.window, Step: o.step}), nil
 }
@@ -388,6 +420,12 @@ func loadTrace(o simulateOptions) (sim.Series, *sim.QueueTrace, error) {
 	case name == "queue":
 		t := sim.ReferenceQueue()
 		q = &t
+	case strings.HasPrefix(name, "family:"):
+		f, err := familyTrace(name)
+		if err != nil {
+			return s, nil, err
+		}
+		s = f
 	case strings.HasPrefix(name, "seed:"):
 		n, err := seed("seed:")
 		if err != nil {
@@ -486,4 +524,21 @@ func writeReport(path string) error {
 		}
 	}
 	return nil
+}
+
+// familyTrace reads family:NAME:N, NAME a family's name with its spaces
+// as dashes.
+func familyTrace(v string) (sim.Series, error) {
+	rest := strings.TrimPrefix(v, "family:")
+	name, seedText, ok := strings.Cut(rest, ":")
+	seed, err := strconv.ParseInt(seedText, 10, 64)
+	var names []string
+	for _, f := range sim.Families() {
+		flagName := strings.ReplaceAll(f.Name, " ", "-")
+		names = append(names, flagName)
+		if ok && err == nil && seed > 0 && flagName == name {
+			return f.Series(seed), nil
+		}
+	}
+	return sim.Series{}, fmt.Errorf("%q (allowed: family:NAME:N with NAME one of %s and N a whole number > 0)", v, strings.Join(names, ", "))
 }

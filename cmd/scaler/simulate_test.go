@@ -81,9 +81,17 @@ func TestSimulateRuns(t *testing.T) {
 	}{
 		{"naive at delay 3", []string{"--delay", "3"}, []string{"unadjusted", " 457\n", "reaction 3 turns", "SPEC: θU 18.5 %"}},
 		{"naive dampers", []string{"--delay", "3", "--window", "3", "--step", "1"}, []string{"window 3 + step 1", " 385\n"}},
-		{"best preset", []string{"--controller", "barometer", "--preset", "best", "--delay", "3"}, []string{"Barometer best", " 330\n"}},
-		{"best built from flags", []string{"--controller", "barometer", "--preset", "delay-aware", "--trend-window", "6",
-			"--hysteresis", "0.05", "--surge", "--delay", "3"}, []string{" 330\n"}},
+		{"default profile", []string{"--controller", "barometer", "--delay", "3"}, []string{"Barometer responsive", " 331\n"}},
+		{"original profile", []string{"--controller", "barometer", "--profile", "original", "--delay", "3"}, []string{"Barometer original", " 398\n"}},
+		{"responsive built from flags", []string{"--controller", "barometer", "--profile", "original", "--ewma-half-life", "0",
+			"--gate-window", "0", "--resource-threshold", "1", "--lead-window", "7", "--lead-significance", "2",
+			"--hysteresis", "0.05", "--noise-margin", "2.5", "--surge", "--delay", "3"}, []string{" 331\n"}},
+		{"responsive without its lead", []string{"--controller", "barometer", "--lead-window", "0", "--delay", "3"}, []string{"Barometer responsive"}},
+		{"kpa", []string{"--controller", "kpa", "--delay", "3"}, []string{"KPA", " 307\n"}},
+		{"kpa with options", []string{"--controller", "kpa", "--kpa-stable-window", "30s", "--kpa-panic-threshold", "3"}, []string{"KPA"}},
+		{"naive step limit as --step", []string{"--delay", "3", "--window", "3", "--step", "1"}, []string{" 385\n"}},
+		{"a family", []string{"--trace", "family:plateau-and-drop:3"}, []string{"(plateau and drop (seed 3))"}},
+		{"compare", []string{"--compare", "--delay", "3"}, []string{"KPA, Knative defaults", "Barometer, profile original ", "Barometer, profile responsive (default)", "fully_elastic"}},
 		{"hpa with options", []string{"--controller", "hpa", "--hpa-down-window", "0s", "--hpa-tolerance", "0"}, []string{"HPA"}},
 		{"another series", []string{"--trace", "seed:1"}, []string{"(seed 1)", "ideal total 303"}},
 		{"jump test", []string{"--trace", "jump", "--delay", "6"}, []string{"reaction 6 turns"}},
@@ -113,6 +121,23 @@ func TestSimulateRuns(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestCompareDrawsEveryRun(t *testing.T) {
+	pic := filepath.Join(t.TempDir(), "all.svg")
+	out := simulate(t, "--compare", "--delay", "3", "--lead-window", "0", "--kpa-panic-threshold", "3", "--svg", pic)
+	data, err := os.ReadFile(pic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<svg", "KPA, Knative defaults: total", "Barometer, profile original: total", "fixed: total"} {
+		if !bytes.Contains(data, []byte(want)) {
+			t.Errorf("the picture lacks %q", want)
+		}
+	}
+	if !strings.Contains(out, "Barometer, profile responsive (default)") {
+		t.Errorf("table:\n%s", out)
 	}
 }
 
@@ -173,7 +198,7 @@ func TestSimulateErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--controller", "pid"}, `--controller "pid" (allowed: naive, hpa, barometer, queue, fully_elastic, max_count, pool_with_threshold, fixed)`},
+		{[]string{"--controller", "pid"}, `--controller "pid" (allowed: naive, hpa, kpa, barometer, queue, fully_elastic, max_count, pool_with_threshold, fixed)`},
 		{[]string{"--delay", "-1"}, "--delay (allowed: a whole number >= 0)"},
 		{[]string{"--delay", "x"}, `invalid value "x" for flag -delay`},
 		{[]string{"--controller", "hpa", "--window", "3"}, "--window applies to --controller naive (this run: hpa)"},
@@ -181,7 +206,25 @@ func TestSimulateErrors(t *testing.T) {
 		{[]string{"--table", "--json"}, "--json (allowed: not with --table)"},
 		{[]string{"--report", "x.md", "--delay", "3"}, "--report takes no other flag"},
 		{[]string{"--occupancy", "1.5"}, "--occupancy (allowed: a number in (0, 1])"},
-		{[]string{"--controller", "barometer", "--preset", "fast"}, "--preset (allowed: default, delay-aware or best)"},
+		{[]string{"--controller", "barometer", "--profile", "fast"}, "--profile (allowed: responsive or original)"},
+		{[]string{"--controller", "barometer", "--lead-window", "2"}, "--lead-window (allowed: 0 or 3..16)"},
+		{[]string{"--controller", "barometer", "--hysteresis", "2"}, "--hysteresis (allowed: 0..1)"},
+		{[]string{"--lead-window", "6"}, "--lead-window applies to --controller barometer (this run: naive)"},
+		{[]string{"--kpa-panic-threshold", "3"}, "--kpa-panic-threshold applies to --controller kpa (this run: naive)"},
+		{[]string{"--controller", "hpa", "--step", "1"}, "--step (allowed: a duration with --from-prometheus"},
+		{[]string{"--step", "30s"}, "--step as a duration applies to --from-prometheus"},
+		{[]string{"--compare", "--controller", "hpa"}, "--compare runs every controller"},
+		{[]string{"--compare", "--window", "3"}, "--window does not apply to --compare"},
+		{[]string{"--compare", "--profile", "original"}, "--profile does not apply to --compare"},
+		{[]string{"--trace", "family:square:1"}, `--trace: "family:square:1" (allowed: family:NAME:N with NAME one of plateau-and-drop`},
+		{[]string{"--query", "up"}, "--query applies to --from-prometheus"},
+		{[]string{"--from-prometheus", "http://p.svc:9090"}, "--query (allowed: the PromQL of the load"},
+		{[]string{"--from-prometheus", "http://p.svc:9090", "--query", "up", "--start", "x", "--end", "1"}, `--start "x" (allowed: RFC 3339 or Unix seconds)`},
+		{[]string{"--from-prometheus", "http://p.svc:9090", "--query", "up", "--start", "10", "--end", "5"}, `--end "5" (allowed: after --start)`},
+		{[]string{"--from-prometheus", "http://p.svc:9090", "--query", "up", "--start", "0", "--end", "1000000", "--step", "1s"}, "--step 1s (allowed: fewer than 11000 steps"},
+		{[]string{"--from-prometheus", "ftp://p.svc", "--query", "up", "--start", "0", "--end", "60"}, `--from-prometheus "ftp://p.svc" (allowed: an http or https URL`},
+		{[]string{"--from-prometheus", "http://evil.example:9090", "--query", "up", "--start", "0", "--end", "60"}, `--from-prometheus "http://evil.example:9090": `},
+		{[]string{"--from-prometheus", "http://p.svc:9090", "--trace", "jump", "--query", "up", "--start", "0", "--end", "60"}, "--trace: not with --from-prometheus"},
 		{[]string{"--controller", "hpa", "--hpa-down-percent", "0"}, "--hpa-down-percent (allowed: 1..100)"},
 		{[]string{"--event", "9:1"}, `--event "9:1" (allowed: START:END, 0 <= START <= END)`},
 		{[]string{"--trace", "seed:x"}, `--trace: "seed:x" (allowed: seed:N`},

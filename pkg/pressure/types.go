@@ -144,4 +144,10 @@ type Observation struct {
 	SplitsErr error
 	// ObservedAt is when the source took the sample.
 	ObservedAt time.Time
+	// MeasuredAt is when the data in the sample was measured, which can
+	// be well before ObservedAt: the scrape source sets when the replicas
+	// answered, the Prometheus source the newest sample timestamp in its
+	// results, the host source the moment it read. Zero means ObservedAt.
+	// The signal's lag compensation counts from it.
+	MeasuredAt time.Time
 }

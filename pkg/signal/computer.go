@@ -1,6 +1,7 @@
 package signal
 
 import (
+	"cmp"
 	"errors"
 	"math"
 	"strconv"
@@ -18,6 +19,10 @@ type Input struct {
 	// SplitInFlight holds scale-in when the options make the gate
 	// split-aware.
 	SplitInFlight bool
+	// MeasuredAt is when the data behind the sample was measured
+	// (pressure.Observation.MeasuredAt); zero means at the sample's time.
+	// Its age is part of the lag the compensation covers.
+	MeasuredAt time.Time
 }
 
 // Computer folds samples into scaling signals. It keeps the smoothing and
@@ -28,6 +33,11 @@ type Computer struct {
 	smooth    ewma
 	gate      scaleInGate
 	lastFinal float64 // the last smoothed, gated value, before the floor
+	trend     trend
+	surge     surge
+	published float64 // the last value before the floor, compensated
+	sampled   bool    // a sample has landed
+	last      compensated
 	reasonBuf []byte
 }
 
@@ -37,6 +47,7 @@ func NewComputer(opts Options) *Computer {
 		opts:      opts,
 		smooth:    ewma{halfLife: opts.EwmaHalfLife},
 		gate:      scaleInGate{window: opts.ScaleInGateWindow},
+		trend:     trend{window: opts.LeadWindow, significance: cmp.Or(opts.LeadSignificance, DefaultLeadSignificance)},
 		reasonBuf: make([]byte, 0, 96),
 	}
 }
@@ -84,13 +95,16 @@ func (c *Computer) Compute(now time.Time, in Input) ScalingSignal {
 	}
 	c.lastFinal = final
 
-	scale := max(final, c.opts.floor())
+	lag := c.lag(now, in.MeasuredAt)
+	comp := c.compensate(final, raw, value, replicas, lag, in.MeasuredAt, now)
+	c.last = comp
+	scale := max(comp.value, c.opts.floor())
 	return ScalingSignal{
 		ScaleValue:          scale,
 		RecommendedReplicas: max(c.opts.MinReplicas, int(math.Ceil(scale))),
 		Compute:             cp,
 		Storage:             in.Storage,
-		Reason:              c.reason(dominant, value, replicas, held, cp.Missing),
+		Reason:              c.reason(dominant, value, replicas, held, comp, cp.Missing),
 		SampledAt:           now,
 		RawScaleValue:       raw,
 		Dominant:            dominant,
@@ -99,6 +113,64 @@ func (c *Computer) Compute(now time.Time, in Input) ScalingSignal {
 		SplitInFlight:       split,
 		Policy:              PolicyPressure,
 	}
+}
+
+// compensated is what the compensation made of one sample; the reason
+// names the lead and the surge.
+type compensated struct {
+	value   float64 // before the floor
+	lead    float64
+	surging bool
+	lag     time.Duration
+}
+
+// lag is how far the sample's data trails the moment a replica asked for
+// now will count: its age plus ReplicaStartup. A measurement time after
+// now (a skewed clock) counts as age 0.
+func (c *Computer) lag(now, measuredAt time.Time) time.Duration {
+	age := time.Duration(0)
+	if !measuredAt.IsZero() {
+		age = max(0, now.Sub(measuredAt))
+	}
+	return age + c.opts.ReplicaStartup
+}
+
+// compensate applies the lead, the saturation surge and the stale-sample
+// hysteresis to the gated value final, in that order: the lead and the
+// surge only raise it, and the hysteresis only slows a fall. With every
+// option off it returns final unchanged (the original profile).
+func (c *Computer) compensate(final, raw, value float64, replicas int, lag time.Duration, measuredAt, now time.Time) compensated {
+	out := compensated{value: final, lag: lag}
+	stale := lag > 0
+	var noise float64
+	if c.opts.LeadWindow > 0 {
+		if measuredAt.IsZero() {
+			measuredAt = now
+		}
+		c.trend.add(measuredAt, raw)
+		noise = c.trend.noise()
+		out.lead = c.trend.lead(lag)
+		out.value += out.lead
+	}
+	if c.opts.SaturationSurge {
+		level := c.opts.SurgeLevel
+		if level <= 0 {
+			level = DefaultSurgeLevel
+		}
+		target := c.opts.SurgeTarget
+		if target <= 0 {
+			target = 1
+		}
+		if mark := c.surge.observe(value >= level, stale, replicas, target); mark > out.value {
+			out.value, out.surging = mark, true
+		}
+	}
+	if stale && c.sampled && out.value < c.published {
+		margin := max(float64(out.value*c.opts.ScaleInHysteresis), float64(c.opts.ScaleInNoiseMargin*noise))
+		out.value = min(c.published, out.value+margin)
+	}
+	c.published, c.sampled = out.value, true
+	return out
 }
 
 // Decide is the computer as a Decider. A sample in which no replica
@@ -130,9 +202,10 @@ func Unanswered(obs pressure.Observation) error {
 }
 
 // reason formats "{dimension} pressure {v:0.00} across {n} replica(s)".
-// Replicas that did not answer are named after it, so a partial sample is
-// visible wherever the reason is read.
-func (c *Computer) reason(d Dimension, v float64, replicas int, held bool, missing []string) string {
+// The compensation's lead ("; lead +0.30", in replicas of demand) and
+// surge ("; saturation surge") follow, then the replicas that did not
+// answer, so a partial sample is visible wherever the reason is read.
+func (c *Computer) reason(d Dimension, v float64, replicas int, held bool, comp compensated, missing []string) string {
 	b := append(c.reasonBuf[:0], d.String()...)
 	b = append(b, " pressure "...)
 	// Ties round away from zero, as the original's {v:0.00} does
@@ -143,6 +216,13 @@ func (c *Computer) reason(d Dimension, v float64, replicas int, held bool, missi
 	b = append(b, " replica(s)"...)
 	if held {
 		b = append(b, "; scale-in held by safety gate"...)
+	}
+	if comp.lead > 0 {
+		b = append(b, "; lead +"...)
+		b = strconv.AppendFloat(b, math.Round(comp.lead*100)/100, 'f', 2, 64)
+	}
+	if comp.surging {
+		b = append(b, "; saturation surge"...)
 	}
 	for i, name := range missing {
 		if i == 0 {

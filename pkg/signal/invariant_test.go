@@ -3,14 +3,25 @@ package signal
 import (
 	"math"
 	"testing"
+	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 )
 
-// TestStorageNeverScalesCompute locks down the invariant: with compute held
-// fixed, no storage input, however extreme, moves ScaleValue or
-// RawScaleValue by a single bit.
+// TestStorageNeverScalesCompute locks down the invariant under every
+// profile: with compute held fixed, no storage input, however extreme,
+// moves ScaleValue or RawScaleValue by a single bit.
 func TestStorageNeverScalesCompute(t *testing.T) {
+	for _, name := range ProfileNames() {
+		opts, err := ProfileOptions(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Run(name, func(t *testing.T) { storageNeverScalesCompute(t, opts) })
+	}
+}
+
+func storageNeverScalesCompute(t *testing.T, opts Options) {
 	compute := pressure.ComputePressure{Activation: 0.6, Resource: 0.3, WalDispatch: 0.2, ReplicaCount: 3}
 	classes := []pressure.AccountClassification{pressure.ClassNone, pressure.CapacityBound, pressure.ThroughputBound}
 	states := []pressure.WalSaturationState{pressure.Healthy, pressure.Throttled, pressure.Saturated}
@@ -45,12 +56,19 @@ func TestStorageNeverScalesCompute(t *testing.T) {
 
 	// Drive the same compute sequence once with empty storage, then once
 	// per storage input, and compare every published value bit for bit.
-	seq := []pressure.ComputePressure{compute, compute, compute}
+	// The sequence rises, saturates and falls on stale samples, so the
+	// lead, the surge and the scale-in margins all act.
+	saturated, low := compute, compute
+	saturated.Resource, low.Activation = 1, 0.1
+	rising := func(v float64) pressure.ComputePressure { c := compute; c.Activation = v; return c }
+	seq := []pressure.ComputePressure{compute, compute, compute, rising(0.7), rising(0.8), rising(0.85), rising(0.9),
+		rising(0.95), saturated, saturated, low, low, low, compute}
 	reference := func(storage pressure.StoragePressure) []ScalingSignal {
-		c := NewComputer(DefaultOptions())
+		c := NewComputer(opts)
 		var out []ScalingSignal
 		for i, cpr := range seq {
-			out = append(out, c.Compute(at(float64(i*5)), Input{Compute: cpr, Storage: storage}))
+			now := at(float64(i * 5))
+			out = append(out, c.Compute(now, Input{Compute: cpr, Storage: storage, MeasuredAt: now.Add(-15 * time.Second)}))
 		}
 		return out
 	}

@@ -1,6 +1,11 @@
 package signal
 
-import "time"
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+)
 
 // Defaults of the computer's options (signal-semantics.md).
 const (
@@ -10,32 +15,105 @@ const (
 	DefaultScaleInThreshold  = 0.25
 )
 
+// Defaults of the compensation options when a profile turns them on
+// (docs/compensation.md explains each).
+const (
+	// DefaultLeadWindow is how many samples the lead's trend is read from.
+	DefaultLeadWindow = 7
+	// DefaultLeadSignificance is the Mann-Kendall z the trend's window must
+	// reach before it leads: about a 2 % chance per sample on noise alone.
+	DefaultLeadSignificance = 2.0
+	// DefaultScaleInHysteresis is the margin a stale sample's scale-in
+	// keeps (5 %).
+	DefaultScaleInHysteresis = 0.05
+	// DefaultScaleInNoiseMargin is the noise widths a stale sample's
+	// scale-in keeps as its margin on noisy demand.
+	DefaultScaleInNoiseMargin = 2.5
+	// DefaultSurgeLevel is the dominant pressure at which a sample counts
+	// as saturated: the collector's cap.
+	DefaultSurgeLevel = 1.0
+)
+
 // Options tune the computer. The zero value is not the default: start from
-// DefaultOptions.
+// DefaultOptions or ProfileOptions. Validate (and Ranges) give every
+// field's allowed range.
 type Options struct {
 	// MinReplicas floors the signal once the first sample lands.
+	// Default 0; range 0..10000.
 	MinReplicas int
 	// FloorTarget, when > 0, is the per-replica target the autoscaler
 	// divides ScaleValue by (KEDA's AverageValue). The floor is then
 	// MinReplicas x FloorTarget, so the HPA rests at exactly MinReplicas.
 	// When 0 the floor is MinReplicas itself, as in the original, which
 	// rests the HPA at MinReplicas / target (4 for MinReplicas 2, target 0.5).
+	// Default 0; range >= 0.
 	FloorTarget float64
-	// EwmaHalfLife is the half-life of the slow-release average; <= 0 turns
+	// EwmaHalfLife is the half-life of the slow-release average; 0 turns
 	// smoothing off (a falling signal adopts the sample once the gate opens).
+	// Default 30s; range 0..24h.
 	EwmaHalfLife time.Duration
 	// ScaleInGateWindow is how long every scale-in precondition must hold
-	// before a falling signal is published.
+	// before a falling signal is published. Default 2m; range 0..24h.
 	ScaleInGateWindow time.Duration
 	// A dimension at or above its threshold blocks scale-in.
+	// Default 0.25 each; range 0..1.
 	ActivationScaleInThreshold  float64
 	ResourceScaleInThreshold    float64
 	WalDispatchScaleInThreshold float64
 	// SplitAwareScaleIn holds scale-in while a split is in flight.
+	// Default true.
 	SplitAwareScaleIn bool
+
+	// The compensation for the pipeline's lag (docs/compensation.md). All
+	// of it is off in DefaultOptions, the original profile.
+
+	// ReplicaStartup is how long a replica the autoscaler adds takes to
+	// count: its start-up plus readiness, plus any delay the source does
+	// not report (see Input.MeasuredAt). A sample's lag is its age
+	// (now - MeasuredAt) plus this; the lead forecasts that far ahead, and
+	// a sample with a lag > 0 is stale. Default 0; range 0..1h.
+	ReplicaStartup time.Duration
+	// LeadWindow is how many distinct samples of raw demand the lead reads
+	// its trend and noise from; 0 turns the lead (and the noise margin)
+	// off. Default 0 (responsive: 7); range 0 or 3..16.
+	LeadWindow int
+	// LeadSignificance is how significant the window's rise must be
+	// before it leads: the Mann-Kendall z of its samples (rises less
+	// falls among all pairs, in standard deviations of that count on
+	// noise alone), which counts signs, not sizes, so heavy noise and
+	// outliers do not fool it. Below it a rise is noise and adds nothing.
+	// 0 reads as DefaultLeadSignificance. Default 2; range 0..10.
+	LeadSignificance float64
+	// ScaleInHysteresis is the margin a stale sample's scale-in keeps: a
+	// falling signal falls only to demand x (1 + ScaleInHysteresis), and
+	// never above the value published before. 0 turns it off.
+	// Default 0 (responsive: 0.05); range 0..1.
+	ScaleInHysteresis float64
+	// ScaleInNoiseMargin widens that margin on noisy demand: a stale
+	// sample's falling signal falls only to demand + this many widths of
+	// the noise the lead's window measured (when that is more than the
+	// ScaleInHysteresis margin), so a noisy plateau does not move the
+	// count up and down. It needs LeadWindow; 0 turns it off.
+	// Default 0 (responsive: 2.5); range 0..10.
+	ScaleInNoiseMargin float64
+	// SaturationSurge turns on the surge: a sample whose dominant pressure
+	// is at least SurgeLevel across n replicas publishes at least what
+	// asks the autoscaler for 2n replicas, and n + 4 when that is more and
+	// the sample is stale (the HPA's default scale-up policies). It holds
+	// its high-water mark while the samples stay saturated and ends at the
+	// first sample that is not. Default false (responsive: true).
+	SaturationSurge bool
+	// SurgeLevel is the dominant pressure at or above which a sample is
+	// saturated; 0 reads as DefaultSurgeLevel. Default 1; range 0..1.
+	SurgeLevel float64
+	// SurgeTarget is the per-replica target the autoscaler divides
+	// ScaleValue by, which the surge needs to ask for a replica count
+	// (the trigger's target value); 0 reads as 1, which asks for at least
+	// 2n replicas at any target <= 1. Default 0; range >= 0.
+	SurgeTarget float64
 }
 
-// DefaultOptions returns the documented defaults.
+// DefaultOptions returns the documented defaults: the original profile.
 func DefaultOptions() Options {
 	return Options{
 		EwmaHalfLife:                DefaultEwmaHalfLife,
@@ -56,4 +134,79 @@ func (o Options) floor() float64 {
 		return float64(o.MinReplicas) * o.FloorTarget
 	}
 	return float64(o.MinReplicas)
+}
+
+// Range is one numeric option's allowed range, for Validate and for
+// whatever maps keys onto Options. Durations are in seconds.
+type Range struct {
+	// Field is the Options field's name.
+	Field string
+	// Min and Max bound the value, both included; Max may be +Inf.
+	Min, Max float64
+	// Zero is set when 0 is allowed even below Min (an "off" value).
+	Zero bool
+	// Value reads the field from an Options.
+	Value func(Options) float64
+}
+
+// Allowed describes the range as an error message says it.
+func (r Range) Allowed() string {
+	s := fmtNum(r.Min) + ".." + fmtNum(r.Max)
+	if math.IsInf(r.Max, 1) {
+		s = ">= " + fmtNum(r.Min)
+	}
+	if r.Zero && r.Min > 0 {
+		s = "0 or " + s
+	}
+	return s
+}
+
+func fmtNum(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// Ranges returns every numeric option's range, in the order of Options.
+func Ranges() []Range {
+	sec := func(d time.Duration) float64 { return d.Seconds() }
+	inf := math.Inf(1)
+	return []Range{
+		{Field: "MinReplicas", Max: 10000, Value: func(o Options) float64 { return float64(o.MinReplicas) }},
+		{Field: "FloorTarget", Max: inf, Value: func(o Options) float64 { return o.FloorTarget }},
+		{Field: "EwmaHalfLife", Max: sec(24 * time.Hour), Value: func(o Options) float64 { return sec(o.EwmaHalfLife) }},
+		{Field: "ScaleInGateWindow", Max: sec(24 * time.Hour), Value: func(o Options) float64 { return sec(o.ScaleInGateWindow) }},
+		{Field: "ActivationScaleInThreshold", Max: 1, Value: func(o Options) float64 { return o.ActivationScaleInThreshold }},
+		{Field: "ResourceScaleInThreshold", Max: 1, Value: func(o Options) float64 { return o.ResourceScaleInThreshold }},
+		{Field: "WalDispatchScaleInThreshold", Max: 1, Value: func(o Options) float64 { return o.WalDispatchScaleInThreshold }},
+		{Field: "ReplicaStartup", Max: sec(time.Hour), Value: func(o Options) float64 { return sec(o.ReplicaStartup) }},
+		{Field: "LeadWindow", Min: 3, Max: maxLeadWindow, Zero: true, Value: func(o Options) float64 { return float64(o.LeadWindow) }},
+		{Field: "LeadSignificance", Max: 10, Value: func(o Options) float64 { return o.LeadSignificance }},
+		{Field: "ScaleInHysteresis", Max: 1, Value: func(o Options) float64 { return o.ScaleInHysteresis }},
+		{Field: "ScaleInNoiseMargin", Max: 10, Value: func(o Options) float64 { return o.ScaleInNoiseMargin }},
+		{Field: "SurgeLevel", Max: 1, Value: func(o Options) float64 { return o.SurgeLevel }},
+		{Field: "SurgeTarget", Max: inf, Value: func(o Options) float64 { return o.SurgeTarget }},
+	}
+}
+
+// OptionError is a field outside its range.
+type OptionError struct {
+	Field   string
+	Value   float64
+	Allowed string
+}
+
+func (e *OptionError) Error() string {
+	return fmt.Sprintf("signal option %s = %s (allowed: %s)", e.Field, fmtNum(e.Value), e.Allowed)
+}
+
+// Validate reports the first field outside its range (an *OptionError);
+// NaN and the infinities are outside every range.
+func (o Options) Validate() error {
+	for _, r := range Ranges() {
+		v := r.Value(o)
+		if r.Zero && v == 0 {
+			continue
+		}
+		if !(v >= r.Min && v <= r.Max) || math.IsInf(v, 0) {
+			return &OptionError{Field: r.Field, Value: v, Allowed: r.Allowed()}
+		}
+	}
+	return nil
 }

@@ -166,6 +166,7 @@ func (s *Source) Observe(ctx context.Context) (pressure.Observation, error) {
 			WalSaturation:    pressure.Healthy,
 		}},
 		ObservedAt: cur.at,
+		MeasuredAt: cur.at,
 	}, nil
 }
 

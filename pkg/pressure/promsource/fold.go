@@ -28,7 +28,7 @@ type replica struct {
 // fold turns the query results (all without error, except perhaps the
 // splits query's) into one observation.
 func (s *Source) fold(res *[numDimensions]result, at time.Time) (pressure.Observation, error) {
-	obs := pressure.Observation{ObservedAt: at}
+	obs := pressure.Observation{ObservedAt: at, MeasuredAt: newestSample(res)}
 	replicas, err := s.foldReplicas(res)
 	if err != nil {
 		return pressure.Observation{}, err
@@ -65,6 +65,24 @@ func (s *Source) fold(res *[numDimensions]result, at time.Time) (pressure.Observ
 		return pressure.Observation{}, s.noReplicas(len(replicas), obs.Missing)
 	}
 	return obs, nil
+}
+
+// newestSample is the newest sample timestamp in the results (zero when
+// there is none). An instant query stamps its samples with the evaluation
+// time, so this is the query's time unless the server says otherwise; the
+// scrape interval the data may trail it by is not in the answer
+// (signal.Options.ReplicaStartup covers it).
+func newestSample(res *[numDimensions]result) time.Time {
+	var newest model.Time
+	for _, r := range res {
+		for _, smp := range r.vec {
+			newest = max(newest, smp.Timestamp)
+		}
+	}
+	if newest == 0 {
+		return time.Time{}
+	}
+	return newest.Time()
 }
 
 // foldReplicas returns every replica, sorted by name.

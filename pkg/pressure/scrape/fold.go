@@ -53,6 +53,10 @@ func (s *Source) fold(results []result, missing []pressure.MissingReplica, at ti
 			continue
 		}
 		obs.Replicas = append(obs.Replicas, s.replica(r, st))
+		// The sample is as old as its oldest answer.
+		if obs.MeasuredAt.IsZero() || r.at.Before(obs.MeasuredAt) {
+			obs.MeasuredAt = r.at
+		}
 		if r.sample.splitsErr != nil {
 			splitErrs = append(splitErrs, fmt.Errorf("%s: %w", r.name, r.sample.splitsErr))
 		}

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/barometer-scaler/barometer/pkg/signal"
 	"github.com/barometer-scaler/barometer/pkg/sim"
 )
 
@@ -26,25 +27,42 @@ const goalDelay = 3
 // Positions in settings() that the report's notes refer to.
 const (
 	reportNaive      = 0
-	reportDelayAware = 4
-	reportBest       = 5
+	reportWindowStep = 1
+	reportKPA        = 3
+	reportOriginal   = 4
+	reportDefault    = 5
 )
 
-// settings are the pkg/sim controllers the report compares, in its order.
+// anchors are the positions of the controllers the default profile is
+// measured against.
+var anchors = []int{0, 1, 2, 3}
+
+// settings are the pkg/sim controllers the report compares, in its order:
+// the anchors, then one Barometer row per profile of pkg/signal, the
+// default profile last.
 func settings() []sim.Setting {
-	return []sim.Setting{
+	sets := []sim.Setting{
 		sim.NaiveSetting("naive", sim.NaiveOptions{}),
 		sim.NaiveSetting("naive, window 3 + step 1", sim.NaiveOptions{Window: 3, Step: 1}),
 		sim.HPASetting("HPA, default behavior", sim.DefaultHPAOptions()),
-		sim.BarometerSetting("Barometer, default options", sim.DefaultBarometerOptions()),
-		sim.BarometerSetting("Barometer, delay-aware", sim.DelayAwareBarometerOptions()),
-		sim.BarometerSetting("Barometer, best", sim.BestBarometerOptions()),
+		sim.KPASetting("KPA, Knative defaults", sim.DefaultKPAOptions()),
 	}
+	for _, p := range []string{signal.ProfileOriginal, signal.DefaultProfile} {
+		o, err := sim.ProfileBarometerOptions(p)
+		if err != nil {
+			panic(err) // the profiles named here exist
+		}
+		sets = append(sets, sim.BarometerSetting(profileName(p), o))
+	}
+	return sets
 }
 
-// OtherSeries are the generated series the report checks the results on.
-func OtherSeries() []sim.Series {
-	return []sim.Series{sim.Seeded(1), sim.Seeded(42), sim.FlashCrowd(7), sim.SlowRamp(11)}
+// profileName is a profile's row name.
+func profileName(p string) string {
+	if p == signal.DefaultProfile {
+		return "Barometer, profile " + p + " (default)"
+	}
+	return "Barometer, profile " + p
 }
 
 // File is one generated file, named relative to the report's directory.
@@ -76,7 +94,9 @@ func Generate(base string) ([]File, error) {
 	for i, s := range sets {
 		results[i] = sim.Scan(cfg, ref, s, reportDelays)
 	}
-	writeGoal(&b, results[reportNaive], results[reportBest], sim.Scan(cfg, sim.JumpTest(), sets[reportBest], []int{goalDelay})[0].Score)
+	fams := scoreFamilies(cfg, sets)
+	writeGoal(&b, results[reportNaive], results[reportDefault], sim.Scan(cfg, sim.JumpTest(), sets[reportDefault], []int{goalDelay})[0].Score)
+	writeFamilyGoal(&b, sets, fams)
 
 	fmt.Fprintf(&b, "## The reference series, delays 0..6\n\n")
 	fmt.Fprintf(&b, "Reaction is counted on this series' own jump (turn 60). Demand for the SPEC metrics is the required replicas, supply the ready replicas; jitter is per minute at %s per turn.\n\n", sim.DefaultTurn)
@@ -96,11 +116,8 @@ func Generate(base string) ([]File, error) {
 	}
 	b.WriteString("\n")
 
-	fmt.Fprintf(&b, "## Other series\n\nEach cell is total replica-turns / shortfall turns / oscillation.\n\n")
-	for _, s := range OtherSeries() {
-		writeOtherSeries(&b, cfg, s, sets)
-	}
-	writeNotes(&b, cfg, results[reportNaive][1:], results[reportDelayAware][1:], sets[reportBest])
+	writeFamilies(&b, sets, fams)
+	writeNotes(&b, cfg, results, fams)
 
 	fmt.Fprintf(&b, "## The delay-%d run\n\n![load, required and supplied replicas at delay %d](%s)\n\n", goalDelay, goalDelay, refPic)
 	writePolicies(&b)
@@ -126,24 +143,23 @@ func scoreLine(o sim.Score) string {
 }
 
 func writeIntro(b *strings.Builder, m sim.Model, s sim.Series) {
-	fmt.Fprintf(b, `The model is the reference's (002): %d turns of load (%s), %s requests/s per replica, target occupancy %s %%, %d..%d replicas starting at %d; the ideal total is %d replica-turns. New replicas serve at once. A turn is %s for the clocks of the HPA and the signal.
+	fmt.Fprintf(b, `The model is the reference's: %d turns of load (%s), %s requests/s per replica, target occupancy %s %%, %d..%d replicas starting at %d; the ideal total is %d replica-turns. New replicas serve at once. A turn is %s for the clocks of the HPA and the signal.
 
 The settings:
 
 - **naive**: the reference's rule, current replicas x delayed occupancy / target; **window 3 + step 1** adds its two dampers.
 - **HPA, default behavior**: the HorizontalPodAutoscaler's algorithm on the same occupancy metric: tolerance 0.1; scale-up 100 %% or 4 pods per 15 s (select Max); scale-down 100 %% per 15 s after a 300 s stabilization window.
-- **Barometer, default options**: the real pkg/signal computer fed through the real pkg/pressure collector (each replica reports the occupancy as CPU utilisation, which the collector caps at 1), read as KEDA reads it: ceil(ScaleValue / %s). Its default scale-in threshold (0.25) is far below the target occupancy, so it rarely scales in.
-- **Barometer, delay-aware**: the signal tuned to follow demand (resource scale-in threshold 1, gate window 0, no EWMA). ScaleValue is pressure x the replicas the pressure was measured across, so a stale sample is no longer multiplied by the current count: the over-correction is gone, the lag remains.
-- **Barometer, best**: delay-aware plus every compensation (pkg/sim Compensation): a lead of the least-squares trend of the last 6 raw demands times the sample's age, never negative (a falling trend removes no replica ahead of the measurement); 5 %% scale-in hysteresis on stale samples; and the saturation surge (a capped sample measured across n replicas asks for at least 2n, and at least n + 4 when stale: the HPA's default scale-up policies). The lead scales with the sample's age and the hysteresis acts only on stale samples, so at delay 0 the setting is the exact rule plus the surge's doubling of a saturated sample.
+- **KPA, Knative defaults**: Knative's pod autoscaler (docs/kpa.md): the total demand (occupancy x the replicas it was measured across, uncapped) averaged over a 60 s stable window (4 turns) and a 6 s panic window (the newest sample), target %[11]s per pod; panic when the panic window asks for 2 x the ready pods, holding its high-water mark until a stable window has passed without; each decision within [floor(ready / 2), ceil(1000 x ready)]; it starts in panic on more than one pod.
+- **Barometer, profile NAME**: the real pkg/signal computer with that profile's options (signal.ProfileOptions), fed through the real pkg/pressure collector (each replica reports the occupancy as CPU utilisation, which the collector caps at 1; the data is measured at the sample's turn, so the signal knows its age), read as KEDA reads it: ceil(ScaleValue / %[10]s). The surge asks for replicas at that target. **original** is the signal as it was: slow release (EWMA 30 s, a 2-minute gate, scale-in blocked while any dimension is at or above 0.25), no compensation. **responsive**, the default, follows demand (only a saturated dimension blocks scale-in, no gate window, no EWMA) and compensates the lag (docs/compensation.md): a lead of the Theil-Sen slope of the last 7 raw demands times the sample's age, only when the rise is significant (a Mann-Kendall z of at least 2), never negative; on stale samples a scale-in margin of 5 %% or 2.5 widths of the demand's noise, whichever is more; and the saturation surge (a capped sample across n replicas asks for 2n, n + 4 when stale and more, held while the samples stay saturated). At delay 0 the sample's age is 0, so the lead and the margin are off and the profile is the exact rule plus the surge.
 
-The replica policies of pkg/policy (queue, fully_elastic, max_count, pool_with_threshold, fixed) have their own sections after the delay-%d run, and every controller runs on a queue trace at the end.
+Besides the reference series, every controller runs on %[12]d seeds of each of %[13]d generated families (below). The replica policies of pkg/policy (queue, fully_elastic, max_count, pool_with_threshold, fixed) have their own sections after the delay-3 run, and every controller runs on a queue trace at the end.
 
-`, len(s.Load), s.Name, num(m.Saturation), num(m.Target*100), m.MinReplicas, m.MaxReplicas, m.InitialReplicas, m.Ideal(s.Load), sim.DefaultTurn, num(m.Target), goalDelay)
+`, len(s.Load), s.Name, num(m.Saturation), num(m.Target*100), m.MinReplicas, m.MaxReplicas, m.InitialReplicas, m.Ideal(s.Load), sim.DefaultTurn, num(m.Target), num(m.Target), sim.FamilySeeds, len(sim.Families()))
 }
 
 func writeGoal(b *strings.Builder, naive, best []sim.Result, jump sim.Score) {
 	g, z, n := best[goalDelay].Score, best[0].Score, naive[0].Score
-	fmt.Fprintf(b, "## The goal at delay %d (Barometer, best; reference series)\n\n| figure | goal | reached | |\n|---|---|---|---|\n", goalDelay)
+	fmt.Fprintf(b, "## The goal at delay %d (the default profile, %s; reference series)\n\n| figure | goal | reached | |\n|---|---|---|---|\n", goalDelay, signal.DefaultProfile)
 	fmt.Fprintf(b, "| total replica-turns | <= 331 | %d | %s |\n", g.Total, mark(g.Total <= 331))
 	fmt.Fprintf(b, "| shortfall turns | <= 8 | %d | %s |\n", g.Shortfall, mark(g.Shortfall <= 8))
 	fmt.Fprintf(b, "| oscillation | <= 8 | %d | %s |\n", g.Oscillation, mark(g.Oscillation <= 8))
@@ -160,38 +176,27 @@ func mark(ok bool) string {
 	return "NOT met"
 }
 
-// writeNotes states what the tables show and where the best setting stops.
-// naive and aware are the runs at delays 1..6.
-func writeNotes(b *strings.Builder, cfg sim.Config, naive, aware []sim.Result, best sim.Setting) {
+// writeNotes states what the tables show; results are the reference
+// series' runs, [setting][delay].
+func writeNotes(b *strings.Builder, cfg sim.Config, results [][]sim.Result, fams []familyScores) {
+	naive, orig, def := results[reportNaive][1:], results[reportOriginal], results[reportDefault]
 	fmt.Fprintf(b, "## What the tables show\n\n")
-	fmt.Fprintf(b, "- Measuring demand across the replicas the pressure was measured across removes the over-correction: at delays 1..6 the naive rule spends %s replica-turns, the delay-aware signal %s (ideal %d). What remains is lag: the delay-aware shortfall turns grow from %d to %d.\n",
-		totalRange(naive), totalRange(aware), cfg.Model.Ideal(sim.Reference().Load), aware[0].Score.Shortfall, aware[len(aware)-1].Score.Shortfall)
-	fmt.Fprintf(b, "- The collector caps each replica's pressure at 1, so one sample can raise KEDA's count by at most 1 / target (x%.2f). Without the saturation surge a jump from 1 to 4 replicas takes three samples, each a full delay apart (the jump-test rows of the default and delay-aware signal).\n", 1/cfg.Model.Target)
-	fmt.Fprintf(b, "- At delay 0 the best setting's jump-test reaction is 1 turn, the naive rule's 0: a single fresh sample saturated on one replica only says \"at least one replica of work\"; the surge doubles to 2 and the next sample finishes the climb.\n")
-	fmt.Fprintf(b, "- The best setting's numbers were chosen on the reference series. At delay %d on the other series (goal scaled: total <= 1.1 x ideal, shortfall <= 8, oscillation <= 8):\n", goalDelay)
-	for _, s := range OtherSeries() {
-		ideal := cfg.Model.Ideal(s.Load)
-		c := cfg
-		c.Delay = goalDelay
-		o := sim.Run(c, s, best.New(c.Model)).Score
-		var misses []string
-		if float64(o.Total) > 1.1*float64(ideal) {
-			misses = append(misses, "total")
-		}
-		if o.Shortfall > 8 {
-			misses = append(misses, "shortfall")
-		}
-		if o.Oscillation > 8 {
-			misses = append(misses, "oscillation")
-		}
-		verdict := "all met"
-		if len(misses) > 0 {
-			verdict = "missed: " + strings.Join(misses, ", ")
-		}
-		fmt.Fprintf(b, "  - %s: %d / %d / %d (ideal %d), %s.\n", s.Name, o.Total, o.Shortfall, o.Oscillation, ideal, verdict)
-	}
+	fmt.Fprintf(b, "- The naive rule multiplies a stale occupancy by the current count: at delays 1..6 it spends %s replica-turns (ideal %d). Barometer measures demand across the replicas the pressure was measured across, so it has no such over-correction; the original profile's slow release then holds %s replica-turns at every delay.\n",
+		totalRange(naive), cfg.Model.Ideal(sim.Reference().Load), totalRange(orig))
+	fmt.Fprintf(b, "- The collector caps each replica's pressure at 1, so one sample can raise KEDA's count by at most 1 / target (x%.2f): the original profile needs %d turns for the jump test at delay %d. The saturation surge asks for 2n (n + 4 when stale) at once: the default profile reacts in %d.\n",
+		1/cfg.Model.Target, sim.Run(withDelay(cfg, goalDelay), sim.JumpTest(), settings()[reportOriginal].New(cfg.Model)).Score.Reaction, goalDelay,
+		sim.Run(withDelay(cfg, goalDelay), sim.JumpTest(), settings()[reportDefault].New(cfg.Model)).Score.Reaction)
+	fmt.Fprintf(b, "- At delay 0 the default profile's jump-test reaction is 1 turn, the naive rule's 0: a single fresh sample saturated on one replica only says \"at least one replica of work\"; the surge doubles to 2 and the next sample finishes the climb. Its reference-series figures at delay 0 are the naive rule's (%d / %d / %d).\n",
+		def[0].Score.Total, def[0].Score.Shortfall, def[0].Score.Oscillation)
+	k := results[reportKPA][goalDelay].Score
+	fmt.Fprintf(b, "- The KPA reads a total, so like Barometer it has no over-correction, and its 60 s average damps noise; it has no lead and its panic mode needs the newest sample to ask for twice the ready pods, so at delay %d it is short in %d turns of the reference series (total %d).\n", goalDelay, k.Shortfall, k.Total)
 	fmt.Fprintf(b, "- The HPA reads the same stale occupancy times its current ready pods, the naive rule's trap; its 300 s scale-down window then holds the over-shoot, which is why it spends the most. KEDA's own HPA layer (tolerance, stabilization) is not put on top of Barometer's read here: Barometer is read as ceil(ScaleValue / target).\n")
-	fmt.Fprintf(b, "- The compensations live in pkg/sim and act on ScaleValue before the read; pkg/signal is driven unchanged.\n\n")
+	fmt.Fprintf(b, "- The default profile's defaults were chosen on these series (docs/compensation.md tells how); every compensation is an option of pkg/signal, so the rows above are what a ScaledObject runs. Where a goal above is NOT met, docs/compensation.md (\"What it does not reach\") says why.\n\n")
+}
+
+func withDelay(cfg sim.Config, d int) sim.Config {
+	cfg.Delay = d
+	return cfg
 }
 
 // totalRange is "lo..hi" of the runs' total replica-turns.
@@ -219,18 +224,6 @@ func writeScoreTable(b *strings.Builder, rs []sim.Result) {
 		fmt.Fprintf(b, "| %d | %d | %d | %d | %d | %d | %d | %d | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %.2f |\n",
 			reportDelays[i], o.Changes, o.Oscillation, o.Excess, o.Shortfall, o.JumpShortfall, o.Total, o.Peak, o.Reaction,
 			o.UnderAccuracy, o.OverAccuracy, o.UnderTimeshare, o.OverTimeshare, o.Instability, o.Jitter)
-	}
-	b.WriteString("\n")
-}
-
-func writeOtherSeries(b *strings.Builder, cfg sim.Config, s sim.Series, sets []sim.Setting) {
-	fmt.Fprintf(b, "### %s (ideal %d replica-turns)\n\n| setting |%s\n|---|%s\n", s.Name, cfg.Model.Ideal(s.Load), delayHeader(), strings.Repeat("---:|", len(reportDelays)))
-	for _, set := range sets {
-		fmt.Fprintf(b, "| %s |", set.Name)
-		for _, r := range sim.Scan(cfg, s, set, reportDelays) {
-			fmt.Fprintf(b, " %d / %d / %d |", r.Score.Total, r.Score.Shortfall, r.Score.Oscillation)
-		}
-		b.WriteString("\n")
 	}
 	b.WriteString("\n")
 }

@@ -1,0 +1,220 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/api"
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+
+	"github.com/barometer-scaler/barometer/pkg/allow"
+	"github.com/barometer-scaler/barometer/pkg/sim"
+)
+
+// promTrace is a load trace read from a Prometheus range query: the
+// backtest of `scaler simulate --from-prometheus`.
+type promTrace struct {
+	server, query, start, end string
+	step, timeout             time.Duration
+}
+
+// maxPromTurns bounds a backtest, so a wide range with a short step cannot
+// ask the server for more than a simulation reads.
+const maxPromTurns = 11000 // Prometheus's own limit on points per series
+
+func definePromFlags(fs *flag.FlagSet, p *promTrace) {
+	fs.StringVar(&p.server, "from-prometheus", "", "read the load trace from this Prometheus server's range query (with --query, --start, --end, --step); the address must pass $"+allow.EnvVar+", as for the prometheus source")
+	fs.StringVar(&p.query, "query", "", "from-prometheus: PromQL for the load, one series (requests/s at --saturation per replica; wrap it in sum() for a total)")
+	fs.StringVar(&p.start, "start", "", "from-prometheus: start of the range, RFC 3339 or Unix seconds")
+	fs.StringVar(&p.end, "end", "", "from-prometheus: end of the range, RFC 3339 or Unix seconds")
+	p.step = 15 * time.Second // set by --step (stepFlag)
+	fs.DurationVar(&p.timeout, "query-timeout", 30*time.Second, "from-prometheus: how long the query may take")
+}
+
+func (p promTrace) validate(set map[string]bool) error {
+	if p.server == "" {
+		for _, name := range []string{"query", "start", "end", "query-timeout"} {
+			if set[name] {
+				return fmt.Errorf("--%s applies to --from-prometheus", name)
+			}
+		}
+		if set["step"] && p.step != 15*time.Second {
+			return errors.New("--step as a duration applies to --from-prometheus")
+		}
+		return nil
+	}
+	if set["trace"] {
+		return errors.New("--trace: not with --from-prometheus (the query is the trace)")
+	}
+	if p.query == "" {
+		return errors.New("--query (allowed: the PromQL of the load, required with --from-prometheus)")
+	}
+	start, err1 := parseTime(p.start)
+	end, err2 := parseTime(p.end)
+	switch {
+	case err1 != nil:
+		return fmt.Errorf("--start %q (allowed: RFC 3339 or Unix seconds)", p.start)
+	case err2 != nil:
+		return fmt.Errorf("--end %q (allowed: RFC 3339 or Unix seconds)", p.end)
+	case !end.After(start):
+		return fmt.Errorf("--end %q (allowed: after --start)", p.end)
+	case p.step < time.Second:
+		return fmt.Errorf("--step %s (allowed: a duration >= 1s)", p.step)
+	case end.Sub(start)/p.step >= maxPromTurns:
+		return fmt.Errorf("--step %s (allowed: fewer than %d steps from --start to --end)", p.step, maxPromTurns)
+	case p.timeout <= 0:
+		return fmt.Errorf("--query-timeout %s (allowed: a duration > 0)", p.timeout)
+	}
+	return nil
+}
+
+func parseTime(s string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return time.Time{}, errors.New("not a time")
+	}
+	sec, frac := math.Modf(f)
+	return time.Unix(int64(sec), int64(frac*1e9)).UTC(), nil
+}
+
+// serverURL vets the address as the prometheus source's serverAddress
+// is vetted (pkg/target): an http or https URL without credentials,
+// query or fragment, whose host the allow-list admits.
+func serverURL(raw string, list *allow.List) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return "", fmt.Errorf("--from-prometheus %q (allowed: an http or https URL such as http://prometheus.monitoring.svc:9090, without credentials, query or fragment)", raw)
+	}
+	if err := list.Host(u.Hostname()); err != nil {
+		return "", fmt.Errorf("--from-prometheus %q: %w", raw, err)
+	}
+	return strings.TrimRight(u.String(), "/"), nil
+}
+
+// allowList is the list in force: $BAROMETER_ALLOWED_TARGETS, or the
+// default when it is unset or empty, as for the scaler itself.
+func allowList() (*allow.List, error) {
+	spec := os.Getenv(allow.EnvVar)
+	if strings.TrimSpace(spec) == "" {
+		return allow.Default(), nil
+	}
+	return allow.Parse(spec)
+}
+
+// load runs the range query and makes its one series the load, one turn
+// per step. A step with no point (a gap in the data) repeats the load
+// before it, so the trace keeps the range's length and its timing.
+func (p promTrace) load(ctx context.Context) (sim.Series, error) {
+	list, err := allowList()
+	if err != nil {
+		return sim.Series{}, err
+	}
+	addr, err := serverURL(p.server, list)
+	if err != nil {
+		return sim.Series{}, err
+	}
+	// The standard TLS client (system roots); every dialled address is
+	// vetted again, no proxy and no redirect, as for the source.
+	dialer := &net.Dialer{Timeout: 5 * time.Second, Control: list.Control}
+	hc := &http.Client{
+		Transport: &http.Transport{DialContext: dialer.DialContext, TLSHandshakeTimeout: 5 * time.Second, ForceAttemptHTTP2: true},
+		CheckRedirect: func(req *http.Request, _ []*http.Request) error {
+			return fmt.Errorf("redirect to %s not followed: only the given server address is allowed", req.URL.Redacted())
+		},
+	}
+	client, err := api.NewClient(api.Config{Address: addr, Client: hc})
+	if err != nil {
+		return sim.Series{}, fmt.Errorf("--from-prometheus: %w", err)
+	}
+	start, _ := parseTime(p.start)
+	end, _ := parseTime(p.end)
+	ctx, cancel := context.WithTimeout(ctx, p.timeout)
+	defer cancel()
+	v, _, _, err := v1.NewAPI(client).QueryRange(ctx, p.query, v1.Range{Start: start, End: end, Step: p.step})
+	if err != nil {
+		return sim.Series{}, fmt.Errorf("--from-prometheus: query: %w", err)
+	}
+	m, ok := v.(model.Matrix)
+	if !ok || len(m) != 1 {
+		n := 0
+		if ok {
+			n = len(m)
+		}
+		return sim.Series{}, fmt.Errorf("--query returned %d series; want one (wrap it in sum() for a total)", n)
+	}
+	return promSeries(m[0], start, end, p.step, p.server)
+}
+
+// promSeries lays the points on the turns start, start + step, ..., end.
+func promSeries(ss *model.SampleStream, start, end time.Time, step time.Duration, name string) (sim.Series, error) {
+	turns := int(end.Sub(start)/step) + 1
+	load := make([]float64, turns)
+	have := make([]bool, turns)
+	for _, pt := range ss.Values {
+		i := int(pt.Timestamp.Time().Sub(start) / step)
+		v := float64(pt.Value)
+		if i < 0 || i >= turns || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			continue
+		}
+		load[i], have[i] = v, true
+	}
+	first := -1
+	for i := range load {
+		switch {
+		case have[i] && first < 0:
+			first = i
+		case !have[i] && i > 0:
+			load[i] = load[i-1]
+		}
+	}
+	if first < 0 {
+		return sim.Series{}, errors.New("--query returned no usable point in the range")
+	}
+	for i := range first {
+		load[i] = load[first]
+	}
+	return sim.Series{Name: name + " " + start.Format(time.RFC3339) + ".." + end.Format(time.RFC3339), Load: load}, nil
+}
+
+// stepFlag is --step, which the simulator had as the naive rule's step
+// limit before the backtest named the range's step: a whole number sets
+// the limit (as --step-limit), a duration the range's resolution.
+type stepFlag struct {
+	limit   *int
+	step    *time.Duration
+	isLimit *bool
+}
+
+func (f stepFlag) String() string {
+	if f.step == nil {
+		return ""
+	}
+	return f.step.String()
+}
+
+func (f stepFlag) Set(v string) error {
+	if n, err := strconv.Atoi(v); err == nil {
+		*f.limit, *f.isLimit = n, true
+		return nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return errors.New("a whole number (the naive step limit) or a duration (the range's step)")
+	}
+	*f.step, *f.isLimit = d, false
+	return nil
+}

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/barometer-scaler/barometer/pkg/signal"
+	"github.com/barometer-scaler/barometer/pkg/sim"
+	"github.com/barometer-scaler/barometer/pkg/sim/policies"
+)
+
+// compareSettings are every controller --compare runs: the anchors with
+// their defaults, Barometer once per profile (with the signal's flags
+// applied to each), and the replica policies of pkg/policy.
+func compareSettings(m sim.Model, o simulateOptions) ([]sim.Setting, error) {
+	sets := []sim.Setting{
+		sim.NaiveSetting("naive", sim.NaiveOptions{}),
+		sim.NaiveSetting("naive, window 3 + step 1", sim.NaiveOptions{Window: 3, Step: 1}),
+		sim.HPASetting("HPA, default behavior", sim.DefaultHPAOptions()),
+		sim.KPASetting("KPA, Knative defaults", o.kpa),
+	}
+	for _, p := range signal.ProfileNames() {
+		so, err := o.signal.options(p, o.set)
+		if err != nil {
+			return nil, err
+		}
+		name := "Barometer, profile " + p
+		if p == signal.DefaultProfile {
+			name += " (default)"
+		}
+		sets = append(sets, sim.BarometerSetting(name, sim.BarometerOptions{Signal: so, Target: o.kedaTarget}))
+	}
+	return append(sets, policies.Settings(m, o.wiring)...), nil
+}
+
+// runCompare runs every controller on one trace and prints one table; with
+// --svg it draws every run, one panel each, in one picture.
+func runCompare(w io.Writer, cfg sim.Config, s sim.Series, queue bool, o simulateOptions) error {
+	sets, err := compareSettings(cfg.Model, o)
+	if err != nil {
+		return fmt.Errorf("simulate: %w", err)
+	}
+	var b bytes.Buffer
+	if err := sim.WriteModel(&b, cfg.Model, s); err != nil {
+		return err
+	}
+	fmt.Fprintf(&b, "\nmetric delay %d turns, startup %d turns, %s per turn\n\n", o.delay, o.startup, cfg.Turn)
+	fmt.Fprintf(&b, "%-40s %6s %9s %11s %6s %4s %8s", "setting", "total", "shortfall", "oscillation", "excess", "peak", "reaction")
+	if queue {
+		fmt.Fprintf(&b, " %8s", "backlog")
+	}
+	b.WriteString("\n")
+	var runs []sim.Named
+	for _, set := range sets {
+		res := sim.Run(cfg, s, set.New(cfg.Model))
+		sc := res.Score
+		fmt.Fprintf(&b, "%-40s %6d %9d %11d %6d %4d %8d", set.Name, sc.Total, sc.Shortfall, sc.Oscillation, sc.Excess, sc.Peak, sc.Reaction)
+		if queue {
+			fmt.Fprintf(&b, " %8d", sc.BacklogTurns)
+		}
+		b.WriteString("\n")
+		runs = append(runs, sim.Named{Name: set.Name + ": " + scoreLine(sc), Result: res})
+	}
+	if o.svgFile != "" {
+		var pic bytes.Buffer
+		title := fmt.Sprintf("%s at metric delay %d: every controller", s.Name, o.delay)
+		if err := sim.Chart(cfg.Model, title, runs).Write(&pic); err != nil {
+			return err
+		}
+		if err := os.WriteFile(o.svgFile, pic.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("simulate: --svg: %w", err)
+		}
+	}
+	_, err = w.Write(b.Bytes())
+	return err
+}

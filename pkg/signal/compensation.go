@@ -1,0 +1,172 @@
+package signal
+
+import (
+	"math"
+	"slices"
+	"time"
+)
+
+// maxLeadWindow bounds LeadWindow, so the trend's history and its pairwise
+// slopes live in fixed arrays and Compute does not allocate.
+const maxLeadWindow = 16
+
+// surgePods is the HPA default scale-up policy's pod count: a stale
+// saturated sample across n replicas asks for at least n + surgePods.
+const surgePods = 4
+
+// noiseScale turns a median absolute deviation into a standard deviation
+// for normally distributed noise.
+const noiseScale = 1.4826
+
+// trend keeps the last samples of raw demand, each at the time its data
+// was measured, and reads the slope and the noise of the newest window of
+// them. Not safe for concurrent use;
+// owned by one Computer.
+type trend struct {
+	window       int // samples the slope is read from
+	significance float64
+	n            int // samples held, <= maxLeadWindow
+	next         int // ring position of the next sample
+	at           [maxLeadWindow]time.Time
+	y            [maxLeadWindow]float64
+	// scratch for the pairwise slopes and the differences.
+	slopes [maxLeadWindow * (maxLeadWindow - 1) / 2]float64
+	diffs  [maxLeadWindow]float64
+}
+
+// add records raw demand measured at at. A sample measured no later than
+// the newest held is the same data seen again (a source whose data has not
+// moved on) and is not counted twice.
+func (t *trend) add(at time.Time, raw float64) {
+	if t.n > 0 && !at.After(t.at[(t.next+maxLeadWindow-1)%maxLeadWindow]) {
+		return
+	}
+	t.at[t.next], t.y[t.next] = at, raw
+	t.next = (t.next + 1) % maxLeadWindow
+	t.n = min(t.n+1, maxLeadWindow)
+}
+
+// held returns the i-th held sample, oldest first.
+func (t *trend) held(i int) (time.Time, float64) {
+	j := (t.next - t.n + i + maxLeadWindow) % maxLeadWindow
+	return t.at[j], t.y[j]
+}
+
+// noise is a robust standard deviation of the noise in the newest window
+// samples, read from their successive differences about the median difference: a linear
+// trend does not move it, a curving one barely does, a sudden step is one
+// difference of many and is ignored, and each difference of two
+// independent noisy samples is sqrt(2) noise widths wide. 0 with fewer
+// than 3 samples.
+func (t *trend) noise() float64 {
+	if t.n < 3 {
+		return 0
+	}
+	first := max(0, t.n-t.window)
+	d := t.diffs[:t.n-1-first]
+	_, prev := t.held(first)
+	for i := first + 1; i < t.n; i++ {
+		_, y := t.held(i)
+		d[i-1-first], prev = y-prev, y
+	}
+	mid := median(d)
+	for i := range d {
+		d[i] = abs(d[i] - mid)
+	}
+	return noiseScale * median(d) / math.Sqrt2
+}
+
+// slope is the Theil-Sen slope of the newest window samples, in demand per
+// second: the median of every pairwise slope, which ignores up to 29 % of
+// outliers. z is the Mann-Kendall statistic of the same pairs: how many
+// rise less how many fall, in standard deviations of that count for
+// samples that are noise alone. It counts signs, not sizes, so neither
+// the noise's size nor an outlier's moves it much. ok is false until a
+// whole window is held.
+func (t *trend) slope() (slope, z float64, ok bool) {
+	if t.window < 3 || t.n < t.window {
+		return 0, 0, false
+	}
+	var xs, ys [maxLeadWindow]float64
+	newest, _ := t.held(t.n - 1)
+	for i := range t.window {
+		at, y := t.held(t.n - t.window + i)
+		xs[i], ys[i] = at.Sub(newest).Seconds(), y
+	}
+	slopes := t.slopes[:0]
+	s := 0
+	for i := range t.window {
+		for j := i + 1; j < t.window; j++ {
+			slopes = append(slopes, (ys[j]-ys[i])/(xs[j]-xs[i]))
+			switch {
+			case ys[j] > ys[i]:
+				s++
+			case ys[j] < ys[i]:
+				s--
+			}
+		}
+	}
+	n := float64(t.window)
+	sd := math.Sqrt(n * (n - 1) * (2*n + 5) / 18)
+	// The continuity correction: S moves in steps of 2.
+	return median(slopes), (float64(s) - 1) / sd, true
+}
+
+// lead is the demand to add ahead of the measurement over lag: the
+// slope times the lag, when the slope is rising and the rise is
+// significant (its Mann-Kendall z at least the significance); otherwise 0. A
+// falling or flat trend never removes anything: the measurement stays the
+// floor.
+func (t *trend) lead(lag time.Duration) float64 {
+	b, z, ok := t.slope()
+	if !ok || lag <= 0 || !(b > 0) || z < t.significance {
+		return 0
+	}
+	return b * lag.Seconds()
+}
+
+// median sorts v in place and returns its median.
+func median(v []float64) float64 {
+	slices.Sort(v)
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
+}
+
+func abs(v float64) float64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+// surge is the saturation surge's state: the high-water mark of the value
+// it publishes while samples stay saturated. Not safe for concurrent use;
+// owned by one Computer.
+type surge struct {
+	mark float64 // 0 when no surge is on
+}
+
+// observe folds one sample and returns the value the surge holds the
+// signal at (0: none). A saturated sample across n replicas asks for 2n
+// replicas (n + surgePods when stale and that is more) at target; the mark
+// only grows, so it follows the pool as it climbs, and the first sample
+// that is not saturated ends it: once the measurement shows the demand
+// below the cap, the demand itself is the signal. The mark depends on the
+// replicas the sample was measured across, not on the pool asked for, so
+// repeated saturated samples of the same pool keep it where it is: one
+// noisy sample cannot ratchet a pool to its maximum.
+func (s *surge) observe(saturated, stale bool, n int, target float64) float64 {
+	if !saturated {
+		s.mark = 0
+		return 0
+	}
+	want := 2 * n
+	if stale {
+		want = max(want, n+surgePods)
+	}
+	s.mark = max(s.mark, float64(want)*target)
+	return s.mark
+}

@@ -1,0 +1,51 @@
+package signal
+
+import (
+	"fmt"
+	"strings"
+)
+
+// The profiles: named sets of the computer's behaviour options.
+const (
+	// ProfileOriginal is the original signal exactly: slow release (EWMA,
+	// a 2-minute gate, scale-in blocked while any dimension is at or above
+	// 0.25) and no lag compensation.
+	ProfileOriginal = "original"
+	// ProfileResponsive follows demand and compensates the lag: only a
+	// saturated dimension blocks scale-in, the gate opens on the second
+	// eligible sample, no EWMA; the lead, the stale-sample hysteresis and
+	// the saturation surge are on (docs/compensation.md,
+	// docs/decision-quality.md).
+	ProfileResponsive = "responsive"
+	// DefaultProfile is the profile a trigger gets when it names none. The
+	// responsive profile is the one the decision-quality report proves:
+	// it meets the delay-3 goals and reacts to a jump as fast as the
+	// naive rule, where the original needs 11 turns (README, "Profiles").
+	DefaultProfile = ProfileResponsive
+)
+
+// ProfileNames lists the profiles, the default first.
+func ProfileNames() []string { return []string{ProfileResponsive, ProfileOriginal} }
+
+// ProfileOptions returns a profile's options. A profile sets behaviour
+// only: MinReplicas, FloorTarget and SurgeTarget stay 0 for the caller to
+// set from its trigger, and any field may be overridden after.
+func ProfileOptions(name string) (Options, error) {
+	o := DefaultOptions()
+	switch name {
+	case ProfileOriginal:
+		return o, nil
+	case ProfileResponsive:
+		o.ActivationScaleInThreshold = 1
+		o.ResourceScaleInThreshold = 1
+		o.WalDispatchScaleInThreshold = 1
+		o.ScaleInGateWindow = 0
+		o.EwmaHalfLife = 0
+		o.LeadWindow, o.LeadSignificance = DefaultLeadWindow, DefaultLeadSignificance
+		o.ScaleInHysteresis = DefaultScaleInHysteresis
+		o.ScaleInNoiseMargin = DefaultScaleInNoiseMargin
+		o.SaturationSurge, o.SurgeLevel = true, DefaultSurgeLevel
+		return o, nil
+	}
+	return Options{}, fmt.Errorf("profile %q (allowed: %s)", name, strings.Join(ProfileNames(), ", "))
+}
