@@ -49,12 +49,12 @@ func spec(name string) map[string]string { return map[string]string{"policy": na
 
 // parse reads a test trigger the way the scaler does, at a 5s interval
 // unless the spec says otherwise; the pressure computer's smoothing and gate
-// are off (the computer's own tests cover them).
+// are off (the computer's own tests cover them), on the original profile.
 func parse(t *testing.T, s map[string]string) *trigger.Trigger {
 	t.Helper()
 	raw := map[string]string{"sampleInterval": "5s"}
 	if s["policy"] == signal.PolicyPressure {
-		raw["ewmaHalfLife"], raw["scaleInGateWindow"] = "0s", "0s"
+		raw["profile"], raw["ewmaHalfLife"], raw["scaleInGateWindow"] = signal.ProfileOriginal, "0s", "0s"
 	}
 	maps.Copy(raw, s)
 	tr, err := trigger.NewSchema(trigger.Host()).Parse(raw, 5*time.Second)

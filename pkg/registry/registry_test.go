@@ -51,8 +51,10 @@ func TestRegistryLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	orders := Ref{Namespace: "shop", Name: "orders"}
-	a, _ := reg.Acquire(orders, parse(map[string]string{"source": "const", "name": "q"}))
-	b, _ := reg.Acquire(Ref{Namespace: "shop", Name: "billing"}, parse(map[string]string{"source": "const", "name": "q", "targetPressure": "0.3"}))
+	// The original profile: the target is read-side only (the responsive
+	// profile's surge reads it).
+	a, _ := reg.Acquire(orders, parse(map[string]string{"source": "const", "name": "q", "profile": "original"}))
+	b, _ := reg.Acquire(Ref{Namespace: "shop", Name: "billing"}, parse(map[string]string{"source": "const", "name": "q", "profile": "original", "targetPressure": "0.3"}))
 	if a != b {
 		t.Fatal("same source and signal options did not share a sampler")
 	}

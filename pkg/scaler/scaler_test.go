@@ -342,11 +342,13 @@ func TestStreamEndsWithClientContext(t *testing.T) {
 
 func TestSamplersAreShared(t *testing.T) {
 	h := newHarness(t)
+	// Under the original profile the target is read-side only; the
+	// responsive profile's saturation surge reads it, so there it splits.
 	for _, r := range []*externalscaler.ScaledObjectRef{
-		ref("a", map[string]string{"script": "s"}),
-		ref("b", map[string]string{"script": "s", "targetPressure": "0.4", "activationValue": "1"}), // read-side only
-		ref("c", map[string]string{"script": "s", "ewmaHalfLife": "10s"}),                           // another computer
-		ref("d", map[string]string{"script": "t"}),                                                  // another source
+		ref("a", map[string]string{"script": "s", "profile": "original"}),
+		ref("b", map[string]string{"script": "s", "profile": "original", "targetPressure": "0.4", "activationValue": "1"}), // read-side only
+		ref("c", map[string]string{"script": "s", "profile": "original", "ewmaHalfLife": "10s"}),                           // another computer
+		ref("d", map[string]string{"script": "t", "profile": "original"}),                                                  // another source
 	} {
 		if _, err := h.client.GetMetricSpec(ctxT(t), r); err != nil {
 			t.Fatal(err)

@@ -6,9 +6,9 @@ import (
 	"time"
 )
 
-// maxLeadWindow bounds LeadWindow, so the trend's history and its pairwise
+// MaxLeadWindow bounds LeadWindow, so the trend's history and its pairwise
 // slopes live in fixed arrays and Compute does not allocate.
-const maxLeadWindow = 16
+const MaxLeadWindow = 16
 
 // surgePods is the HPA default scale-up policy's pod count: a stale
 // saturated sample across n replicas asks for at least n + surgePods.
@@ -25,30 +25,30 @@ const noiseScale = 1.4826
 type trend struct {
 	window       int // samples the slope is read from
 	significance float64
-	n            int // samples held, <= maxLeadWindow
+	n            int // samples held, <= MaxLeadWindow
 	next         int // ring position of the next sample
-	at           [maxLeadWindow]time.Time
-	y            [maxLeadWindow]float64
+	at           [MaxLeadWindow]time.Time
+	y            [MaxLeadWindow]float64
 	// scratch for the pairwise slopes and the differences.
-	slopes [maxLeadWindow * (maxLeadWindow - 1) / 2]float64
-	diffs  [maxLeadWindow]float64
+	slopes [MaxLeadWindow * (MaxLeadWindow - 1) / 2]float64
+	diffs  [MaxLeadWindow]float64
 }
 
 // add records raw demand measured at at. A sample measured no later than
 // the newest held is the same data seen again (a source whose data has not
 // moved on) and is not counted twice.
 func (t *trend) add(at time.Time, raw float64) {
-	if t.n > 0 && !at.After(t.at[(t.next+maxLeadWindow-1)%maxLeadWindow]) {
+	if t.n > 0 && !at.After(t.at[(t.next+MaxLeadWindow-1)%MaxLeadWindow]) {
 		return
 	}
 	t.at[t.next], t.y[t.next] = at, raw
-	t.next = (t.next + 1) % maxLeadWindow
-	t.n = min(t.n+1, maxLeadWindow)
+	t.next = (t.next + 1) % MaxLeadWindow
+	t.n = min(t.n+1, MaxLeadWindow)
 }
 
 // held returns the i-th held sample, oldest first.
 func (t *trend) held(i int) (time.Time, float64) {
-	j := (t.next - t.n + i + maxLeadWindow) % maxLeadWindow
+	j := (t.next - t.n + i + MaxLeadWindow) % MaxLeadWindow
 	return t.at[j], t.y[j]
 }
 
@@ -87,7 +87,7 @@ func (t *trend) slope() (slope, z float64, ok bool) {
 	if t.window < 3 || t.n < t.window {
 		return 0, 0, false
 	}
-	var xs, ys [maxLeadWindow]float64
+	var xs, ys [MaxLeadWindow]float64
 	newest, _ := t.held(t.n - 1)
 	for i := range t.window {
 		at, y := t.held(t.n - t.window + i)

@@ -176,7 +176,7 @@ func Ranges() []Range {
 		{Field: "ResourceScaleInThreshold", Max: 1, Value: func(o Options) float64 { return o.ResourceScaleInThreshold }},
 		{Field: "WalDispatchScaleInThreshold", Max: 1, Value: func(o Options) float64 { return o.WalDispatchScaleInThreshold }},
 		{Field: "ReplicaStartup", Max: sec(time.Hour), Value: func(o Options) float64 { return sec(o.ReplicaStartup) }},
-		{Field: "LeadWindow", Min: 3, Max: maxLeadWindow, Zero: true, Value: func(o Options) float64 { return float64(o.LeadWindow) }},
+		{Field: "LeadWindow", Min: 3, Max: MaxLeadWindow, Zero: true, Value: func(o Options) float64 { return float64(o.LeadWindow) }},
 		{Field: "LeadSignificance", Max: 10, Value: func(o Options) float64 { return o.LeadSignificance }},
 		{Field: "ScaleInHysteresis", Max: 1, Value: func(o Options) float64 { return o.ScaleInHysteresis }},
 		{Field: "ScaleInNoiseMargin", Max: 10, Value: func(o Options) float64 { return o.ScaleInNoiseMargin }},

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -67,6 +68,10 @@ func commonKeys(s *Schema) []Key[Trigger] {
 			Then(startPolicy).
 			Describe("how samples become a decision: the pressure signal or a replica policy; see [Replica policies](#replica-policies)"),
 
+		Enum("profile", func(t *Trigger) *string { return &t.Profile }, signal.DefaultProfile, signal.ProfileNames()...).For(onlyPressure...).
+			Then(startProfile).
+			Describe("the pressure signal's behaviour: `responsive` follows demand and compensates the metric pipeline's lag (lead, stale-sample hysteresis, saturation surge), `original` is the slow-release signal without compensation (see [Profiles](#profiles)); the keys below override it"),
+
 		// What KEDA reads.
 		Float("targetPressure", func(t *Trigger) *float64 { return &t.TargetPressure }, DefaultTargetPressure, AboveUpTo(0, 1e6)).
 			For(onlyPressure...).OnlyRead().
@@ -89,18 +94,43 @@ func commonKeys(s *Schema) []Key[Trigger] {
 			Describe("lower bound of the decided count (a pool's total); `pressure`: the replica floor, once the first sample lands"),
 		Enum("floor", func(t *Trigger) *string { return &t.Floor }, FloorTarget, FloorTarget, FloorReplicas).For(onlyPressure...).
 			Describe("`target`: floor `scaleValue` at `minReplicas x targetPressure`, so the HPA rests at exactly `minReplicas`; `replicas`: floor at `minReplicas` itself (the HPA then rests at `minReplicas / targetPressure`)"),
-		Duration("ewmaHalfLife", func(t *Trigger) *time.Duration { return &t.Signal.EwmaHalfLife }, signal.DefaultEwmaHalfLife, 0, day, false).For(onlyPressure...).
+		profiled(Duration("ewmaHalfLife", func(t *Trigger) *time.Duration { return &t.Signal.EwmaHalfLife }, 0, 0, day, false),
+			func(o signal.Options) string { return o.EwmaHalfLife.String() }).
 			Describe("half-life of the slow release; `0s` turns smoothing off"),
-		Duration("scaleInGateWindow", func(t *Trigger) *time.Duration { return &t.Signal.ScaleInGateWindow }, signal.DefaultScaleInGateWindow, 0, day, false).For(onlyPressure...).
+		profiled(Duration("scaleInGateWindow", func(t *Trigger) *time.Duration { return &t.Signal.ScaleInGateWindow }, 0, 0, day, false),
+			func(o signal.Options) string { return o.ScaleInGateWindow.String() }).
 			Describe("how long scale-in preconditions must hold"),
-		Float("activationScaleInThreshold", func(t *Trigger) *float64 { return &t.Signal.ActivationScaleInThreshold }, signal.DefaultScaleInThreshold, Between(0, 1)).For(onlyPressure...).
+		profiled(Float("activationScaleInThreshold", func(t *Trigger) *float64 { return &t.Signal.ActivationScaleInThreshold }, 0, Between(0, 1)),
+			func(o signal.Options) string { return formatFloat(o.ActivationScaleInThreshold) }).
 			Describe("activation at or above this blocks scale-in"),
-		Float("resourceScaleInThreshold", func(t *Trigger) *float64 { return &t.Signal.ResourceScaleInThreshold }, signal.DefaultScaleInThreshold, Between(0, 1)).For(onlyPressure...).
+		profiled(Float("resourceScaleInThreshold", func(t *Trigger) *float64 { return &t.Signal.ResourceScaleInThreshold }, 0, Between(0, 1)),
+			func(o signal.Options) string { return formatFloat(o.ResourceScaleInThreshold) }).
 			Describe("resource at or above this blocks scale-in"),
-		Float("walDispatchScaleInThreshold", func(t *Trigger) *float64 { return &t.Signal.WalDispatchScaleInThreshold }, signal.DefaultScaleInThreshold, Between(0, 1)).For(onlyPressure...).
+		profiled(Float("walDispatchScaleInThreshold", func(t *Trigger) *float64 { return &t.Signal.WalDispatchScaleInThreshold }, 0, Between(0, 1)),
+			func(o signal.Options) string { return formatFloat(o.WalDispatchScaleInThreshold) }).
 			Describe("WAL dispatch at or above this blocks scale-in"),
 		Bool("splitAwareScaleIn", func(t *Trigger) *bool { return &t.Signal.SplitAwareScaleIn }, true).For(onlyPressure...).
 			Describe("hold scale-in while a split is in flight"),
+		Duration("replicaStartup", func(t *Trigger) *time.Duration { return &t.Signal.ReplicaStartup }, 0, 0, time.Hour, false).For(onlyPressure...).
+			Describe("how long a new replica takes to count (start-up, readiness, any delay the source does not report); added to the sample's age, it is the lag the lead covers (docs/compensation.md)"),
+		profiled(Int("leadWindow", func(t *Trigger) *int { return &t.Signal.LeadWindow }, 0, 0, signal.MaxLeadWindow),
+			func(o signal.Options) string { return strconv.Itoa(o.LeadWindow) }).
+			Describe("samples of raw demand the lead reads its trend and noise from, 0 (no lead, no noise margin) or 3 and more"),
+		profiled(Float("leadSignificance", func(t *Trigger) *float64 { return &t.Signal.LeadSignificance }, 0, Between(0, 10)),
+			func(o signal.Options) string { return formatFloat(o.LeadSignificance) }).
+			Describe("how significant a rise must be (its Mann-Kendall z) before it leads; 0 reads as 2"),
+		profiled(Float("scaleInHysteresis", func(t *Trigger) *float64 { return &t.Signal.ScaleInHysteresis }, 0, Between(0, 1)),
+			func(o signal.Options) string { return formatFloat(o.ScaleInHysteresis) }).
+			Describe("on a stale sample, a fall stops at demand x (1 + this)"),
+		profiled(Float("scaleInNoiseMargin", func(t *Trigger) *float64 { return &t.Signal.ScaleInNoiseMargin }, 0, Between(0, 10)),
+			func(o signal.Options) string { return formatFloat(o.ScaleInNoiseMargin) }).
+			Describe("on a stale sample, a fall stops at demand + this many widths of the measured noise (needs `leadWindow`)"),
+		profiled(Bool("saturationSurge", func(t *Trigger) *bool { return &t.Signal.SaturationSurge }, false),
+			func(o signal.Options) string { return strconv.FormatBool(o.SaturationSurge) }).
+			Describe("a saturated sample across n replicas asks for 2n (n + 4 when stale); held while the samples stay saturated, ended by the first that is not"),
+		profiled(Float("surgeLevel", func(t *Trigger) *float64 { return &t.Signal.SurgeLevel }, 0, Between(0, 1)),
+			func(o signal.Options) string { return formatFloat(o.SurgeLevel) }).
+			Describe("dominant pressure at or above which a sample counts as saturated; 0 reads as 1"),
 		Float("activationWorkingSetTarget", func(t *Trigger) *float64 { return &t.ActivationWorkingSetTarget }, pressure.DefaultActivationWorkingSetTarget, Between(0, 1e15)).
 			Describe("working set per replica that reads 1.0; `0` turns the dimension off"),
 
@@ -169,6 +199,28 @@ func startPolicy(t *Trigger, _ *Context) {
 	t.Policy.LaunchTTL = policy.DefaultLaunchTTL
 }
 
+// startProfile starts the signal's options from the profile, so that each
+// option key's default is the profile's.
+func startProfile(t *Trigger, _ *Context) {
+	o, err := signal.ProfileOptions(t.Profile)
+	if err == nil { // the Enum admitted only known profiles
+		t.Signal = o
+	}
+}
+
+// profiled makes a signal option key's default the profile's: the key
+// takes no default of its own (startProfile put the profile's in place),
+// and its documented default names each profile's.
+func profiled[T any](k Key[Trigger], get func(signal.Options) T) Key[Trigger] {
+	var parts []string
+	for _, name := range signal.ProfileNames() {
+		o, _ := signal.ProfileOptions(name)
+		parts = append(parts, fmt.Sprintf("%s: `%v`", name, get(o)))
+	}
+	k.reset = nil
+	return k.For(onlyPressure...).Documented(strings.Join(parts, "; "))
+}
+
 // minReplicas, maxReplicas and slotsPerReplica are one key each, read by
 // several policies into each policy's own options; the policy key is read
 // first, so the field is known.
@@ -198,6 +250,12 @@ func slotsPerReplica(t *Trigger) *int {
 
 // commonChecks relate keys to each other.
 var commonChecks = []Check[Trigger]{
+	func(t *Trigger, set func(string) bool) error {
+		if n := t.Signal.LeadWindow; set("leadWindow") && n > 0 && n < 3 {
+			return &MetadataError{Key: "leadWindow", Value: strconv.Itoa(n), Allowed: "0 (no lead) or a whole number from 3 to " + strconv.Itoa(signal.MaxLeadWindow)}
+		}
+		return nil
+	},
 	func(t *Trigger, _ func(string) bool) error {
 		if q := t.Policy.Queue; t.Policy.Name == policy.PolicyQueue && q.MaxReplicas < q.MinReplicas {
 			return &MetadataError{Key: "maxReplicas", Value: fmt.Sprint(q.MaxReplicas), Allowed: fmt.Sprintf("a whole number >= %d (minReplicas)", q.MinReplicas)}
@@ -218,6 +276,9 @@ func finish(t *Trigger) {
 	if t.Policy.Replicas() {
 		t.TargetPressure = 1
 		return
+	}
+	if t.Signal.SaturationSurge {
+		t.Signal.SurgeTarget = t.TargetPressure
 	}
 	// The target only matters to the floor when there is one; leaving it
 	// out otherwise lets ScaledObjects with different targets share a

@@ -136,7 +136,9 @@ func (s *Schema) parse(st *state) (*Trigger, error) {
 		h.Write([]byte(x))
 		h.Write([]byte{0})
 	}
-	fmt.Fprintf(h, "floorTarget=%g", t.Signal.FloorTarget)
+	// What the read-side target changes in the signal's options splits
+	// the sampler too.
+	fmt.Fprintf(h, "floorTarget=%g surgeTarget=%g", t.Signal.FloorTarget, t.Signal.SurgeTarget)
 	t.identity = fmt.Sprintf("%s@%016x", t.sourceKey, h.Sum64())
 	t.poolKey = poolKey(st, t)
 	return t, nil

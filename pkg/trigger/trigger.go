@@ -19,6 +19,9 @@ type Trigger struct {
 	Source     SourceSpec
 	// Policy is the `policy` key and the keys that tune it.
 	Policy PolicySpec
+	// Profile is the pressure signal's profile (signal.ProfileNames), ""
+	// for a replica policy; Signal holds what it means.
+	Profile string
 	// TargetPressure is the per-replica target sent as targetSizeFloat:
 	// the targetPressure key for the pressure signal, and 1 for a policy
 	// whose signal is a replica count, so the HPA asks for exactly that

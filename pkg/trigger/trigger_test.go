@@ -41,7 +41,8 @@ func TestParseDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := signal.DefaultOptions()
+	want, _ := signal.ProfileOptions(signal.DefaultProfile)
+	want.SurgeTarget = 0.7 // the responsive profile's surge reads the target
 	if md.Source.Key() != "host" || md.TargetPressure != 0.7 || md.ActivationValue != 0 || md.MetricName != "barometer-pressure" ||
 		md.Floor != FloorTarget || md.Interval != 5*time.Second || md.Signal != want || md.ActivationWorkingSetTarget != 100000 {
 		t.Fatalf("defaults: %+v", md)
@@ -54,13 +55,16 @@ func TestParseEveryKey(t *testing.T) {
 		"floor": "target", "sampleInterval": "2s", "activationWorkingSetTarget": "500", "minReplicas": "2",
 		"ewmaHalfLife": "1m", "scaleInGateWindow": "30s", "activationScaleInThreshold": "0.1",
 		"resourceScaleInThreshold": "0.2", "walDispatchScaleInThreshold": "0.3", "splitAwareScaleIn": "false",
-		"enableTLS": "true", "unsafeSsl": "true",
+		"enableTLS": "true", "unsafeSsl": "true", "profile": "original", "replicaStartup": "20s", "leadWindow": "5",
+		"leadSignificance": "1.5", "scaleInHysteresis": "0.1", "scaleInNoiseMargin": "2", "saturationSurge": "true", "surgeLevel": "0.9",
 	}, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := signal.Options{MinReplicas: 2, FloorTarget: 0.5, EwmaHalfLife: time.Minute, ScaleInGateWindow: 30 * time.Second,
-		ActivationScaleInThreshold: 0.1, ResourceScaleInThreshold: 0.2, WalDispatchScaleInThreshold: 0.3}
+		ActivationScaleInThreshold: 0.1, ResourceScaleInThreshold: 0.2, WalDispatchScaleInThreshold: 0.3,
+		ReplicaStartup: 20 * time.Second, LeadWindow: 5, LeadSignificance: 1.5, ScaleInHysteresis: 0.1, ScaleInNoiseMargin: 2,
+		SaturationSurge: true, SurgeLevel: 0.9, SurgeTarget: 0.5}
 	if md.Signal != want || md.Source.Key() != "const:q" || md.Interval != 2*time.Second || md.ActivationWorkingSetTarget != 500 ||
 		md.MetricName != "orders.p" || md.ActivationValue != 0.2 {
 		t.Fatalf("parsed: %+v", md)
@@ -100,5 +104,34 @@ func TestFromEnvKeys(t *testing.T) {
 	_, err = testSources().Parse(map[string]string{"surpriseFromEnv": "1"}, time.Second)
 	if !errors.As(err, &me) || me.Key != "surpriseFromEnv" {
 		t.Fatalf("unknown FromEnv key: %v", err)
+	}
+}
+
+// The profile decides the defaults of the signal's keys; a key set beside
+// it overrides it; the profile and every option split the sampler.
+func TestProfiles(t *testing.T) {
+	responsive, err := testSources().Parse(map[string]string{}, time.Second)
+	if err != nil || responsive.Profile != signal.ProfileResponsive || !responsive.Signal.SaturationSurge || responsive.Signal.LeadWindow == 0 {
+		t.Fatalf("default profile: %+v %v", responsive, err)
+	}
+	original, err := testSources().Parse(map[string]string{"profile": "original"}, time.Second)
+	if err != nil || original.Signal != signal.DefaultOptions() {
+		t.Fatalf("original: %+v %v", original.Signal, err)
+	}
+	tuned, err := testSources().Parse(map[string]string{"profile": "original", "saturationSurge": "true"}, time.Second)
+	if err != nil || !tuned.Signal.SaturationSurge || tuned.Signal.SurgeTarget != DefaultTargetPressure || tuned.Signal.EwmaHalfLife != signal.DefaultEwmaHalfLife {
+		t.Fatalf("original with the surge: %+v %v", tuned.Signal, err)
+	}
+	if responsive.Identity() == original.Identity() || original.Identity() == tuned.Identity() {
+		t.Error("profiles share a sampler")
+	}
+	var me *MetadataError
+	for key, value := range map[string]string{"profile": "fast", "leadWindow": "2", "surgeLevel": "1.5", "replicaStartup": "2h"} {
+		if _, err := testSources().Parse(map[string]string{key: value}, time.Second); !errors.As(err, &me) || me.Key != key {
+			t.Errorf("%s=%s: %v", key, value, err)
+		}
+	}
+	if _, err := testSources().Parse(map[string]string{"policy": "queue", "profile": "original"}, time.Second); !errors.As(err, &me) || me.Key != "profile" {
+		t.Errorf("profile with a replica policy: %v", err)
 	}
 }
