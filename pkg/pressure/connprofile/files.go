@@ -1,0 +1,251 @@
+package connprofile
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/config"
+)
+
+// kind is what a file must hold for its content to be used.
+type kind int
+
+const (
+	kindText kind = iota // a token, password or user name: not empty
+	kindCA               // PEM certificates
+	kindCert             // a PEM certificate
+	kindKey              // a PEM private key
+)
+
+// check says why content is unusable. It never quotes the content.
+func (k kind) check(s string) error {
+	switch k {
+	case kindText:
+		if s == "" {
+			return errors.New("file is empty")
+		}
+	case kindCA:
+		if !x509.NewCertPool().AppendCertsFromPEM([]byte(s)) {
+			return errors.New("no PEM certificate in the file")
+		}
+	case kindCert:
+		b, _ := pem.Decode([]byte(s))
+		if b == nil || b.Type != "CERTIFICATE" {
+			return errors.New("no PEM certificate in the file")
+		}
+		if _, err := x509.ParseCertificate(b.Bytes); err != nil {
+			return errors.New("the PEM certificate does not parse")
+		}
+	case kindKey:
+		b, _ := pem.Decode([]byte(s))
+		if b == nil || !strings.HasSuffix(b.Type, "PRIVATE KEY") {
+			return errors.New("no PEM private key in the file")
+		}
+	}
+	return nil
+}
+
+// entry is one file a profile reads.
+type entry struct {
+	profile, field, path string
+	kind                 kind
+
+	last    string // the last good content
+	failing bool   // the last read failed (logged once)
+}
+
+// fileReader is the config.SecretManager every profile's file goes
+// through: each *_file is turned into a *_ref naming an entry, so
+// prometheus/common asks it, on every request, as it would have read the
+// file itself. It re-reads the file each time, and serves the last good
+// content when a read fails.
+type fileReader struct {
+	logger *slog.Logger
+	errors *prometheus.CounterVec
+
+	mu      sync.Mutex
+	entries map[string]*entry // by ref
+}
+
+func newFileReader(logger *slog.Logger) *fileReader {
+	return &fileReader{
+		logger: logger,
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "barometer_connection_profile_reload_errors_total",
+			Help: "Reads of a connection profile's credential or certificate file that failed (missing, unreadable, empty or not PEM); the last good content stayed in use.",
+		}, []string{"profile", "field"}),
+		entries: map[string]*entry{},
+	}
+}
+
+// Fetch implements config.SecretManager.
+func (r *fileReader) Fetch(_ context.Context, ref string) (string, error) {
+	r.mu.Lock()
+	e, ok := r.entries[ref]
+	r.mu.Unlock()
+	if !ok {
+		return "", fmt.Errorf("connection profile: unknown file reference %q", ref)
+	}
+	return r.read(e)
+}
+
+// read re-reads e's file. Concurrent requests may read it concurrently;
+// the lock only orders the bookkeeping.
+func (r *fileReader) read(e *entry) (string, error) {
+	data, err := os.ReadFile(e.path)
+	content := strings.TrimSpace(string(data)) // as prometheus/common's FileSecret
+	if err == nil {
+		err = e.kind.check(content)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err == nil {
+		if e.failing {
+			e.failing = false
+			r.logger.Info("connection profile file readable again", "profile", e.profile, "field", e.field, "file", e.path)
+		}
+		e.last = content
+		return content, nil
+	}
+	// os errors name the path and the cause; check's never the content.
+	err = fmt.Errorf("connection profile %q: %s: %w", e.profile, e.field, err)
+	r.errors.WithLabelValues(e.profile, e.field).Inc()
+	if e.last == "" {
+		return "", err
+	}
+	if !e.failing {
+		e.failing = true
+		r.logger.Warn("connection profile file unusable; the last good content stays in use until it is fixed",
+			"profile", e.profile, "field", e.field, "file", e.path, "err", err)
+	}
+	return e.last, nil
+}
+
+// register adds a file and reads it once: a profile whose file cannot be
+// used fails to load.
+func (r *fileReader) register(profile, field, path string, k kind) (string, error) {
+	ref := profile + "/" + field
+	e := &entry{profile: profile, field: field, path: path, kind: k}
+	r.mu.Lock()
+	r.entries[ref] = e
+	r.mu.Unlock()
+	if _, err := r.read(e); err != nil {
+		return "", err
+	}
+	return ref, nil
+}
+
+// adopt moves every file of hc into the reader, as refs, and returns the
+// http_headers files, which prometheus/common reads itself (they have no
+// ref form), taken out of hc for headerTransport to add. A ref already
+// in hc is refused: nothing stands behind it.
+func (r *fileReader) adopt(profile string, hc *config.HTTPClientConfig) (map[string][]string, error) {
+	var errs []error
+	// move registers *file under field and points *ref at it.
+	move := func(field string, file, ref *string, k kind) {
+		switch {
+		case *ref != "":
+			errs = append(errs, fmt.Errorf("%s: the *_ref forms are not supported; use the *_file form", strings.TrimSuffix(field, "_file")+"_ref"))
+		case *file != "":
+			name, err := r.register(profile, field, *file, k)
+			if err != nil {
+				errs = append(errs, err)
+				return
+			}
+			*file, *ref = "", name
+		}
+	}
+	tlsFiles := func(prefix string, t *config.TLSConfig) {
+		move(prefix+"ca_file", &t.CAFile, &t.CARef, kindCA)
+		move(prefix+"cert_file", &t.CertFile, &t.CertRef, kindCert)
+		move(prefix+"key_file", &t.KeyFile, &t.KeyRef, kindKey)
+	}
+	if a := hc.BasicAuth; a != nil {
+		move("basic_auth.username_file", &a.UsernameFile, &a.UsernameRef, kindText)
+		move("basic_auth.password_file", &a.PasswordFile, &a.PasswordRef, kindText)
+	}
+	if a := hc.Authorization; a != nil { // bearer_token_file became one in Validate
+		move("authorization.credentials_file", &a.CredentialsFile, &a.CredentialsRef, kindText)
+	}
+	if o := hc.OAuth2; o != nil {
+		move("oauth2.client_secret_file", &o.ClientSecretFile, &o.ClientSecretRef, kindText)
+		move("oauth2.client_certificate_key_file", &o.ClientCertificateKeyFile, &o.ClientCertificateKeyRef, kindKey)
+		tlsFiles("oauth2.tls_config.", &o.TLSConfig)
+	}
+	tlsFiles("tls_config.", &hc.TLSConfig)
+
+	var headerFiles map[string][]string
+	if hc.HTTPHeaders != nil {
+		headers := make(map[string]config.Header, len(hc.HTTPHeaders.Headers))
+		for name, h := range hc.HTTPHeaders.Headers {
+			for i, f := range h.Files {
+				ref, err := r.register(profile, fmt.Sprintf("http_headers.%s.files[%d]", name, i), f, kindText)
+				if err != nil {
+					errs = append(errs, err)
+					continue
+				}
+				if headerFiles == nil {
+					headerFiles = map[string][]string{}
+				}
+				headerFiles[name] = append(headerFiles[name], ref)
+			}
+			h.Files = nil
+			headers[name] = h
+		}
+		hc.HTTPHeaders = &config.Headers{Headers: headers}
+	}
+	return headerFiles, errors.Join(errs...)
+}
+
+// headerTransport adds what prometheus/common's transport does not: the
+// http_headers files (through the reader, so with the last good value) and
+// the tenant header.
+type headerTransport struct {
+	next         http.RoundTripper
+	reader       *fileReader
+	files        map[string][]string // header name -> refs
+	tenantHeader string
+	tenant       string
+}
+
+func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	for name, refs := range t.files {
+		for _, ref := range refs {
+			v, err := t.reader.Fetch(req.Context(), ref)
+			if err != nil {
+				return nil, err
+			}
+			req.Header.Add(name, v)
+		}
+	}
+	if t.tenant != "" {
+		req.Header.Set(t.tenantHeader, t.tenant)
+	}
+	return t.next.RoundTrip(req)
+}
+
+// CloseIdleConnections passes on to the transport that holds them.
+func (t *headerTransport) CloseIdleConnections() {
+	if c, ok := t.next.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+// dialer vets every address it dials with control, as the sources' own
+// dialers do.
+func dialer(control func(string, string, syscall.RawConn) error) *net.Dialer {
+	return &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second, Control: control}
+}
