@@ -81,6 +81,7 @@ type Profile struct {
 	namespaces []string
 	timeout    time.Duration
 	redirects  bool
+	tenant     string // the tenant header's name; "" without a tenant
 	transport  http.RoundTripper
 }
 
@@ -240,6 +241,7 @@ func (s *Set) build(fp *fileProfile, dir string, opts Options) (*Profile, error)
 		if !httpguts.ValidHeaderFieldValue(fp.Tenant) {
 			return nil, errors.New("tenant: not a valid header value")
 		}
+		p.tenant = http.CanonicalHeaderKey(header)
 	}
 
 	hc := fp.HTTP
@@ -374,6 +376,10 @@ func (p *Profile) URL() string { return p.url }
 // Timeout is the profile's time-out: the ceiling of one sample's requests
 // through it, and their budget when the trigger sets none. Zero: none.
 func (p *Profile) Timeout() time.Duration { return p.timeout }
+
+// TenantHeader is the header the profile's tenant is sent in, canonical,
+// or "" when it has no tenant.
+func (p *Profile) TenantHeader() string { return p.tenant }
 
 // FollowRedirects is the profile's follow_redirects. Credentials never
 // follow a redirect to another host (prometheus/common drops them).

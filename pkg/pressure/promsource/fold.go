@@ -17,6 +17,34 @@ import (
 // to read.
 var ErrNoReplicas = errors.New("no replicas")
 
+// ErrEmpty is wrapped by the error of a query that returned no series
+// where Options.FailOnEmpty makes that a failure.
+var ErrEmpty = errors.New("returned no series, and empty answers fail the sample (ignoreNullValues is false)")
+
+// DataTime is the time of the newest sample behind the signal: the
+// largest value the timestamp query returned (timestamp() answers each
+// series' sample time, in Unix seconds), never later than the evaluation
+// instant at. It is the zero time when the query is not set or returned
+// nothing usable, so the age is unknown rather than zero. at minus
+// DataTime is the data's age: it grows when Prometheus stops scraping.
+func DataTime(vec model.Vector, at time.Time) time.Time {
+	var newest float64
+	for _, smp := range vec {
+		if v := float64(smp.Value); v > newest && !math.IsInf(v, 0) {
+			newest = v // NaN fails v > newest
+		}
+	}
+	if newest == 0 {
+		return time.Time{}
+	}
+	sec, frac := math.Modf(newest)
+	t := time.Unix(int64(sec), int64(frac*1e9)).UTC()
+	if t.After(at) {
+		return at
+	}
+	return t
+}
+
 // replica is one replica being folded from the query results.
 type replica struct {
 	obs       pressure.ReplicaObservation

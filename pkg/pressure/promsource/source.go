@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
+	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
 )
 
@@ -54,6 +55,7 @@ const (
 	dimReservationStart
 	dimReservationEnd
 	dimReservationSlots
+	dimTimestamp
 	numDimensions
 )
 
@@ -63,7 +65,7 @@ var dimensionKeys = [numDimensions]string{
 	"treeRetainedBytesCeilingQuery", "treeSaturationQuery", "partitionAccountQuery",
 	"arrivalsQuery", "runSecondsQuery", "runsQuery", "readyQuery", "retryingQuery", "dueQuery",
 	"busyQuery", "reservedQuery", "reservationStartQuery", "reservationEndQuery",
-	"reservationSlotsQuery",
+	"reservationSlotsQuery", "timestampQuery",
 }
 
 // Key is the metadata key a dimension's query is configured under.
@@ -71,7 +73,11 @@ func (d dimension) Key() string { return dimensionKeys[d] }
 
 func (d dimension) storage() bool { return d >= dimTreeBytes && d <= dimPartitionAccount }
 
-func (d dimension) queue() bool { return d >= dimArrivals }
+func (d dimension) queue() bool { return d >= dimArrivals && d <= dimReservationSlots }
+
+// required is a dimension whose empty answer fails the sample under
+// Options.FailOnEmpty: one the pressure itself is read from.
+func (d dimension) required() bool { return d <= dimMemory }
 
 // counter is a queue counter: read per replica, see foldQueue.
 func (d dimension) counter() bool { return d >= dimArrivals && d <= dimRuns }
@@ -82,12 +88,16 @@ func (q Queries) byDimension() [numDimensions]string {
 		q.SplitsInFlight, q.TreeRetainedBytes, q.TreeRetainedBytesCeiling, q.TreeSaturation,
 		q.PartitionAccount, q.Arrivals, q.RunSeconds, q.Runs, q.Ready, q.Retrying, q.Due,
 		q.Busy, q.Reserved, q.ReservationStart, q.ReservationEnd, q.ReservationSlots,
+		q.Timestamp,
 	}
 }
 
 // perReplica is a dimension read per replica: every one but the storage
-// queries and the queue gauges (the set foldReplicas walks).
-func (d dimension) perReplica() bool { return !d.storage() && (!d.queue() || d.counter()) }
+// queries, the queue gauges and the timestamp query (the set foldReplicas
+// walks).
+func (d dimension) perReplica() bool {
+	return d != dimTimestamp && !d.storage() && (!d.queue() || d.counter())
+}
 
 // hasPerReplica says some per-replica query is set, so a replica can be read.
 func (q Queries) hasPerReplica() bool {
@@ -110,7 +120,9 @@ type Source struct {
 	timeout  time.Duration
 	now      func() time.Time
 	logger   *slog.Logger
-	hasStore bool
+	// failOnEmpty is Options.FailOnEmpty.
+	failOnEmpty bool
+	hasStore    bool
 	hasQueue bool
 	// closeIdle releases the client's kept-alive connections.
 	closeIdle func()
@@ -136,14 +148,44 @@ func New(opts Options) (*Source, error) {
 	if label := cmp.Or(opts.ReplicaLabel, DefaultReplicaLabel); !model.LegacyValidation.IsValidLabelName(label) {
 		return nil, fmt.Errorf("promsource: replica label %q is not a label name", label)
 	}
+	var tenant string
+	if opts.Profile != nil {
+		tenant = opts.Profile.TenantHeader()
+	}
+	params, headers, err := extras(opts.QueryParameters, opts.CustomHeaders, tenant)
+	if err != nil {
+		return nil, err
+	}
 	hc := newHTTPClient(opts.Control, cmp.Or(opts.MaxResponseBytes, DefaultMaxResponseBytes))
+	if opts.Profile != nil {
+		hc = profileClient(opts.Profile, cmp.Or(opts.MaxResponseBytes, DefaultMaxResponseBytes))
+	}
+	if params != nil || headers != nil {
+		hc.Transport = extrasTransport{next: hc.Transport, params: params, headers: headers}
+	}
 	client, err := api.NewClient(api.Config{Address: opts.ServerAddress, Client: hc})
 	if err != nil {
 		return nil, fmt.Errorf("promsource: %w", err)
 	}
 	s := newSource(v1.NewAPI(client), opts)
-	s.closeIdle = hc.CloseIdleConnections
+	if opts.Profile == nil {
+		// A profile's connections are shared by every trigger using it,
+		// so one source going away leaves them to the others.
+		s.closeIdle = hc.CloseIdleConnections
+	}
 	return s, nil
+}
+
+// queryTimeout is the budget of one sample: the trigger's, else the
+// profile's, else the default; never more than the profile's.
+func queryTimeout(opts Options) time.Duration {
+	t := opts.QueryTimeout
+	if opts.Profile != nil {
+		if p := opts.Profile.Timeout(); p > 0 && (t <= 0 || t > p) {
+			t = p
+		}
+	}
+	return cmp.Or(t, DefaultQueryTimeout)
 }
 
 // Close releases the connections kept alive for the next sample. The
@@ -161,9 +203,11 @@ func newSource(api querier, opts Options) *Source {
 		server:  opts.ServerAddress,
 		queries: opts.Queries.byDimension(),
 		label:   model.LabelName(cmp.Or(opts.ReplicaLabel, DefaultReplicaLabel)),
-		timeout: cmp.Or(opts.QueryTimeout, DefaultQueryTimeout),
+		timeout: queryTimeout(opts),
 		now:     opts.Now,
 		logger:  opts.Logger,
+
+		failOnEmpty: opts.FailOnEmpty,
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -230,6 +274,9 @@ func (s *Source) query(ctx context.Context, d dimension, q string, at time.Time,
 	if !ok {
 		return result{err: s.errorf(d, "returned a %s; want an instant vector with one series per %s", typeName(v), s.seriesUnit(d))}
 	}
+	if len(vec) == 0 && s.failOnEmpty && d.required() {
+		return result{err: s.errorf(d, "%w", ErrEmpty)}
+	}
 	return result{vec: vec}
 }
 
@@ -266,6 +313,19 @@ func typeName(v model.Value) string {
 		return "nothing"
 	}
 	return v.Type().String()
+}
+
+// profileClient goes through the profile's shared transport, with its
+// redirect policy, under this source's response bound.
+func profileClient(p *connprofile.Profile, maxBytes int64) *http.Client {
+	c := p.Client()
+	c.Transport = limitTransport{next: c.Transport, max: maxBytes}
+	if c.CheckRedirect != nil {
+		c.CheckRedirect = func(req *http.Request, _ []*http.Request) error {
+			return fmt.Errorf("redirect to %s not followed: connection profile %s does not follow redirects", req.URL.Redacted(), p.Name())
+		}
+	}
+	return c
 }
 
 // newHTTPClient is a dedicated client: enough idle connections that the
