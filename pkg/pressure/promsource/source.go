@@ -113,17 +113,17 @@ func (q Queries) hasPerReplica() bool {
 // use. Its only state between samples is the queue counters' (see
 // foldQueue): everything else is read afresh.
 type Source struct {
-	api      querier
-	server   string
-	queries  [numDimensions]string
-	label    model.LabelName
-	timeout  time.Duration
-	now      func() time.Time
-	logger   *slog.Logger
+	api     querier
+	server  string
+	queries [numDimensions]string
+	label   model.LabelName
+	timeout time.Duration
+	now     func() time.Time
+	logger  *slog.Logger
 	// failOnEmpty is Options.FailOnEmpty.
 	failOnEmpty bool
 	hasStore    bool
-	hasQueue bool
+	hasQueue    bool
 	// closeIdle releases the client's kept-alive connections.
 	closeIdle func()
 
