@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
+
+	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
 )
 
 // TestExtrasReachTheServer sends a trigger's query parameters and custom
@@ -88,7 +90,20 @@ func TestQueryTimeoutAndProfileCeiling(t *testing.T) {
 	if got := queryTimeout(Options{QueryTimeout: time.Second}); got != time.Second {
 		t.Errorf("trigger: %v", got)
 	}
-	// The profile-side cases run in profile_test.go, against a loaded Set.
+	set, err := connprofile.Parse([]byte(`profiles: [{name: p, url: "http://prom:9090", namespaces: ["*"], timeout: 2s}]`), "", connprofile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := set.Resolve("p", "", "ns")
+	for trigger, want := range map[time.Duration]time.Duration{
+		0:           2 * time.Second, // the profile's, not the default
+		time.Second: time.Second,     // shorter: the trigger's
+		time.Minute: 2 * time.Second, // longer: the profile's ceiling
+	} {
+		if got := queryTimeout(Options{QueryTimeout: trigger, Profile: p}); got != want {
+			t.Errorf("trigger %v with a 2s profile: %v, want %v", trigger, got, want)
+		}
+	}
 }
 
 func TestDataTime(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -120,6 +121,8 @@ type Source struct {
 	timeout time.Duration
 	now     func() time.Time
 	logger  *slog.Logger
+	// profile names the connection profile, for errors; "" for none.
+	profile string
 	// failOnEmpty is Options.FailOnEmpty.
 	failOnEmpty bool
 	hasStore    bool
@@ -209,6 +212,9 @@ func newSource(api querier, opts Options) *Source {
 
 		failOnEmpty: opts.FailOnEmpty,
 	}
+	if opts.Profile != nil {
+		s.profile = opts.Profile.Name()
+	}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -265,7 +271,7 @@ func (s *Source) query(ctx context.Context, d dimension, q string, at time.Time,
 	}
 	v, warnings, _, err := s.api.Query(ctx, q, at, opts...)
 	if err != nil {
-		return result{err: s.errorf(d, "%w", err)}
+		return result{err: s.errorf(d, "%w%s", err, s.authHint(err))}
 	}
 	if len(warnings) > 0 {
 		s.logger.Debug("prometheus query warnings", "query", d.Key(), "warnings", warnings)
@@ -278,6 +284,27 @@ func (s *Source) query(ctx context.Context, d dimension, q string, at time.Time,
 		return result{err: s.errorf(d, "%w", ErrEmpty)}
 	}
 	return result{vec: vec}
+}
+
+// authHint says what a 401 or 403 means, since client_golang reports only
+// the code (the body, which a proxy may fill with anything, is not
+// shown).
+func (s *Source) authHint(err error) string {
+	var apiErr *v1.Error
+	if !errors.As(err, &apiErr) || apiErr.Type != v1.ErrClient {
+		return ""
+	}
+	via := "without credentials (no connection profile)"
+	if s.profile != "" {
+		via = "with the credentials of connection profile " + s.profile
+	}
+	switch {
+	case strings.HasSuffix(apiErr.Msg, ": 401"):
+		return ": the server did not accept the request " + via
+	case strings.HasSuffix(apiErr.Msg, ": 403"):
+		return ": the server refused the request " + via + " (a credential or tenant it does not allow)"
+	}
+	return ""
 }
 
 // serverTimeout rounds the budget down to what the server's duration
