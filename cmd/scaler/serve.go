@@ -22,6 +22,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/health"
 	"github.com/barometer-scaler/barometer/pkg/httpapi"
 	"github.com/barometer-scaler/barometer/pkg/metrics"
+	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
 	"github.com/barometer-scaler/barometer/pkg/scaler"
 	"github.com/barometer-scaler/barometer/pkg/signalapi"
 	"github.com/barometer-scaler/barometer/pkg/target"
@@ -44,6 +45,10 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- li
 		spec = allow.DefaultSpec // set but empty reads as unset
 	}
 	allowed, err := allow.Parse(spec)
+	if err != nil {
+		return err
+	}
+	profiles, err := loadProfiles(cfg.ConnectionProfiles, allowed, logger)
 	if err != nil {
 		return err
 	}
@@ -75,6 +80,13 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- li
 	}
 
 	m := metrics.New(reg, time.Now)
+	if profiles != nil {
+		if err := m.Register(profiles); err != nil {
+			grpcLis.Close()
+			httpLis.Close()
+			return fmt.Errorf("connection profile metrics: %w", err)
+		}
+	}
 	opts := m.ServerOptions()
 	files := tlsreload.Files{CertFile: cfg.TLSCertFile, KeyFile: cfg.TLSKeyFile, ClientCAFile: cfg.TLSClientCAFile}
 	if files.Enabled() {
@@ -151,6 +163,22 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- li
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// loadProfiles loads BAROMETER_CONNECTION_PROFILES, if set. A file that
+// is missing or unreadable, or that names a credential file that is, stops
+// the start rather than failing every sample later. The profiles' dialers
+// are vetted by the allow-list, as the sources' own are.
+func loadProfiles(path string, allowed *allow.List, logger *slog.Logger) (*connprofile.Set, error) {
+	if path == "" {
+		return nil, nil
+	}
+	set, err := connprofile.Load(path, connprofile.Options{Control: allowed.Control, Logger: logger})
+	if err != nil {
+		return nil, fmt.Errorf("BAROMETER_CONNECTION_PROFILES: %w", err)
+	}
+	logger.Info("connection profiles loaded", "file", path, "profiles", set.Names())
+	return set, nil
 }
 
 // newSources is the set of source kinds this binary offers. Addresses that
