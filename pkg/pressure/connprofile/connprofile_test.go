@@ -149,6 +149,35 @@ profiles:
 	}
 }
 
+func TestResolveTargets(t *testing.T) {
+	set, err := parse(t, t.TempDir(), `
+profiles:
+  - name: shop
+    url_pattern: "https://*.shop.svc:9443/metrics"
+    namespaces: [shop]
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := "https://a.shop.svc:9443/metrics", "https://b.shop.svc:9443/metrics"
+	if p, err := set.ResolveTargets("", []string{a, b}, "shop"); err != nil || p == nil || p.Name() != "shop" {
+		t.Errorf("two matching targets: %v, %v", p, err)
+	}
+	if p, err := set.ResolveTargets("", []string{"http://other.svc/metrics"}, "shop"); err != nil || p != nil {
+		t.Errorf("no profile for the targets: %v, %v", p, err)
+	}
+	var perr *connprofile.Error
+	if _, err := set.ResolveTargets("", []string{a, "http://other.svc/metrics"}, "shop"); !errors.As(err, &perr) || perr.Key != connprofile.KeyTargets {
+		t.Errorf("targets of a profile and of none: %v", err)
+	}
+	if _, err := set.ResolveTargets("shop", []string{a, "http://other.svc/metrics"}, "shop"); !errors.As(err, &perr) || perr.Key != connprofile.KeyTargets {
+		t.Errorf("a named profile and a target it does not match: %v", err)
+	}
+	if _, err := set.ResolveTargets("", []string{a}, "web"); !errors.As(err, &perr) || perr.Key != connprofile.KeyTargets || perr.Namespace != "web" {
+		t.Errorf("a namespace the profile does not admit: %v", err)
+	}
+}
+
 func must(p *connprofile.Profile, err error) *connprofile.Profile {
 	if err != nil {
 		panic(err)

@@ -349,6 +349,44 @@ func (s *Set) Resolve(profile, serverURL, namespace string) (*Profile, error) {
 	return nil, nil
 }
 
+// KeyTargets is the scrape source's address key, which ResolveTargets
+// puts in its errors where Resolve says serverAddress.
+const KeyTargets = "targets"
+
+// ResolveTargets is Resolve for a source that reaches several addresses,
+// the scrape source's targets (in their http:// or https:// form; a
+// dns+http target as its http URL): every one must resolve to the same
+// profile, or every one to none, since one source has one client.
+func (s *Set) ResolveTargets(profile string, urls []string, namespace string) (*Profile, error) {
+	var (
+		first *Profile
+		from  string
+	)
+	for i, u := range urls {
+		p, err := s.Resolve(profile, u, namespace)
+		if err != nil {
+			var e *Error
+			if errors.As(err, &e) && e.Key == KeyServerAddress {
+				e.Key = KeyTargets
+			}
+			return nil, err
+		}
+		if i > 0 && p != first {
+			return nil, &Error{Key: KeyTargets, Profile: profile,
+				Reason: fmt.Sprintf("%s and %s resolve to different connection profiles (%s, %s); one trigger uses one", from, u, nameOf(first), nameOf(p))}
+		}
+		first, from = p, u
+	}
+	return first, nil
+}
+
+func nameOf(p *Profile) string {
+	if p == nil {
+		return "none"
+	}
+	return p.name
+}
+
 func (p *Profile) refuse(key, namespace string) error {
 	return &Error{Key: key, Profile: p.name, Namespace: namespace,
 		Reason: fmt.Sprintf("namespace %q may not use this connection profile", namespace)}
