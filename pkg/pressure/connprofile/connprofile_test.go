@@ -178,6 +178,45 @@ profiles:
 	}
 }
 
+// TestRedirectKeepsCredentials: a profile that follows redirects sends
+// neither its token nor its header files to another host.
+func TestRedirectKeepsCredentials(t *testing.T) {
+	var leaked []string
+	other := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		leaked = append(leaked, r.Header.Get("Authorization"), r.Header.Get("X-Api-Key"))
+	}))
+	defer other.Close()
+	// Another host: the same loopback server by another name.
+	target := strings.Replace(other.URL, "127.0.0.1", "localhost", 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, target, http.StatusFound)
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	write(t, dir, "token", secret)
+	write(t, dir, "key", secret+"-key")
+	set, err := parse(t, dir, `
+profiles:
+  - name: p
+    url: `+srv.URL+`
+    namespaces: ["*"]
+    follow_redirects: true
+    bearer_token_file: token
+    http_headers: {X-Api-Key: {files: [key]}}
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := must(set.Resolve("p", "", "ns")).Client().Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if len(leaked) != 2 || leaked[0] != "" || leaked[1] != "" {
+		t.Errorf("the redirected request carried %q, want no credentials", leaked)
+	}
+}
+
 func must(p *connprofile.Profile, err error) *connprofile.Profile {
 	if err != nil {
 		panic(err)

@@ -222,7 +222,13 @@ type headerTransport struct {
 
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context())
-	for name, refs := range t.files {
+	// File headers may be credentials (an API key): like prometheus/common's
+	// own, they do not follow a redirect to another host.
+	files := t.files
+	if crossHostRedirect(req) {
+		files = nil
+	}
+	for name, refs := range files {
 		for _, ref := range refs {
 			v, err := t.reader.Fetch(req.Context(), ref)
 			if err != nil {
@@ -235,6 +241,16 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		req.Header.Set(t.tenantHeader, t.tenant)
 	}
 	return t.next.RoundTrip(req)
+}
+
+// crossHostRedirect says req follows a redirect away from the host first
+// asked (the client sets Response on a redirected request).
+func crossHostRedirect(req *http.Request) bool {
+	first := req
+	for first.Response != nil && first.Response.Request != nil {
+		first = first.Response.Request
+	}
+	return first != req && !strings.EqualFold(first.URL.Host, req.URL.Host)
 }
 
 // CloseIdleConnections passes on to the transport that holds them.
