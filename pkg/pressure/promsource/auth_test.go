@@ -17,10 +17,12 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/common/model"
 
 	"github.com/barometer-scaler/barometer/internal/promtest"
 	"github.com/barometer-scaler/barometer/pkg/allow"
 	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
+	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
 	"github.com/barometer-scaler/barometer/pkg/pressure/promsource"
 	"github.com/barometer-scaler/barometer/pkg/tlsreload/tlstest"
 )
@@ -199,6 +201,25 @@ profiles:
 		var perr *connprofile.Error
 		if !errors.As(err, &perr) || perr.Key != connprofile.KeyProfile || !strings.Contains(err.Error(), `"team-b"`) {
 			t.Errorf("a namespace the profile does not allow: %v", err)
+		}
+	})
+
+	t.Run("the default timestamp query dates the data", func(t *testing.T) {
+		q := promsource.DefaultQueries(exposition.DefaultNames(), `job="auth"`, 0)
+		at := time.Now()
+		v, _, _, err := s.prom.API.Query(t.Context(), q.Timestamp, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vec, _ := v.(model.Vector)
+		got := promsource.DataTime(vec, at)
+		// Scraped every second: the newest sample is a scrape ago, not
+		// the evaluation instant the query's own timestamps carry.
+		if got.IsZero() || got.After(at) || at.Sub(got) > time.Minute {
+			t.Errorf("DataTime = %v for a query at %v (%v)", got, at, vec)
+		}
+		if len(vec) == 1 && vec[0].Timestamp.Time().Equal(got) {
+			t.Errorf("DataTime is the evaluation instant %v, not the sample's time", got)
 		}
 	})
 
