@@ -2,6 +2,7 @@ package connprofile_test
 
 import (
 	"bytes"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -288,5 +290,70 @@ profiles:
 barometer_connection_profile_reload_errors_total{field="authorization.credentials_file",profile="p"} 2
 `)); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestCertificateRotation: a rotated client certificate is presented on
+// the next request; a certificate file gone bad keeps the last good pair.
+func TestCertificateRotation(t *testing.T) {
+	ca := tlstest.NewCA(t)
+	var (
+		mu  sync.Mutex
+		cns []string
+	)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		cns = append(cns, r.TLS.PeerCertificates[0].Subject.CommonName)
+	}))
+	srv.TLS = &tls.Config{
+		Certificates: []tls.Certificate{ca.IssueKeyPair(t, "server", "127.0.0.1")},
+		ClientCAs:    ca.Pool(), ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS12,
+	}
+	srv.StartTLS()
+	defer srv.Close()
+	dir := t.TempDir()
+	secrets := filepath.Join(dir, "secrets")
+	if err := os.Mkdir(secrets, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	pair := func(cn string) map[string][]byte {
+		c, k := ca.Issue(t, cn)
+		return map[string][]byte{"ca.crt": ca.CertPEM, "tls.crt": c, "tls.key": k}
+	}
+	tlstest.WriteSecret(t, secrets, pair("first"))
+	set, err := parse(t, dir, `
+profiles:
+  - name: p
+    url: `+srv.URL+`
+    namespaces: ["*"]
+    tls_config: {ca_file: secrets/ca.crt, cert_file: secrets/tls.crt, key_file: secrets/tls.key}
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := must(set.Resolve("p", "", "ns")).Client()
+	get := func() {
+		t.Helper()
+		resp, err := client.Get(srv.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	get()
+	tlstest.WriteSecret(t, secrets, pair("second"))
+	get()
+	bad := pair("third")
+	bad["tls.crt"] = []byte("not a certificate")
+	tlstest.WriteSecret(t, secrets, bad)
+	get()
+	mu.Lock()
+	defer mu.Unlock()
+	if fmt.Sprint(cns) != "[first second second]" {
+		t.Errorf("client certificates presented: %v, want [first second second]", cns)
+	}
+	if n := testutil.ToFloat64(set); n < 1 {
+		t.Errorf("reload errors = %v, want the bad certificate counted", n)
 	}
 }

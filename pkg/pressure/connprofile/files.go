@@ -2,6 +2,7 @@ package connprofile
 
 import (
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
@@ -61,9 +62,13 @@ func (k kind) check(s string) error {
 type entry struct {
 	profile, field, path string
 	kind                 kind
+	// key is a certificate's key file: the two are read, checked and
+	// kept as a pair, so a half-rotated pair is never used.
+	key *entry
 
 	last    string // the last good content
 	failing bool   // the last read failed (logged once)
+	paired  bool   // a key that is read with its certificate
 }
 
 // fileReader is the config.SecretManager every profile's file goes
@@ -101,13 +106,37 @@ func (r *fileReader) Fetch(_ context.Context, ref string) (string, error) {
 	return r.read(e)
 }
 
-// read re-reads e's file. Concurrent requests may read it concurrently;
-// the lock only orders the bookkeeping.
-func (r *fileReader) read(e *entry) (string, error) {
+// load reads and checks one file.
+func load(e *entry) (string, error) {
 	data, err := os.ReadFile(e.path)
 	content := strings.TrimSpace(string(data)) // as prometheus/common's FileSecret
 	if err == nil {
 		err = e.kind.check(content)
+	}
+	return content, err
+}
+
+// read re-reads e's file. Concurrent requests may read it concurrently;
+// the lock only orders the bookkeeping.
+//
+// A certificate is read with its key and both are kept only if they make
+// a pair. The key itself is not re-read: it is the one kept with the
+// certificate, which prometheus/common always asks for first, so the two
+// it gets agree even when the Secret changes in between.
+func (r *fileReader) read(e *entry) (string, error) {
+	if e.kind == kindKey && e.paired {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return e.last, nil
+	}
+	content, err := load(e)
+	var key string
+	if err == nil && e.key != nil {
+		if key, err = load(e.key); err != nil {
+			err = fmt.Errorf("%s: %w", e.key.field, err)
+		} else if _, perr := tls.X509KeyPair([]byte(content), []byte(key)); perr != nil {
+			err = fmt.Errorf("with %s: %w", e.key.field, perr) // names the mismatch, never the key
+		}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -117,6 +146,9 @@ func (r *fileReader) read(e *entry) (string, error) {
 			r.logger.Info("connection profile file readable again", "profile", e.profile, "field", e.field, "file", e.path)
 		}
 		e.last = content
+		if e.key != nil {
+			e.key.last = key
+		}
 		return content, nil
 	}
 	// os errors name the path and the cause; check's never the content.
@@ -133,18 +165,14 @@ func (r *fileReader) read(e *entry) (string, error) {
 	return e.last, nil
 }
 
-// register adds a file and reads it once: a profile whose file cannot be
-// used fails to load.
-func (r *fileReader) register(profile, field, path string, k kind) (string, error) {
+// register adds a file; adopt reads it once.
+func (r *fileReader) register(profile, field, path string, k kind) (string, *entry) {
 	ref := profile + "/" + field
 	e := &entry{profile: profile, field: field, path: path, kind: k}
 	r.mu.Lock()
 	r.entries[ref] = e
 	r.mu.Unlock()
-	if _, err := r.read(e); err != nil {
-		return "", err
-	}
-	return ref, nil
+	return ref, e
 }
 
 // adopt moves every file of hc into the reader, as refs, and returns the
@@ -152,25 +180,30 @@ func (r *fileReader) register(profile, field, path string, k kind) (string, erro
 // ref form), taken out of hc for headerTransport to add. A ref already
 // in hc is refused: nothing stands behind it.
 func (r *fileReader) adopt(profile string, hc *config.HTTPClientConfig) (map[string][]string, error) {
-	var errs []error
+	var (
+		errs    []error
+		entries []*entry
+	)
 	// move registers *file under field and points *ref at it.
-	move := func(field string, file, ref *string, k kind) {
+	move := func(field string, file, ref *string, k kind) *entry {
 		switch {
 		case *ref != "":
 			errs = append(errs, fmt.Errorf("%s: the *_ref forms are not supported; use the *_file form", strings.TrimSuffix(field, "_file")+"_ref"))
 		case *file != "":
-			name, err := r.register(profile, field, *file, k)
-			if err != nil {
-				errs = append(errs, err)
-				return
-			}
+			name, e := r.register(profile, field, *file, k)
 			*file, *ref = "", name
+			entries = append(entries, e)
+			return e
 		}
+		return nil
 	}
 	tlsFiles := func(prefix string, t *config.TLSConfig) {
 		move(prefix+"ca_file", &t.CAFile, &t.CARef, kindCA)
-		move(prefix+"cert_file", &t.CertFile, &t.CertRef, kindCert)
-		move(prefix+"key_file", &t.KeyFile, &t.KeyRef, kindKey)
+		cert := move(prefix+"cert_file", &t.CertFile, &t.CertRef, kindCert)
+		key := move(prefix+"key_file", &t.KeyFile, &t.KeyRef, kindKey)
+		if cert != nil && key != nil {
+			cert.key, key.paired = key, true
+		}
 	}
 	if a := hc.BasicAuth; a != nil {
 		move("basic_auth.username_file", &a.UsernameFile, &a.UsernameRef, kindText)
@@ -191,11 +224,8 @@ func (r *fileReader) adopt(profile string, hc *config.HTTPClientConfig) (map[str
 		headers := make(map[string]config.Header, len(hc.HTTPHeaders.Headers))
 		for name, h := range hc.HTTPHeaders.Headers {
 			for i, f := range h.Files {
-				ref, err := r.register(profile, fmt.Sprintf("http_headers.%s.files[%d]", name, i), f, kindText)
-				if err != nil {
-					errs = append(errs, err)
-					continue
-				}
+				ref, e := r.register(profile, fmt.Sprintf("http_headers.%s.files[%d]", name, i), f, kindText)
+				entries = append(entries, e)
 				if headerFiles == nil {
 					headerFiles = map[string][]string{}
 				}
@@ -205,6 +235,12 @@ func (r *fileReader) adopt(profile string, hc *config.HTTPClientConfig) (map[str
 			headers[name] = h
 		}
 		hc.HTTPHeaders = &config.Headers{Headers: headers}
+	}
+	// Every file is read now: a profile that cannot work fails to load.
+	for _, e := range entries {
+		if _, err := r.read(e); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return headerFiles, errors.Join(errs...)
 }
