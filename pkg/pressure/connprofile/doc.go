@@ -36,7 +36,9 @@
 // which re-reads the file on every request as prometheus/common would, and
 // when the read fails, logs it once, counts it
 // (barometer_connection_profile_reload_errors_total) and hands back the
-// last good content, until the file is readable again.
+// last good content, until the file is readable again. A client
+// certificate and its key are read and kept as a pair, so a certificate
+// rotated before its key never meets the old key.
 //
 // Every file must be readable when the profiles are loaded: a profile that
 // cannot work is an error at start, not a surprise at the first sample.
