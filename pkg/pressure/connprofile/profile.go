@@ -253,8 +253,8 @@ func (s *Set) build(fp *fileProfile, dir string, opts Options) (*Profile, error)
 	if err != nil {
 		return nil, err
 	}
-	var clientOpts []config.HTTPClientOption
-	clientOpts = append(clientOpts, config.WithSecretManager(s.reader), config.WithUserAgent("barometer"))
+	// No WithUserAgent: each source sends its own.
+	clientOpts := []config.HTTPClientOption{config.WithSecretManager(s.reader)}
 	if opts.Control != nil {
 		clientOpts = append(clientOpts, config.WithDialContextFunc(dialer(opts.Control).DialContext))
 	}

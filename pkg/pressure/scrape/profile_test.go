@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/barometer-scaler/barometer/examples/demo-workload/demo"
 	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
@@ -90,5 +91,22 @@ profiles:
 	tlstest.WriteSecret(t, secrets, files)
 	if _, err := observe(p); err != "" {
 		t.Errorf("rotated token file: %s", err)
+	}
+}
+
+func TestProfileTimeoutIsTheCeiling(t *testing.T) {
+	set, err := connprofile.Parse([]byte(`profiles: [{name: p, url_pattern: "http://*", namespaces: ["*"], timeout: 1s}]`), "", connprofile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := set.Resolve("p", "http://replica.svc", "ns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for trigger, want := range map[time.Duration]time.Duration{0: time.Second, 500 * time.Millisecond: 500 * time.Millisecond, 5 * time.Second: time.Second} {
+		src := newSource(t, Options{Targets: targets(t, "http://replica.svc/metrics"), Profile: p, Timeout: trigger})
+		if src.opts.Timeout != want {
+			t.Errorf("scrapeTimeout %v with a 1s profile: %v, want %v", trigger, src.opts.Timeout, want)
+		}
 	}
 }
