@@ -65,6 +65,8 @@ refuse "log level" --set config.logLevel=verbose
 refuse "duration" --set config.sampleInterval=5
 refuse "client CA without a server certificate" --set tls.clientCASecretName=ca
 refuse "';' in a default target value" --set 'config.defaultTarget.source=host;x'
+refuse "relative connection profiles mount path" --set connectionProfiles.mountPath=profiles
+refuse "connection profiles Secret name" --set connectionProfiles.secretName=Bad_Name
 
 step "examples/check (strict decoding, KEDA's validation, image build context, the scaler's own answer)"
 join() { local IFS=:; echo "$*"; }

@@ -36,8 +36,11 @@ type config struct {
 	TLSCertFile     string        `env:"BAROMETER_TLS_CERT_FILE"`
 	TLSKeyFile      string        `env:"BAROMETER_TLS_KEY_FILE"`
 	TLSClientCAFile string        `env:"BAROMETER_TLS_CLIENT_CA_FILE"`
-	LogLevel        string        `env:"BAROMETER_LOG_LEVEL" envDefault:"info"`
-	LogFormat       string        `env:"BAROMETER_LOG_FORMAT" envDefault:"text"`
+	// ConnectionProfiles is the path of the connection profile file
+	// (pkg/pressure/connprofile), mounted from a Secret; empty: none.
+	ConnectionProfiles string `env:"BAROMETER_CONNECTION_PROFILES"`
+	LogLevel           string `env:"BAROMETER_LOG_LEVEL" envDefault:"info"`
+	LogFormat          string `env:"BAROMETER_LOG_FORMAT" envDefault:"text"`
 }
 
 func loadConfig() (config, error) {

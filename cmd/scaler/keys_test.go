@@ -14,7 +14,7 @@ func TestREADMEKeyTablesAreFresh(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, changed, err := newSchema(allow.Default()).UpdateDocs(doc)
+	_, changed, err := newSchema(allow.Default(), nil).UpdateDocs(doc)
 	if err != nil {
 		t.Fatal(err)
 	}

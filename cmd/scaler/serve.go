@@ -24,6 +24,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/health"
 	"github.com/barometer-scaler/barometer/pkg/httpapi"
 	"github.com/barometer-scaler/barometer/pkg/metrics"
+	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
 	"github.com/barometer-scaler/barometer/pkg/registry"
 	"github.com/barometer-scaler/barometer/pkg/scaler"
 	"github.com/barometer-scaler/barometer/pkg/signalapi"
@@ -50,10 +51,14 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- li
 	if err != nil {
 		return err
 	}
+	profiles, err := loadProfiles(cfg.ConnectionProfiles, allowed, logger)
+	if err != nil {
+		return err
+	}
 	runCtx, stopSamplers := context.WithCancel(context.Background())
 	defer stopSamplers()
 	reg := registry.NewRegistry(runCtx, registry.Config{
-		Schema:          newSchema(allowed),
+		Schema:          newSchema(allowed, profiles),
 		DefaultInterval: cfg.SampleInterval,
 		IdleTimeout:     cfg.IdleTimeout,
 		AuditSize:       cfg.AuditSize,
@@ -84,6 +89,11 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- li
 	defer httpLis.Close()
 
 	m := metrics.New(reg)
+	if profiles != nil {
+		if err := m.Register(profiles); err != nil {
+			return fmt.Errorf("connection profile metrics: %w", err)
+		}
+	}
 	streams := grpcstop.New()
 	opts := append(m.ServerOptions(), streams.ServerOption())
 	files := tlsreload.Files{CertFile: cfg.TLSCertFile, KeyFile: cfg.TLSKeyFile, ClientCAFile: cfg.TLSClientCAFile}
@@ -177,9 +187,25 @@ func drainGRPC(s *grpc.Server, timeout time.Duration, logger *slog.Logger) {
 	}
 }
 
+// loadProfiles loads BAROMETER_CONNECTION_PROFILES, if set. A file that
+// is missing or unreadable, or that names a credential file that is, stops
+// the start rather than failing every sample later. The profiles' dialers
+// are vetted by the allow-list, as the sources' own are.
+func loadProfiles(path string, allowed *allow.List, logger *slog.Logger) (*connprofile.Set, error) {
+	if path == "" {
+		return nil, nil
+	}
+	set, err := connprofile.Load(path, connprofile.Options{Control: allowed.Control, Logger: logger})
+	if err != nil {
+		return nil, fmt.Errorf("BAROMETER_CONNECTION_PROFILES: %w", err)
+	}
+	logger.Info("connection profiles loaded", "file", path, "profiles", set.Names())
+	return set, nil
+}
+
 // newSchema is the trigger language this binary speaks: its source kinds
 // and their keys. Addresses that metadata names are reached only when the
 // allow-list admits them.
-func newSchema(allowed *allow.List) *trigger.Schema {
-	return trigger.NewSchema(trigger.Host(), trigger.Scrape(allowed), trigger.Prometheus(allowed))
+func newSchema(allowed *allow.List, profiles *connprofile.Set) *trigger.Schema {
+	return trigger.NewSchema(trigger.Host(), trigger.Scrape(allowed, profiles), trigger.Prometheus(allowed, profiles))
 }

@@ -222,7 +222,7 @@ func TestPolicyExamplesParse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := registry.NewRegistry(context.Background(), registry.Config{Schema: newSchema(allowed)})
+	reg := registry.NewRegistry(context.Background(), registry.Config{Schema: newSchema(allowed, nil)})
 	seen := map[string]bool{}
 	for _, f := range files {
 		triggers := triggerMetadata(t, f)
@@ -379,4 +379,47 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestServeConnectionProfiles: a profile file that cannot be used stops
+// the start with an error naming the setting and never the credential;
+// a good one is loaded and the scaler serves.
+func TestServeConnectionProfiles(t *testing.T) {
+	dir := t.TempDir()
+	run := func(path string) error {
+		cfg := testConfig()
+		cfg.ConnectionProfiles = path
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		ready := make(chan listening, 1)
+		done := make(chan error, 1)
+		go func() { done <- serve(ctx, cfg, newLogger(cfg, io.Discard), ready) }()
+		select {
+		case <-ready:
+			cancel()
+			return <-done
+		case err := <-done:
+			return err
+		}
+	}
+	if err := run(filepath.Join(dir, "absent.yaml")); err == nil || !strings.Contains(err.Error(), "BAROMETER_CONNECTION_PROFILES") {
+		t.Errorf("missing profile file: %v", err)
+	}
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("profiles: [{name: a, url: \"http://p\", namespaces: [\"*\"], bearer_token_file: nothere}]"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(bad); err == nil || !strings.Contains(err.Error(), "nothere") {
+		t.Errorf("missing token file: %v", err)
+	}
+	good := filepath.Join(dir, "good.yaml")
+	if err := os.WriteFile(filepath.Join(dir, "token"), []byte("t0ken"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(good, []byte("profiles: [{name: a, url: \"http://p\", namespaces: [\"*\"], bearer_token_file: token}]"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(good); err != nil {
+		t.Errorf("good profile file: %v", err)
+	}
 }

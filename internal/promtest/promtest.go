@@ -30,6 +30,8 @@ import (
 	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
+
+	"github.com/barometer-scaler/barometer/pkg/tlsreload/tlstest"
 )
 
 // BinaryEnv overrides where the prometheus binary is looked for.
@@ -53,13 +55,32 @@ type Options struct {
 	// ScrapeInterval defaults to 1s, short enough that a test waits a
 	// couple of seconds for two scrapes (one rate) of every target.
 	ScrapeInterval time.Duration
+	// Web secures the server's HTTP API (--web.config.file); nil serves
+	// it open, over plain HTTP.
+	Web *Web
+}
+
+// Web is what the server's web configuration requires of a client.
+type Web struct {
+	// CA issues the server's certificate for 127.0.0.1; the server then
+	// serves only TLS. Nil: plain HTTP.
+	CA *tlstest.CA
+	// Users are the basic-auth users (name to password) the server
+	// accepts; none means no basic auth. The harness adds one of its own,
+	// for WaitFor and readiness, so a test can replace these freely.
+	Users map[string]string
 }
 
 // Server is a running Prometheus.
 type Server struct {
-	// URL is the server's base URL, http://127.0.0.1:<port>.
+	// URL is the server's base URL, http://127.0.0.1:<port>, or https://
+	// when Options.Web has a CA.
 	URL string
+	// API queries the server as the harness: it trusts the CA and holds
+	// the harness's own basic-auth user.
 	API v1.API
+
+	web *webFiles
 }
 
 // Binary returns the prometheus binary to run, or fails or skips t when
@@ -105,6 +126,10 @@ func Start(t testing.TB, targets []Target, opts Options) *Server {
 		opts.ScrapeInterval = time.Second
 	}
 	dir := t.TempDir()
+	web, err := newWebFiles(t, dir, opts.Web)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cfgPath := filepath.Join(dir, "prometheus.yml")
 	cfg, err := config(targets, opts)
 	if err != nil {
@@ -117,7 +142,7 @@ func Start(t testing.TB, targets []Target, opts Options) *Server {
 	// Prometheus binds it; a start that fails for that is retried.
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
-		srv, err := launch(t, bin, cfgPath, filepath.Join(dir, fmt.Sprintf("data-%d", attempt)))
+		srv, err := launch(t, bin, cfgPath, filepath.Join(dir, fmt.Sprintf("data-%d", attempt)), web)
 		if err == nil {
 			return srv
 		}
@@ -186,18 +211,22 @@ func (b *logBuffer) String() string {
 	return b.buf.String()
 }
 
-func launch(t testing.TB, bin, cfgPath, dataDir string) (*Server, error) {
+func launch(t testing.TB, bin, cfgPath, dataDir string, web *webFiles) (*Server, error) {
 	addr, err := freePort()
 	if err != nil {
 		return nil, err
 	}
 	logs := &logBuffer{}
-	cmd := exec.Command(bin,
-		"--config.file="+cfgPath,
-		"--storage.tsdb.path="+dataDir,
-		"--web.listen-address="+addr,
+	args := []string{
+		"--config.file=" + cfgPath,
+		"--storage.tsdb.path=" + dataDir,
+		"--web.listen-address=" + addr,
 		"--log.level=warn",
-	)
+	}
+	if web != nil {
+		args = append(args, "--web.config.file="+web.path)
+	}
+	cmd := exec.Command(bin, args...)
 	// One core is plenty for a handful of targets, and the machine is shared.
 	cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
 	cmd.Stdout, cmd.Stderr = logs, logs
@@ -215,8 +244,11 @@ func launch(t testing.TB, bin, cfgPath, dataDir string) (*Server, error) {
 			<-exited
 		}
 	}
-	base := "http://" + addr
-	if err := waitReady(base, exited, 60*time.Second); err != nil {
+	base, hc := "http://"+addr, http.DefaultClient
+	if web != nil {
+		base, hc = web.scheme+"://"+addr, web.client()
+	}
+	if err := waitReady(hc, base, exited, 60*time.Second); err != nil {
 		stop()
 		return nil, fmt.Errorf("%w\nprometheus output:\n%s", err, logs.String())
 	}
@@ -226,12 +258,12 @@ func launch(t testing.TB, bin, cfgPath, dataDir string) (*Server, error) {
 			t.Logf("prometheus output:\n%s", logs.String())
 		}
 	})
-	client, err := api.NewClient(api.Config{Address: base})
+	client, err := api.NewClient(api.Config{Address: base, Client: hc})
 	if err != nil {
 		stop()
 		return nil, err
 	}
-	return &Server{URL: base, API: v1.NewAPI(client)}, nil
+	return &Server{URL: base, API: v1.NewAPI(client), web: web}, nil
 }
 
 func freePort() (string, error) {
@@ -245,9 +277,9 @@ func freePort() (string, error) {
 
 // waitReady polls /-/ready, which answers 200 once the TSDB is open and
 // the server takes queries.
-func waitReady(base string, exited <-chan struct{}, timeout time.Duration) error {
+func waitReady(hc *http.Client, base string, exited <-chan struct{}, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
-	client := &http.Client{Timeout: time.Second}
+	client := &http.Client{Timeout: time.Second, Transport: hc.Transport}
 	for {
 		resp, err := client.Get(base + "/-/ready")
 		if err == nil {

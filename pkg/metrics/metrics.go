@@ -43,6 +43,11 @@ func New(reg *registry.Registry) *Metrics {
 	return m
 }
 
+// Register adds another package's collector to the registry (the
+// connection profiles' reload errors, say), so that it is served with the
+// rest and checked against it for duplicates.
+func (m *Metrics) Register(c prometheus.Collector) error { return m.registry.Register(c) }
+
 // Handler serves the registry in the Prometheus exposition formats.
 //
 // A collection error is served as a partial scrape (and counted in

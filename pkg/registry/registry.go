@@ -191,7 +191,7 @@ func (r *Registry) Resolve(ref Ref, raw map[string]string) (*Target, *trigger.Tr
 		b.target.lastUsed.Store(now)
 		return b.target, tr, nil
 	}
-	tr, err := r.Parse(raw)
+	tr, err := r.cfg.Schema.ParseIn(ref.Namespace, raw, r.cfg.DefaultInterval)
 	if err != nil {
 		return nil, nil, err
 	}

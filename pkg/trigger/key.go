@@ -62,6 +62,9 @@ type Key[S any] struct {
 type Context struct {
 	// DefaultInterval is the sampleInterval when a trigger sets none.
 	DefaultInterval time.Duration
+	// Namespace is the namespace of the ScaledObject whose trigger this
+	// is ("" for the scaler's own default target).
+	Namespace string
 	// Source and Policy are the trigger's source kind and policy.
 	Source, Policy string
 }

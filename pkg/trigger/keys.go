@@ -250,19 +250,19 @@ func slotsPerReplica(t *Trigger) *int {
 
 // commonChecks relate keys to each other.
 var commonChecks = []Check[Trigger]{
-	func(t *Trigger, set func(string) bool) error {
+	func(t *Trigger, _ *Context, set func(string) bool) error {
 		if n := t.Signal.LeadWindow; set("leadWindow") && n > 0 && n < 3 {
 			return &MetadataError{Key: "leadWindow", Value: strconv.Itoa(n), Allowed: "0 (no lead) or a whole number from 3 to " + strconv.Itoa(signal.MaxLeadWindow)}
 		}
 		return nil
 	},
-	func(t *Trigger, _ func(string) bool) error {
+	func(t *Trigger, _ *Context, _ func(string) bool) error {
 		if q := t.Policy.Queue; t.Policy.Name == policy.PolicyQueue && q.MaxReplicas < q.MinReplicas {
 			return &MetadataError{Key: "maxReplicas", Value: fmt.Sprint(q.MaxReplicas), Allowed: fmt.Sprintf("a whole number >= %d (minReplicas)", q.MinReplicas)}
 		}
 		return nil
 	},
-	func(t *Trigger, _ func(string) bool) error {
+	func(t *Trigger, _ *Context, _ func(string) bool) error {
 		if e := t.Policy.Elasticity; t.Policy.Name == policy.PolicyPoolWithThreshold && e.Low > e.High {
 			return &MetadataError{Key: "thresholdLow", Value: formatFloat(e.Low), Allowed: Between(0, e.High).String() + " (at most threshold)"}
 		}

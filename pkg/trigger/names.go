@@ -1,6 +1,14 @@
 package trigger
 
 import (
+	"errors"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
 )
 
@@ -25,4 +33,50 @@ func metricNameKeys[C any](names func(*C) *exposition.Names, allowed string, val
 func cpuLimitCoresKey[C any](f Field[C, float64]) Key[C] {
 	return Float("cpuLimitCores", f, 0, Between(0, 1e4)).
 		Describe("CPU limit for replicas that do not expose `barometer_cpu_limit_cores` (or expose 0)")
+}
+
+// connectionProfileKey names the connection profile (held by the scaler,
+// never in the ScaledObject) a source reaches its addresses through.
+func connectionProfileKey[C any](f Field[C, string]) Key[C] {
+	return String("connectionProfile", f, "",
+		"a profile name: lower-case letters, digits, '.', '_' and '-', at most 63 bytes",
+		func(s string, _ *Context) bool { return len(s) <= 63 && profileNamePattern.MatchString(s) }).Documented("(none)").
+		Describe("the connection profile (credentials, TLS, tenant; BAROMETER_CONNECTION_PROFILES) to reach the addresses through; without it, a profile whose url matches applies")
+}
+
+var profileNamePattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9._-]*[a-z0-9])?$`)
+
+// profileError turns a connection profile's refusal into the error on the
+// key it names.
+func profileError(err error) error {
+	var pe *connprofile.Error
+	if errors.As(err, &pe) {
+		return &MetadataError{Key: pe.Key, Allowed: strings.TrimPrefix(pe.Error(), fmt.Sprintf("metadata key %q: ", pe.Key))}
+	}
+	return err
+}
+
+// parsePairs reads "name=value,name2=value2" (KEDA's spelling of its maps).
+func parsePairs(s string, _ *Context) (map[string]string, string, bool) {
+	out := map[string]string{}
+	for part := range strings.SplitSeq(s, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" {
+			return nil, "name=value pairs separated by ','; " + Quote(strings.TrimSpace(part)) + " is not one", false
+		}
+		if _, dup := out[k]; dup {
+			return nil, "each name once; " + Quote(k) + " is repeated", false
+		}
+		out[k] = strings.TrimSpace(v)
+	}
+	return out, "", true
+}
+
+func pairsText(m map[string]string) string {
+	parts := make([]string, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, k+"="+m[k])
+	}
+	return strings.Join(parts, ",")
 }

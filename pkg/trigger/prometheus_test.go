@@ -20,7 +20,7 @@ func parseProm(t *testing.T, list *allow.List, kv map[string]string) (prometheus
 	t.Helper()
 	raw := map[string]string{"source": SourcePrometheus, "serverAddress": promServer}
 	maps.Copy(raw, kv)
-	s := NewSchema(Prometheus(list))
+	s := NewSchema(Prometheus(list, nil))
 	md, err := s.Parse(raw, 5*time.Second)
 	if err != nil {
 		return prometheusSpec{}, err

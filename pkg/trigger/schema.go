@@ -22,7 +22,7 @@ func KEDAKeys() []string { return slices.Clone(kedaKeys) }
 
 // Check is a rule between keys, run once every key has its value: set
 // reports whether the trigger set a key (rather than taking its default).
-type Check[S any] func(dst *S, set func(key string) bool) error
+type Check[S any] func(dst *S, c *Context, set func(key string) bool) error
 
 // Kind is a source kind: its name, its own keys and how its configuration
 // becomes a SourceSpec. Declare one with NewKind.
@@ -54,7 +54,7 @@ func NewKind[C any](name, doc string, zero func() C, keys []Key[C], checks []Che
 			return nil, nil, err
 		}
 		for _, check := range checks {
-			if err := check(&cfg, st.isSet); err != nil {
+			if err := check(&cfg, &st.ctx, st.isSet); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -96,13 +96,20 @@ func (s *Schema) kindNames() []string {
 	return out
 }
 
-// Parse reads a trigger's scalerMetadata. Every error is a *MetadataError
-// naming the key as the trigger spelled it.
+// Parse reads the scaler's own trigger metadata (its default target's),
+// which belongs to no namespace.
 func (s *Schema) Parse(raw map[string]string, defaultInterval time.Duration) (*Trigger, error) {
+	return s.ParseIn("", raw, defaultInterval)
+}
+
+// ParseIn reads the scalerMetadata of a trigger of a ScaledObject in
+// namespace. Every error is a *MetadataError naming the key as the trigger
+// spelled it.
+func (s *Schema) ParseIn(namespace string, raw map[string]string, defaultInterval time.Duration) (*Trigger, error) {
 	if err := withinBounds(raw); err != nil {
 		return nil, err
 	}
-	st := newState(raw, s, Context{DefaultInterval: defaultInterval})
+	st := newState(raw, s, Context{DefaultInterval: defaultInterval, Namespace: namespace})
 	t, err := s.parse(st)
 	if err != nil {
 		return nil, st.spelled(err)
@@ -117,7 +124,7 @@ func (s *Schema) parse(st *state) (*Trigger, error) {
 		return nil, err
 	}
 	for _, check := range commonChecks {
-		if err := check(t, st.isSet); err != nil {
+		if err := check(t, &st.ctx, st.isSet); err != nil {
 			return nil, err
 		}
 	}

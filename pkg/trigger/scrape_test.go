@@ -24,7 +24,7 @@ func parseScrapeMD(t *testing.T, list *allow.List, kv map[string]string) (scrape
 	t.Helper()
 	raw := map[string]string{"source": SourceScrape, "targets": scrapeTarget}
 	maps.Copy(raw, kv)
-	s := NewSchema(Scrape(list))
+	s := NewSchema(Scrape(list, nil))
 	md, err := s.Parse(raw, 5*time.Second)
 	if err != nil {
 		return scrapeSpec{}, err

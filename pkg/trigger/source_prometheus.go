@@ -12,6 +12,7 @@ import (
 
 	"github.com/barometer-scaler/barometer/pkg/allow"
 	"github.com/barometer-scaler/barometer/pkg/pressure"
+	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
 	"github.com/barometer-scaler/barometer/pkg/pressure/promsource"
 )
@@ -38,6 +39,15 @@ type promConfig struct {
 	explicit promsource.Queries // "" where the default applies
 	resource string
 	allow    *allow.List
+
+	profiles *connprofile.Set
+	profile  string // the connectionProfile key
+	resolved *connprofile.Profile
+	params   map[string]string
+	headers  map[string]string
+	// keepNulls is ignoreNullValues: an empty answer reads as described
+	// in docs/exposition.md rather than failing the sample.
+	keepNulls bool
 }
 
 // promQuery ties a query key to its field and to the keys that shape its
@@ -72,6 +82,7 @@ var promQueries = []promQuery{
 	{"reservationStartQuery", func(q *promsource.Queries) *string { return &q.ReservationStart }, []string{"queueReservationStartMetric"}, "the work queue"},
 	{"reservationEndQuery", func(q *promsource.Queries) *string { return &q.ReservationEnd }, []string{"queueReservationEndMetric"}, "the work queue"},
 	{"reservationSlotsQuery", func(q *promsource.Queries) *string { return &q.ReservationSlots }, []string{"queueReservationSlotsMetric"}, "the work queue"},
+	{"timestampQuery", func(q *promsource.Queries) *string { return &q.Timestamp }, []string{"activationMetric"}, "the newest sample's time per replica, read as the data's age"},
 }
 
 // resourceReplaces are the keys resourceQuery stands in for.
@@ -79,15 +90,18 @@ var resourceReplaces = []string{"cpuQuery", "memoryQuery", "memoryLimitQuery", "
 
 // Prometheus is the prometheus source kind. The server address must pass
 // list (nil means allow.Default()): its host where the metadata names it,
-// and every address it resolves to when dialled.
-func Prometheus(list *allow.List) Kind {
+// and every address it resolves to when dialled. profiles are the
+// connection profiles a trigger may reach its server through (nil: none).
+func Prometheus(list *allow.List, profiles *connprofile.Set) Kind {
 	if list == nil {
 		list = allow.Default()
 	}
 	keys := []Key[promConfig]{
+		connectionProfileKey(func(c *promConfig) *string { return &c.profile }),
 		Text("serverAddress", func(c *promConfig) *string { return &c.server }, "",
 			"an http or https URL such as http://prometheus.monitoring.svc:9090, without credentials, query or fragment",
-			func(s string, _ *Context) (string, string, bool) { return serverAddress(s, list) }, quoted).Require().
+			func(s string, _ *Context) (string, string, bool) { return serverAddress(s, list) }, quoted).
+			Documented("(required; a connection profile's `url`)").
 			Describe("the server's URL, such as `http://prometheus.monitoring.svc:9090`"),
 		String("replicaLabel", func(c *promConfig) *string { return &c.label }, promsource.DefaultReplicaLabel,
 			"a Prometheus label name: letters, digits and '_', not starting with a digit",
@@ -97,8 +111,17 @@ func Prometheus(list *allow.List) Kind {
 			`PromQL label matchers without braces, such as job="shop",namespace="prod"`,
 			func(s string, _ *Context) bool { return selectorPattern.MatchString(s) }).Documented("(none)").
 			Describe("label matchers added to every default query, such as `job=\"shop\"`"),
-		Duration("queryTimeout", func(c *promConfig) *time.Duration { return &c.timeout }, promsource.DefaultQueryTimeout, 100*time.Millisecond, time.Minute, false).
-			Describe("bound of one sample's queries"),
+		Duration("queryTimeout", func(c *promConfig) *time.Duration { return &c.timeout }, 0, 100*time.Millisecond, time.Minute, false).
+			Documented("`3s`, or the connection profile's").
+			Describe("bound of one sample's queries; a connection profile's time-out also caps it"),
+		Text("queryParameters", func(c *promConfig) *map[string]string { return &c.params }, nil,
+			"name=value pairs separated by ','", parsePairs, pairsText).Documented("(none)").
+			Describe("added to every query's URL, as KEDA's prometheus scaler does (Thanos' `dedup=false`, say); not the query API's own parameters"),
+		Text("customHeaders", func(c *promConfig) *map[string]string { return &c.headers }, nil,
+			"Name=value pairs separated by ','", parsePairs, pairsText).Documented("(none)").
+			Describe("sent with every query; not secret (credentials belong in a connection profile), and never the profile's tenant header"),
+		Bool("ignoreNullValues", func(c *promConfig) *bool { return &c.keepNulls }, true).
+			Describe("`true`: an empty answer reads as docs/exposition.md says (a dimension with no series is 0); `false`: an empty replicas, activation, resource, cpu or memory query fails the sample, so the signal goes stale and KEDA's fallback applies"),
 		cpuLimitCoresKey(func(c *promConfig) *float64 { return &c.cores }),
 	}
 	keys = append(keys, metricNameKeys(func(c *promConfig) *exposition.Names { return &c.names },
@@ -112,8 +135,8 @@ func Prometheus(list *allow.List) Kind {
 	keys = append(keys, String("resourceQuery", func(c *promConfig) *string { return &c.resource }, "", "a PromQL query", nil).
 		Documented("(none)").Describe("a ready 0..1 per replica; replaces the CPU and memory queries"))
 	return NewKind(SourcePrometheus, "asks a Prometheus server that already scrapes the workload",
-		func() promConfig { return promConfig{allow: list} }, keys,
-		[]Check[promConfig]{checkShapers, checkResource},
+		func() promConfig { return promConfig{allow: list, profiles: profiles} }, keys,
+		[]Check[promConfig]{checkShapers, checkResource, resolveProfile, checkRequest},
 		func(c promConfig) (SourceSpec, error) { return c.spec(), nil })
 }
 
@@ -133,9 +156,48 @@ func serverAddress(raw string, list *allow.List) (string, string, bool) {
 	return u.String(), "", true
 }
 
+// resolveProfile picks the trigger's connection profile: the one it names,
+// or the one its server address matches; with none named, the server
+// address is required.
+func resolveProfile(c *promConfig, ctx *Context, _ func(string) bool) error {
+	p, err := c.profiles.Resolve(c.profile, c.server, ctx.Namespace)
+	if err != nil {
+		return profileError(err)
+	}
+	c.resolved = p
+	if c.timeout == 0 {
+		c.timeout = promsource.DefaultQueryTimeout
+		if p != nil && p.Timeout() > 0 {
+			c.timeout = p.Timeout()
+		}
+	}
+	if c.server == "" {
+		if p == nil || p.URL() == "" {
+			return &MetadataError{Key: "serverAddress", Allowed: "required for source prometheus: the server's URL, such as http://prometheus.monitoring.svc:9090, unless a connection profile with a url is named"}
+		}
+		c.server = p.URL()
+	}
+	return nil
+}
+
+// checkRequest refuses query parameters and headers the source would.
+func checkRequest(c *promConfig, _ *Context, _ func(string) bool) error {
+	tenant := ""
+	if c.resolved != nil {
+		tenant = c.resolved.TenantHeader()
+	}
+	if err := promsource.CheckRequest(c.params, nil, tenant); err != nil {
+		return &MetadataError{Key: "queryParameters", Allowed: err.Error()}
+	}
+	if err := promsource.CheckRequest(nil, c.headers, tenant); err != nil {
+		return &MetadataError{Key: "customHeaders", Allowed: err.Error()}
+	}
+	return nil
+}
+
 // checkShapers refuses a query set beside a key that only shapes its
 // default.
-func checkShapers(c *promConfig, set func(string) bool) error {
+func checkShapers(c *promConfig, _ *Context, set func(string) bool) error {
 	for _, q := range promQueries {
 		if !set(q.key) {
 			continue
@@ -152,7 +214,7 @@ func checkShapers(c *promConfig, set func(string) bool) error {
 // checkResource: resourceQuery stands for the whole resource dimension,
 // so it cannot be combined with the CPU and memory queries or their
 // shapers.
-func checkResource(c *promConfig, set func(string) bool) error {
+func checkResource(c *promConfig, _ *Context, set func(string) bool) error {
 	if c.resource == "" {
 		return nil
 	}
@@ -176,17 +238,22 @@ func (c promConfig) spec() prometheusSpec {
 	if c.resource != "" {
 		q.Resource, q.CPU, q.Memory, q.MemoryLimit = c.resource, "", "", ""
 	}
-	return prometheusSpec{server: c.server, label: c.label, timeout: c.timeout, queries: q, allow: c.allow}
+	return prometheusSpec{server: c.server, label: c.label, timeout: c.timeout, queries: q, allow: c.allow,
+		profile: c.resolved, params: c.params, headers: c.headers, failOnEmpty: !c.keepNulls}
 }
 
 // prometheusSpec is the parsed configuration of a prometheus source: every
 // default resolved, so Key compares meanings, not spellings.
 type prometheusSpec struct {
-	server  string
-	label   string
-	timeout time.Duration
-	queries promsource.Queries
-	allow   *allow.List
+	server      string
+	label       string
+	timeout     time.Duration
+	queries     promsource.Queries
+	allow       *allow.List
+	profile     *connprofile.Profile
+	params      map[string]string
+	headers     map[string]string
+	failOnEmpty bool
 }
 
 // Key lists every resolved setting in a fixed order, so two ScaledObjects
@@ -199,16 +266,24 @@ func (s prometheusSpec) Key() string {
 		fmt.Fprintf(&b, " %s=%q", pq.key, *pq.field(&q))
 	}
 	fmt.Fprintf(&b, " resourceQuery=%q", q.Resource)
+	if s.profile != nil {
+		fmt.Fprintf(&b, " connectionProfile=%q", s.profile.Name())
+	}
+	fmt.Fprintf(&b, " queryParameters=%q customHeaders=%q ignoreNullValues=%t", pairsText(s.params), pairsText(s.headers), !s.failOnEmpty)
 	return b.String()
 }
 
 func (s prometheusSpec) New(logger *slog.Logger) (pressure.Source, error) {
 	return promsource.New(promsource.Options{
-		ServerAddress: s.server,
-		Queries:       s.queries,
-		ReplicaLabel:  s.label,
-		QueryTimeout:  s.timeout,
-		Control:       s.allow.Control,
-		Logger:        logger,
+		ServerAddress:   s.server,
+		Queries:         s.queries,
+		ReplicaLabel:    s.label,
+		QueryTimeout:    s.timeout,
+		Control:         s.allow.Control,
+		Profile:         s.profile,
+		QueryParameters: s.params,
+		CustomHeaders:   s.headers,
+		FailOnEmpty:     s.failOnEmpty,
+		Logger:          logger,
 	})
 }

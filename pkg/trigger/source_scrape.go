@@ -12,6 +12,7 @@ import (
 
 	"github.com/barometer-scaler/barometer/pkg/allow"
 	"github.com/barometer-scaler/barometer/pkg/pressure"
+	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
 	"github.com/barometer-scaler/barometer/pkg/pressure/scrape"
 )
@@ -26,31 +27,61 @@ const MaxScrapeTargets = 1000
 // Scrape is the scrape source kind. Every target must pass list (nil means
 // allow.Default()): its host where the metadata names it, and, through the
 // source, every address a DNS target expands to and every address dialled.
-func Scrape(list *allow.List) Kind {
+//
+// profiles are the connection profiles a trigger may reach its replicas
+// through (nil: none).
+func Scrape(list *allow.List, profiles *connprofile.Set) Kind {
 	if list == nil {
 		list = allow.Default()
 	}
-	keys := []Key[scrape.Options]{
-		Text("targets", func(o *scrape.Options) *[]scrape.Target { return &o.Targets }, nil,
+	keys := []Key[scrapeConfig]{
+		connectionProfileKey(func(c *scrapeConfig) *string { return &c.profile }),
+		Text("targets", func(c *scrapeConfig) *[]scrape.Target { return &c.opts.Targets }, nil,
 			"comma-separated http://, https:// or dns+http:// URLs", func(s string, _ *Context) ([]scrape.Target, string, bool) {
 				return scrapeTargets(s, list)
 			}, targetsText).Require().
 			Describe("comma-separated `http://`, `https://` or `dns+http://name:port/path` URLs; a `dns+http` name expands to every A/AAAA record (one replica each) on each sample; at most 1,000"),
-		cpuLimitCoresKey(func(o *scrape.Options) *float64 { return &o.CPULimitCores }),
-		Duration("scrapeTimeout", func(o *scrape.Options) *time.Duration { return &o.Timeout }, scrape.DefaultTimeout, 10*time.Millisecond, time.Minute, false).
+		cpuLimitCoresKey(func(c *scrapeConfig) *float64 { return &c.opts.CPULimitCores }),
+		Duration("scrapeTimeout", func(c *scrapeConfig) *time.Duration { return &c.opts.Timeout }, scrape.DefaultTimeout, 10*time.Millisecond, time.Minute, false).
 			Describe("bound of one scrape, always inside the sample's own budget"),
-		Int("maxResponseBytes", func(o *scrape.Options) *int64 { return &o.MaxResponseBytes }, scrape.DefaultMaxResponseBytes, 1<<10, 1<<30).
+		Int("maxResponseBytes", func(c *scrapeConfig) *int64 { return &c.opts.MaxResponseBytes }, scrape.DefaultMaxResponseBytes, 1<<10, 1<<30).
 			Describe("a larger response fails that replica"),
-		Int("scrapeConcurrency", func(o *scrape.Options) *int { return &o.Concurrency }, scrape.DefaultConcurrency, 1, 1024).
+		Int("scrapeConcurrency", func(c *scrapeConfig) *int { return &c.opts.Concurrency }, scrape.DefaultConcurrency, 1, 1024).
 			Describe("scrapes in flight at once"),
 	}
-	keys = append(keys, metricNameKeys(func(o *scrape.Options) *exposition.Names { return &o.Names },
+	keys = append(keys, metricNameKeys(func(c *scrapeConfig) *exposition.Names { return &c.opts.Names },
 		"a metric name: valid UTF-8, at most 200 bytes",
 		func(s string) bool { return len(s) <= 200 && model.UTF8Validation.IsValidMetricName(s) })...)
 	return NewKind(SourceScrape, "reads the pressure exposition contract straight from the replicas",
-		func() scrape.Options { return scrape.Options{Allow: list} }, keys,
-		[]Check[scrape.Options]{func(o *scrape.Options, _ func(string) bool) error { return uniqueNames(o.Names) }},
-		func(o scrape.Options) (SourceSpec, error) { return scrapeSpec{opts: o}, nil })
+		func() scrapeConfig { return scrapeConfig{opts: scrape.Options{Allow: list}, profiles: profiles} }, keys,
+		[]Check[scrapeConfig]{
+			func(c *scrapeConfig, _ *Context, _ func(string) bool) error { return uniqueNames(c.opts.Names) },
+			resolveScrapeProfile,
+		},
+		func(c scrapeConfig) (SourceSpec, error) { return scrapeSpec{opts: c.opts}, nil })
+}
+
+// scrapeConfig is a scrape trigger's keys: the source's options and the
+// connection profile they name.
+type scrapeConfig struct {
+	opts     scrape.Options
+	profiles *connprofile.Set
+	profile  string
+}
+
+// resolveScrapeProfile picks the connection profile of the replicas: the
+// one named, or the one every target's URL matches.
+func resolveScrapeProfile(c *scrapeConfig, ctx *Context, _ func(string) bool) error {
+	urls := make([]string, len(c.opts.Targets))
+	for i, t := range c.opts.Targets {
+		urls[i] = strings.TrimPrefix(t.String(), "dns+")
+	}
+	p, err := c.profiles.ResolveTargets(c.profile, urls, ctx.Namespace)
+	if err != nil {
+		return profileError(err)
+	}
+	c.opts.Profile = p
+	return nil
 }
 
 func scrapeTargets(raw string, list *allow.List) ([]scrape.Target, string, bool) {
@@ -131,6 +162,9 @@ func (s scrapeSpec) Key() string {
 		o.CPULimitCores, o.Timeout, o.MaxResponseBytes, o.Concurrency)
 	for _, n := range o.Names.Overrides() {
 		fmt.Fprintf(&b, " %s=%q", n.Key, *n.Name)
+	}
+	if o.Profile != nil {
+		fmt.Fprintf(&b, " connectionProfile=%q", o.Profile.Name())
 	}
 	sum := sha256.Sum256([]byte(b.String()))
 	more := ""

@@ -22,9 +22,37 @@
 // does not list are ignored. Without one, the replicas are every label value
 // any per-replica query returned.
 //
+// # Reaching the server
+//
+// Without a profile the server is reached by a plain client that follows
+// no redirect. With Options.Profile (pkg/pressure/connprofile) the profile's
+// shared transport carries its credentials, TLS and tenant header, re-read
+// as the Secret behind them rotates; a 401 or 403 answer names the profile
+// whose credentials were refused. Options.QueryParameters and
+// Options.CustomHeaders are a trigger's own additions (KEDA's
+// queryParameters and customHeaders); nothing a trigger adds can replace
+// the profile's credentials or tenant.
+//
+// # How old the data is
+//
+// An instant query stamps every sample with the evaluation instant, so its
+// answers say nothing of when the data was scraped. The timestamp query
+// (timestamp() of the raw working-set series by default) does: DataTime is
+// its newest value, and the evaluation instant minus DataTime is the
+// data's age, which grows when Prometheus stops scraping the workload
+// (until the series go stale, five minutes later by default, and the
+// sample has no replicas).
+//
 // # What an empty result means
 //
 // A query that returns no series is not an error; it is read as follows.
+// This is KEDA's ignoreNullValues: true, its default. Options.FailOnEmpty
+// (ignoreNullValues: false) instead fails the sample when the replicas,
+// activation, resource, cpu or memory query returns nothing, so the
+// previous signal stands and goes stale instead of reading as an idle
+// workload; the other dimensions keep the readings below, since an empty
+// answer is their normal state (no split in flight, no reservation, no
+// storage series).
 //
 //   - activation, resource, cpu, memory: no replica reports the dimension;
 //     each replica reads 0 there.

@@ -17,6 +17,34 @@ import (
 // to read.
 var ErrNoReplicas = errors.New("no replicas")
 
+// ErrEmpty is wrapped by the error of a query that returned no series
+// where Options.FailOnEmpty makes that a failure.
+var ErrEmpty = errors.New("returned no series, and empty answers fail the sample (ignoreNullValues is false)")
+
+// DataTime is the time of the newest sample behind the signal: the
+// largest value the timestamp query returned (timestamp() answers each
+// series' sample time, in Unix seconds), never later than the evaluation
+// instant at. It is the zero time when the query is not set or returned
+// nothing usable, so the age is unknown rather than zero. at minus
+// DataTime is the data's age: it grows when Prometheus stops scraping.
+func DataTime(vec model.Vector, at time.Time) time.Time {
+	var newest float64
+	for _, smp := range vec {
+		if v := float64(smp.Value); v > newest && !math.IsInf(v, 0) {
+			newest = v // NaN fails v > newest
+		}
+	}
+	if newest == 0 {
+		return time.Time{}
+	}
+	sec, frac := math.Modf(newest)
+	t := time.Unix(int64(sec), int64(frac*1e9)).UTC()
+	if t.After(at) {
+		return at
+	}
+	return t
+}
+
 // replica is one replica being folded from the query results.
 type replica struct {
 	obs       pressure.ReplicaObservation
@@ -28,7 +56,7 @@ type replica struct {
 // fold turns the query results (all without error, except perhaps the
 // splits query's) into one observation.
 func (s *Source) fold(res *[numDimensions]result, at time.Time) (pressure.Observation, error) {
-	obs := pressure.Observation{ObservedAt: at, MeasuredAt: newestSample(res)}
+	obs := pressure.Observation{ObservedAt: at, MeasuredAt: measuredAt(res, at)}
 	replicas, err := s.foldReplicas(res)
 	if err != nil {
 		return pressure.Observation{}, err
@@ -72,6 +100,16 @@ func (s *Source) fold(res *[numDimensions]result, at time.Time) (pressure.Observ
 // time, so this is the query's time unless the server says otherwise; the
 // scrape interval the data may trail it by is not in the answer
 // (signal.Options.ReplicaStartup covers it).
+// measuredAt is when the data was measured: the timestamp query's answer
+// (DataTime), which an instant query needs because it stamps every sample
+// with the evaluation instant; else the newest sample time of the results.
+func measuredAt(res *[numDimensions]result, at time.Time) time.Time {
+	if t := DataTime(res[dimTimestamp].vec, at); !t.IsZero() {
+		return t
+	}
+	return newestSample(res)
+}
+
 func newestSample(res *[numDimensions]result) time.Time {
 	var newest model.Time
 	for _, r := range res {

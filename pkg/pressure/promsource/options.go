@@ -6,6 +6,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
 )
 
@@ -79,6 +80,12 @@ type Queries struct {
 	ReservationStart string
 	ReservationEnd   string
 	ReservationSlots string
+
+	// Timestamp answers, per series, the Unix time of the newest sample
+	// behind the signal (timestamp(...) of a raw selector). It only tells
+	// how old the data is (see DataTime): an instant query stamps every
+	// sample with the evaluation instant, so the other answers cannot.
+	Timestamp string
 }
 
 // DefaultQueries reads the exposition contract as Prometheus stores it,
@@ -97,6 +104,11 @@ type Queries struct {
 // classic histogram or a summary stores the run time as _sum and _count;
 // for a native histogram set runSecondsQuery and runsQuery to
 // histogram_sum(...) and histogram_count(...).
+//
+// The timestamp query is timestamp() of the raw working-set series, the
+// one series every replica of the contract exposes: a Prometheus that has
+// stopped scraping the workload then shows as old data, not as a calm
+// workload.
 //
 // CPU is irate, the rate between the server's last two scrapes of the
 // replica, as the scrape source computes it between its own two, over the
@@ -143,6 +155,7 @@ func DefaultQueries(names exposition.Names, selector string, cpuLimitCores float
 		ReservationStart:         byID("min", names.QueueReservationStart),
 		ReservationEnd:           resEnd,
 		ReservationSlots:         byID("max", names.QueueReservationSlots),
+		Timestamp:                "timestamp(" + sel(names.Activations) + ")",
 	}
 }
 
@@ -156,7 +169,8 @@ type Options struct {
 	ReplicaLabel string
 	// QueryTimeout bounds one sample's queries (they run concurrently) and is
 	// sent to the server as the evaluation timeout; a shorter ctx deadline
-	// wins. Zero means DefaultQueryTimeout.
+	// wins. Zero means the profile's time-out, else DefaultQueryTimeout; a
+	// profile's time-out also caps it.
 	QueryTimeout time.Duration
 	// MaxResponseBytes bounds one query's response body; zero means
 	// DefaultMaxResponseBytes.
@@ -164,7 +178,31 @@ type Options struct {
 	// Control vets every address dialled (allow.List.Control): the
 	// server's name was checked where the metadata named it, and this
 	// checks what it resolves to, on every connection. Nil vets nothing.
+	// With a Profile it is not used: the profile's own dialer vets with
+	// the Control its Set was loaded with.
 	Control func(network, address string, c syscall.RawConn) error
+	// Profile is the connection profile the server is reached through
+	// (connprofile.Set.Resolve): its credentials, TLS, tenant header and
+	// redirect policy. Its time-out is the default and the ceiling of
+	// QueryTimeout. Nil: a plain client, no redirects.
+	Profile *connprofile.Profile
+	// QueryParameters are added to every query's URL, as KEDA's
+	// queryParameters are (Thanos' dedup or partial_response, say). The
+	// parameters the query API itself sends cannot be set.
+	QueryParameters map[string]string
+	// CustomHeaders are sent with every query, as KEDA's customHeaders
+	// are. They are not secret: they come from the ScaledObject, so they
+	// may be shown wherever it is; credentials belong in a Profile.
+	// Headers that carry credentials or shape the connection
+	// (prometheus/common's config.ReservedHeaders) cannot be set, nor the
+	// profile's tenant header, which would let a trigger pick a tenant.
+	CustomHeaders map[string]string
+	// FailOnEmpty fails a sample in which the replicas, activation,
+	// resource, cpu or memory query returns no series: KEDA's
+	// ignoreNullValues set to false. The default (false, KEDA's default
+	// true) reads an empty answer as the package comment says, and still
+	// fails a sample that finds no replica at all.
+	FailOnEmpty bool
 	// Now is the evaluation instant of each sample; nil means time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger

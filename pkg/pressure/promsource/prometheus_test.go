@@ -288,7 +288,7 @@ func TestAgainstPrometheus(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s := trigger.NewSchema(trigger.Prometheus(list))
+			s := trigger.NewSchema(trigger.Prometheus(list, nil))
 			md, err := s.Parse(map[string]string{
 				"source": "prometheus", "serverAddress": strings.Replace(f.prom.URL, "127.0.0.1", "localhost", 1),
 				"selector": `job="demo"`,

@@ -24,7 +24,7 @@ import (
 // does not filter the queue: its counters and gauges are the workload's.
 func (s *Source) foldQueue(res *[numDimensions]result, at time.Time) (*pressure.QueueObservation, error) {
 	var f exposition.QueueFold
-	for d := dimArrivals; d < numDimensions; d++ {
+	for d := dimArrivals; d <= dimReservationSlots; d++ {
 		for _, smp := range res[d].vec {
 			if err := s.applyQueue(&f, d, smp); err != nil {
 				return nil, err

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
+	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
 )
 
@@ -54,6 +56,7 @@ const (
 	dimReservationStart
 	dimReservationEnd
 	dimReservationSlots
+	dimTimestamp
 	numDimensions
 )
 
@@ -63,7 +66,7 @@ var dimensionKeys = [numDimensions]string{
 	"treeRetainedBytesCeilingQuery", "treeSaturationQuery", "partitionAccountQuery",
 	"arrivalsQuery", "runSecondsQuery", "runsQuery", "readyQuery", "retryingQuery", "dueQuery",
 	"busyQuery", "reservedQuery", "reservationStartQuery", "reservationEndQuery",
-	"reservationSlotsQuery",
+	"reservationSlotsQuery", "timestampQuery",
 }
 
 // Key is the metadata key a dimension's query is configured under.
@@ -71,7 +74,11 @@ func (d dimension) Key() string { return dimensionKeys[d] }
 
 func (d dimension) storage() bool { return d >= dimTreeBytes && d <= dimPartitionAccount }
 
-func (d dimension) queue() bool { return d >= dimArrivals }
+func (d dimension) queue() bool { return d >= dimArrivals && d <= dimReservationSlots }
+
+// required is a dimension whose empty answer fails the sample under
+// Options.FailOnEmpty: one the pressure itself is read from.
+func (d dimension) required() bool { return d <= dimMemory }
 
 // counter is a queue counter: read per replica, see foldQueue.
 func (d dimension) counter() bool { return d >= dimArrivals && d <= dimRuns }
@@ -82,12 +89,16 @@ func (q Queries) byDimension() [numDimensions]string {
 		q.SplitsInFlight, q.TreeRetainedBytes, q.TreeRetainedBytesCeiling, q.TreeSaturation,
 		q.PartitionAccount, q.Arrivals, q.RunSeconds, q.Runs, q.Ready, q.Retrying, q.Due,
 		q.Busy, q.Reserved, q.ReservationStart, q.ReservationEnd, q.ReservationSlots,
+		q.Timestamp,
 	}
 }
 
 // perReplica is a dimension read per replica: every one but the storage
-// queries and the queue gauges (the set foldReplicas walks).
-func (d dimension) perReplica() bool { return !d.storage() && (!d.queue() || d.counter()) }
+// queries, the queue gauges and the timestamp query (the set foldReplicas
+// walks).
+func (d dimension) perReplica() bool {
+	return d != dimTimestamp && !d.storage() && (!d.queue() || d.counter())
+}
 
 // hasPerReplica says some per-replica query is set, so a replica can be read.
 func (q Queries) hasPerReplica() bool {
@@ -103,15 +114,19 @@ func (q Queries) hasPerReplica() bool {
 // use. Its only state between samples is the queue counters' (see
 // foldQueue): everything else is read afresh.
 type Source struct {
-	api      querier
-	server   string
-	queries  [numDimensions]string
-	label    model.LabelName
-	timeout  time.Duration
-	now      func() time.Time
-	logger   *slog.Logger
-	hasStore bool
-	hasQueue bool
+	api     querier
+	server  string
+	queries [numDimensions]string
+	label   model.LabelName
+	timeout time.Duration
+	now     func() time.Time
+	logger  *slog.Logger
+	// profile names the connection profile, for errors; "" for none.
+	profile string
+	// failOnEmpty is Options.FailOnEmpty.
+	failOnEmpty bool
+	hasStore    bool
+	hasQueue    bool
 	// closeIdle releases the client's kept-alive connections.
 	closeIdle func()
 
@@ -136,14 +151,44 @@ func New(opts Options) (*Source, error) {
 	if label := cmp.Or(opts.ReplicaLabel, DefaultReplicaLabel); !model.LegacyValidation.IsValidLabelName(label) {
 		return nil, fmt.Errorf("promsource: replica label %q is not a label name", label)
 	}
+	var tenant string
+	if opts.Profile != nil {
+		tenant = opts.Profile.TenantHeader()
+	}
+	params, headers, err := extras(opts.QueryParameters, opts.CustomHeaders, tenant)
+	if err != nil {
+		return nil, err
+	}
 	hc := newHTTPClient(opts.Control, cmp.Or(opts.MaxResponseBytes, DefaultMaxResponseBytes))
+	if opts.Profile != nil {
+		hc = profileClient(opts.Profile, cmp.Or(opts.MaxResponseBytes, DefaultMaxResponseBytes))
+	}
+	if params != nil || headers != nil {
+		hc.Transport = extrasTransport{next: hc.Transport, params: params, headers: headers}
+	}
 	client, err := api.NewClient(api.Config{Address: opts.ServerAddress, Client: hc})
 	if err != nil {
 		return nil, fmt.Errorf("promsource: %w", err)
 	}
 	s := newSource(v1.NewAPI(client), opts)
-	s.closeIdle = hc.CloseIdleConnections
+	if opts.Profile == nil {
+		// A profile's connections are shared by every trigger using it,
+		// so one source going away leaves them to the others.
+		s.closeIdle = hc.CloseIdleConnections
+	}
 	return s, nil
+}
+
+// queryTimeout is the budget of one sample: the trigger's, else the
+// profile's, else the default; never more than the profile's.
+func queryTimeout(opts Options) time.Duration {
+	t := opts.QueryTimeout
+	if opts.Profile != nil {
+		if p := opts.Profile.Timeout(); p > 0 && (t <= 0 || t > p) {
+			t = p
+		}
+	}
+	return cmp.Or(t, DefaultQueryTimeout)
 }
 
 // Close releases the connections kept alive for the next sample. The
@@ -161,9 +206,14 @@ func newSource(api querier, opts Options) *Source {
 		server:  opts.ServerAddress,
 		queries: opts.Queries.byDimension(),
 		label:   model.LabelName(cmp.Or(opts.ReplicaLabel, DefaultReplicaLabel)),
-		timeout: cmp.Or(opts.QueryTimeout, DefaultQueryTimeout),
+		timeout: queryTimeout(opts),
 		now:     opts.Now,
 		logger:  opts.Logger,
+
+		failOnEmpty: opts.FailOnEmpty,
+	}
+	if opts.Profile != nil {
+		s.profile = opts.Profile.Name()
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -221,7 +271,7 @@ func (s *Source) query(ctx context.Context, d dimension, q string, at time.Time,
 	}
 	v, warnings, _, err := s.api.Query(ctx, q, at, opts...)
 	if err != nil {
-		return result{err: s.errorf(d, "%w", err)}
+		return result{err: s.errorf(d, "%w%s", err, s.authHint(err))}
 	}
 	if len(warnings) > 0 {
 		s.logger.Debug("prometheus query warnings", "query", d.Key(), "warnings", warnings)
@@ -230,7 +280,31 @@ func (s *Source) query(ctx context.Context, d dimension, q string, at time.Time,
 	if !ok {
 		return result{err: s.errorf(d, "returned a %s; want an instant vector with one series per %s", typeName(v), s.seriesUnit(d))}
 	}
+	if len(vec) == 0 && s.failOnEmpty && d.required() {
+		return result{err: s.errorf(d, "%w", ErrEmpty)}
+	}
 	return result{vec: vec}
+}
+
+// authHint says what a 401 or 403 means, since client_golang reports only
+// the code (the body, which a proxy may fill with anything, is not
+// shown).
+func (s *Source) authHint(err error) string {
+	var apiErr *v1.Error
+	if !errors.As(err, &apiErr) || apiErr.Type != v1.ErrClient {
+		return ""
+	}
+	via := "without credentials (no connection profile)"
+	if s.profile != "" {
+		via = "with the credentials of connection profile " + s.profile
+	}
+	switch {
+	case strings.HasSuffix(apiErr.Msg, ": 401"):
+		return ": the server did not accept the request " + via
+	case strings.HasSuffix(apiErr.Msg, ": 403"):
+		return ": the server refused the request " + via + " (a credential or tenant it does not allow)"
+	}
+	return ""
 }
 
 // serverTimeout rounds the budget down to what the server's duration
@@ -266,6 +340,19 @@ func typeName(v model.Value) string {
 		return "nothing"
 	}
 	return v.Type().String()
+}
+
+// profileClient goes through the profile's shared transport, with its
+// redirect policy, under this source's response bound.
+func profileClient(p *connprofile.Profile, maxBytes int64) *http.Client {
+	c := p.Client()
+	c.Transport = limitTransport{next: c.Transport, max: maxBytes}
+	if c.CheckRedirect != nil {
+		c.CheckRedirect = func(req *http.Request, _ []*http.Request) error {
+			return fmt.Errorf("redirect to %s not followed: connection profile %s does not follow redirects", req.URL.Redacted(), p.Name())
+		}
+	}
+	return c
 }
 
 // newHTTPClient is a dedicated client: enough idle connections that the

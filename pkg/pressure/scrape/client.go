@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/barometer-scaler/barometer/pkg/allow"
+	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
 )
 
 // acceptHeader asks for delimited protobuf first and the text format next;
@@ -41,9 +42,10 @@ var protoFormat = expfmt.NewFormat(expfmt.TypeProtoDelim).WithEscapingScheme(mod
 // concurrent use; buffers are pooled so that memory stays flat across
 // samples instead of growing with the number of replicas.
 type client struct {
-	http  *http.Client
-	limit int64
-	want  wantSet
+	http   *http.Client
+	shared bool // http's transport is a connection profile's
+	limit  int64
+	want   wantSet
 
 	readers  sync.Pool // *bufio.Reader
 	buffers  sync.Pool // *bytes.Buffer
@@ -56,7 +58,7 @@ const readerSize = 32 << 10
 // maxPooledBuffer keeps one unusually large response from pinning memory.
 const maxPooledBuffer = 1 << 20
 
-func newClient(limit int64, want wantSet, guard *allow.List) *client {
+func newClient(limit int64, want wantSet, guard *allow.List, profile *connprofile.Profile) *client {
 	dialer := &net.Dialer{KeepAlive: 30 * time.Second}
 	if guard != nil {
 		dialer.Control = guard.Control
@@ -76,9 +78,16 @@ func newClient(limit int64, want wantSet, guard *allow.List) *client {
 		// a limit on what is actually parsed.
 		DisableCompression: true,
 	}
+	var rt http.RoundTripper = transport
+	if profile != nil {
+		// The profile's transport is shared by every trigger using it,
+		// and keeps its connections across them; close leaves it be.
+		rt = profile.Transport()
+	}
 	c := &client{
+		shared: profile != nil,
 		http: &http.Client{
-			Transport: transport,
+			Transport: rt,
 			// A redirect would reach an address the allow-list never saw.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
@@ -91,7 +100,11 @@ func newClient(limit int64, want wantSet, guard *allow.List) *client {
 	return c
 }
 
-func (c *client) close() { c.http.CloseIdleConnections() }
+func (c *client) close() {
+	if !c.shared {
+		c.http.CloseIdleConnections()
+	}
+}
 
 // scrape reads one replica's wanted families. ctx bounds the whole exchange,
 // body included.

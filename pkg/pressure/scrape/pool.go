@@ -12,6 +12,7 @@ import (
 
 	"github.com/barometer-scaler/barometer/pkg/allow"
 	"github.com/barometer-scaler/barometer/pkg/pressure"
+	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
 )
 
@@ -46,7 +47,16 @@ type Options struct {
 	Concurrency int
 	// Allow vets every address resolved and dialled. nil reaches anything:
 	// only for tests and benchmarks, never for metadata-defined targets.
+	// With a Profile, what is dialled is vetted by the Control its Set was
+	// loaded with.
 	Allow *allow.List
+	// Profile, when set, is the connection profile the replicas are
+	// scraped through (connprofile.Set.Resolve): its bearer token, basic
+	// auth, client certificate and CA, re-read when they rotate. Its
+	// time-out is the default and the ceiling of Timeout. Redirects are
+	// never followed, whatever the profile says: a replica's /metrics
+	// answers where it was asked.
+	Profile *connprofile.Profile
 	// Resolver expands DNS targets; nil means net.DefaultResolver.
 	Resolver Resolver
 	// Now is the clock; nil means time.Now.
@@ -77,6 +87,9 @@ func New(opts Options) (*Source, error) {
 	if opts.Names == (exposition.Names{}) {
 		opts.Names = exposition.DefaultNames()
 	}
+	if p := opts.Profile; p != nil && p.Timeout() > 0 && (opts.Timeout <= 0 || opts.Timeout > p.Timeout()) {
+		opts.Timeout = p.Timeout()
+	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
@@ -101,7 +114,7 @@ func New(opts Options) (*Source, error) {
 	}
 	return &Source{
 		opts:     opts,
-		client:   newClient(opts.MaxResponseBytes, want, opts.Allow),
+		client:   newClient(opts.MaxResponseBytes, want, opts.Allow, opts.Profile),
 		log:      opts.Logger,
 		replicas: map[string]*replicaState{},
 	}, nil

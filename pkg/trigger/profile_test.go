@@ -1,0 +1,69 @@
+package trigger
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
+)
+
+// A trigger names a connection profile (or its server matches one); the
+// profile's namespaces decide who may use it, and a refusal names the key
+// and the profile, never another profile's settings.
+func TestConnectionProfileKeys(t *testing.T) {
+	set, err := connprofile.Parse([]byte(`profiles:
+- name: team-a
+  url: http://prometheus.monitoring.svc:9090
+  namespaces: [shop]
+  timeout: 2s
+  tenant: team-a
+- name: secret-b
+  url: http://thanos.monitoring.svc:9090
+  namespaces: [billing]
+`), t.TempDir(), connprofile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := NewSchema(Host(), Prometheus(nil, set), Scrape(nil, set))
+	parse := func(ns string, kv ...string) (*Trigger, error) {
+		raw := map[string]string{"source": "prometheus"}
+		for i := 0; i+1 < len(kv); i += 2 {
+			raw[kv[i]] = kv[i+1]
+		}
+		return schema.ParseIn(ns, raw, 5*time.Second)
+	}
+	tr, err := parse("shop", "connectionProfile", "team-a", "queryParameters", "dedup=false", "customHeaders", "X-Team=a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := tr.Source.(prometheusSpec)
+	if spec.server != "http://prometheus.monitoring.svc:9090" || spec.timeout != 2*time.Second || spec.profile.Name() != "team-a" ||
+		!strings.Contains(spec.Key(), `connectionProfile="team-a"`) {
+		t.Fatalf("resolved: %+v", spec)
+	}
+	if other, _ := parse("shop", "serverAddress", "http://prometheus.monitoring.svc:9090"); other == nil || other.Source.(prometheusSpec).profile.Name() != "team-a" {
+		t.Error("a server a profile matches does not use it")
+	}
+	var me *MetadataError
+	for _, c := range []struct {
+		ns   string
+		kv   []string
+		key  string
+		want string
+	}{
+		{"billing", []string{"connectionProfile", "team-a"}, "connectionProfile", `namespace "billing"`},
+		{"shop", []string{"connectionProfile", "nope"}, "connectionProfile", "no connection profile of that name"},
+		{"shop", []string{"serverAddress", "http://thanos.monitoring.svc:9090"}, "serverAddress", `namespace "shop"`},
+		{"shop", []string{"connectionProfile", "team-a", "queryParameters", "query=up"}, "queryParameters", "query API's own"},
+		{"shop", []string{"connectionProfile", "team-a", "customHeaders", "X-Scope-OrgID=team-b"}, "customHeaders", "tenant header"},
+		{"shop", []string{"connectionProfile", "team-a", "customHeaders", "Authorization=Bearer x"}, "customHeaders", "credentials"},
+		{"shop", nil, "serverAddress", "required"},
+	} {
+		_, err := parse(c.ns, c.kv...)
+		if !errors.As(err, &me) || me.Key != c.key || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "thanos") && c.key != "serverAddress" {
+			t.Errorf("%s %v: %v", c.ns, c.kv, err)
+		}
+	}
+}
