@@ -39,6 +39,7 @@ type signalDescs struct {
 	scaleInAllowed, scaleInHeld, splitInFlight     *prometheus.Desc
 
 	age, stale, warmingUp, interval       *prometheus.Desc
+	dataAge                               *prometheus.Desc
 	lastDuration, lastSuccess             *prometheus.Desc
 	samples, failures, splitProbeFailures *prometheus.Desc
 	scrapeErrors                          *prometheus.Desc // also labelled replica
@@ -81,6 +82,7 @@ func newSignalCollector(reg *registry.Registry) *signalCollector {
 		splitInFlight:        d("split_in_flight", "1 when a split in flight held scale-in at the last sample."),
 
 		age:       d("signal_age_seconds", "Seconds since the sample behind the signal was taken."),
+		dataAge:   d("data_age_seconds", "How old the source's data was when sampled (a Prometheus answer's newest sample against the query time); absent when the source does not say."),
 		stale:     d("signal_stale", "1 when the signal is older than 3 x the sample interval or was never sampled."),
 		warmingUp: d("signal_warming_up", "1 until the target's first successful sample."),
 		interval:  d("sample_interval_seconds", "The target's sample interval."),
@@ -111,7 +113,7 @@ func (c *signalCollector) Describe(ch chan<- *prometheus.Desc) {
 		d.targets, d.refusals, d.scaleValue, d.rawScaleValue, d.recommendedReplicas, d.computePressure,
 		d.observedReplicas, d.missingReplicas, d.walSaturation, d.walSaturationState,
 		d.storageOverThreshold, d.storageRetainedBytes, d.scaleInAllowed, d.scaleInHeld, d.splitInFlight,
-		d.age, d.stale, d.warmingUp, d.interval, d.lastDuration, d.lastSuccess,
+		d.age, d.dataAge, d.stale, d.warmingUp, d.interval, d.lastDuration, d.lastSuccess,
 		d.samples, d.failures, d.splitProbeFailures, d.scrapeErrors,
 		d.decisions, d.replicaSeconds, d.replicaCost,
 	} {
@@ -163,6 +165,9 @@ func (c *signalCollector) collectTarget(ch chan<- prometheus.Metric, key, source
 	}
 
 	gauge(d.age, now.Sub(sig.SampledAt).Seconds())
+	if age, ok := sig.DataAge(); ok {
+		gauge(d.dataAge, age.Seconds())
+	}
 	gauge(d.scaleValue, sig.ScaleValue)
 	gauge(d.rawScaleValue, sig.RawScaleValue)
 	gauge(d.recommendedReplicas, float64(sig.RecommendedReplicas))

@@ -209,7 +209,9 @@ func (s *Sampler) decide(obs pressure.Observation, now time.Time, snap *Snapshot
 	if s.cfg.Options.SplitAwareScaleIn {
 		in.SplitInFlight = s.probeSplits(obs, now, snap)
 	}
-	return s.decider.Decide(now, obs, in)
+	sig, err := s.decider.Decide(now, obs, in)
+	sig.MeasuredAt = obs.MeasuredAt // every decider's signal says how old its data is
+	return sig, err
 }
 
 // probeSplits fails open, per replica: a footprint that cannot be read

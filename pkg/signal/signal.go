@@ -76,6 +76,21 @@ type ScalingSignal struct {
 	// Cost is the target's accumulated replica usage; zero when nothing
 	// accounts for it.
 	Cost Cost
+	// MeasuredAt is when the data behind the sample was measured, as the
+	// source reports it (pressure.Observation.MeasuredAt: the newest
+	// sample of a Prometheus answer, the replicas' answers of a scrape);
+	// zero when the source does not say. SampledAt minus MeasuredAt is the
+	// data's age: a Prometheus that stopped scraping shows as old data.
+	MeasuredAt time.Time
+}
+
+// DataAge is how old the data was when sampled; ok is false when the
+// source did not say when it was measured.
+func (s *ScalingSignal) DataAge() (age time.Duration, ok bool) {
+	if s.MeasuredAt.IsZero() || s.SampledAt.IsZero() {
+		return 0, false
+	}
+	return max(s.SampledAt.Sub(s.MeasuredAt), 0), true
 }
 
 // WarmingUp reports whether no sample has landed yet.

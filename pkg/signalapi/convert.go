@@ -42,6 +42,9 @@ func viewToProto(v *signalview.Signal) *barometerv1.ScalingSignal {
 		Cost:                &barometerv1.Cost{ReplicaSeconds: v.Cost.ReplicaSeconds, Cost: v.Cost.Cost},
 	}
 	// Unset, not the epoch, while warming up: a client tests presence.
+	if v.MeasuredAt != nil {
+		out.MeasuredAt = timestamppb.New(*v.MeasuredAt)
+	}
 	if v.SampledAt != nil {
 		out.SampledAt = timestamppb.New(*v.SampledAt)
 	}
@@ -66,6 +69,9 @@ func FromProto(p *barometerv1.ScalingSignal) signal.ScalingSignal {
 		Policy:              p.GetPolicy(),
 		Action:              p.GetAction(),
 		Cost:                signal.Cost{ReplicaSeconds: p.GetCost().GetReplicaSeconds(), Cost: p.GetCost().GetCost()},
+	}
+	if p.GetMeasuredAt() != nil {
+		s.MeasuredAt = p.GetMeasuredAt().AsTime()
 	}
 	if p.GetSampledAt() != nil {
 		s.SampledAt = p.GetSampledAt().AsTime()

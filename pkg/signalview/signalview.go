@@ -57,11 +57,16 @@ type Signal struct {
 	Policy string `json:"policy"`
 	Action string `json:"action"`
 	Cost   Cost   `json:"cost"`
+	// DataAgeSeconds is how old the data behind the sample was when it
+	// was taken (signal.ScalingSignal.DataAge); null when the source does
+	// not say.
+	DataAgeSeconds *float64 `json:"dataAgeSeconds"`
 	// StaleReason says why a stale signal is stale (and the last sampling
 	// error, if any); empty, and absent from /scale, when fresh. The proto
 	// message carries the flag only.
 	StaleReason string `json:"staleReason,omitempty"`
 
+	MeasuredAt     *time.Time       `json:"-"`
 	Dominant       signal.Dimension `json:"-"`
 	Held           bool             `json:"-"`
 	ScaleInAllowed bool             `json:"-"`
@@ -154,6 +159,14 @@ func New(sig *signal.ScalingSignal, target string, staleErr error) Signal {
 	if !sig.WarmingUp() {
 		at := sig.SampledAt.UTC()
 		v.SampledAt = &at
+	}
+	if !sig.MeasuredAt.IsZero() {
+		at := sig.MeasuredAt.UTC()
+		v.MeasuredAt = &at
+	}
+	if age, ok := sig.DataAge(); ok {
+		sec := age.Seconds()
+		v.DataAgeSeconds = &sec
 	}
 	if staleErr != nil {
 		v.StaleReason = staleErr.Error()

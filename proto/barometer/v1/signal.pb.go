@@ -337,7 +337,11 @@ type ScalingSignal struct {
 	// "scale_down" or "no-op"; empty while warming up.
 	Action string `protobuf:"bytes,15,opt,name=action,proto3" json:"action,omitempty"`
 	// cost is the target's replica usage since its sampler started.
-	Cost          *Cost `protobuf:"bytes,16,opt,name=cost,proto3" json:"cost,omitempty"`
+	Cost *Cost `protobuf:"bytes,16,opt,name=cost,proto3" json:"cost,omitempty"`
+	// measured_at is when the data behind the sample was measured, as the
+	// source reports it; unset when the source does not say. sampled_at
+	// minus measured_at is the data's age.
+	MeasuredAt    *timestamppb.Timestamp `protobuf:"bytes,17,opt,name=measured_at,json=measuredAt,proto3" json:"measured_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -480,6 +484,13 @@ func (x *ScalingSignal) GetAction() string {
 func (x *ScalingSignal) GetCost() *Cost {
 	if x != nil {
 		return x.Cost
+	}
+	return nil
+}
+
+func (x *ScalingSignal) GetMeasuredAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.MeasuredAt
 	}
 	return nil
 }
@@ -976,7 +987,7 @@ const file_barometer_v1_signal_proto_rawDesc = "" +
 	"\x04name\x18\x02 \x01(\tR\x04name\"@\n" +
 	"\fWatchRequest\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x12\n" +
-	"\x04name\x18\x02 \x01(\tR\x04name\"\xf1\x04\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\"\xae\x05\n" +
 	"\rScalingSignal\x12\x16\n" +
 	"\x06target\x18\x01 \x01(\tR\x06target\x12\x14\n" +
 	"\x05stale\x18\x02 \x01(\bR\x05stale\x12\x1f\n" +
@@ -996,7 +1007,9 @@ const file_barometer_v1_signal_proto_rawDesc = "" +
 	"\x0fsplit_in_flight\x18\r \x01(\bR\rsplitInFlight\x12\x16\n" +
 	"\x06policy\x18\x0e \x01(\tR\x06policy\x12\x16\n" +
 	"\x06action\x18\x0f \x01(\tR\x06action\x12&\n" +
-	"\x04cost\x18\x10 \x01(\v2\x12.barometer.v1.CostR\x04cost\"C\n" +
+	"\x04cost\x18\x10 \x01(\v2\x12.barometer.v1.CostR\x04cost\x12;\n" +
+	"\vmeasured_at\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"measuredAt\"C\n" +
 	"\x04Cost\x12'\n" +
 	"\x0freplica_seconds\x18\x01 \x01(\x01R\x0ereplicaSeconds\x12\x12\n" +
 	"\x04cost\x18\x02 \x01(\x01R\x04cost\"\xb3\x02\n" +
@@ -1094,23 +1107,24 @@ var file_barometer_v1_signal_proto_depIdxs = []int32{
 	9,  // 2: barometer.v1.ScalingSignal.storage:type_name -> barometer.v1.StoragePressure
 	12, // 3: barometer.v1.ScalingSignal.sampled_at:type_name -> google.protobuf.Timestamp
 	6,  // 4: barometer.v1.ScalingSignal.cost:type_name -> barometer.v1.Cost
-	1,  // 5: barometer.v1.ComputePressure.wal_saturation:type_name -> barometer.v1.WalSaturationState
-	8,  // 6: barometer.v1.ComputePressure.replicas:type_name -> barometer.v1.ReplicaPressure
-	1,  // 7: barometer.v1.ReplicaPressure.wal_saturation:type_name -> barometer.v1.WalSaturationState
-	10, // 8: barometer.v1.StoragePressure.accounts:type_name -> barometer.v1.WalAccountPressure
-	11, // 9: barometer.v1.StoragePressure.recommendation:type_name -> barometer.v1.WalRebalanceRecommendation
-	1,  // 10: barometer.v1.WalAccountPressure.saturation:type_name -> barometer.v1.WalSaturationState
-	2,  // 11: barometer.v1.WalAccountPressure.classification:type_name -> barometer.v1.AccountClassification
-	2,  // 12: barometer.v1.WalRebalanceRecommendation.classification:type_name -> barometer.v1.AccountClassification
-	3,  // 13: barometer.v1.SignalService.Get:input_type -> barometer.v1.GetRequest
-	4,  // 14: barometer.v1.SignalService.Watch:input_type -> barometer.v1.WatchRequest
-	5,  // 15: barometer.v1.SignalService.Get:output_type -> barometer.v1.ScalingSignal
-	5,  // 16: barometer.v1.SignalService.Watch:output_type -> barometer.v1.ScalingSignal
-	15, // [15:17] is the sub-list for method output_type
-	13, // [13:15] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	12, // 5: barometer.v1.ScalingSignal.measured_at:type_name -> google.protobuf.Timestamp
+	1,  // 6: barometer.v1.ComputePressure.wal_saturation:type_name -> barometer.v1.WalSaturationState
+	8,  // 7: barometer.v1.ComputePressure.replicas:type_name -> barometer.v1.ReplicaPressure
+	1,  // 8: barometer.v1.ReplicaPressure.wal_saturation:type_name -> barometer.v1.WalSaturationState
+	10, // 9: barometer.v1.StoragePressure.accounts:type_name -> barometer.v1.WalAccountPressure
+	11, // 10: barometer.v1.StoragePressure.recommendation:type_name -> barometer.v1.WalRebalanceRecommendation
+	1,  // 11: barometer.v1.WalAccountPressure.saturation:type_name -> barometer.v1.WalSaturationState
+	2,  // 12: barometer.v1.WalAccountPressure.classification:type_name -> barometer.v1.AccountClassification
+	2,  // 13: barometer.v1.WalRebalanceRecommendation.classification:type_name -> barometer.v1.AccountClassification
+	3,  // 14: barometer.v1.SignalService.Get:input_type -> barometer.v1.GetRequest
+	4,  // 15: barometer.v1.SignalService.Watch:input_type -> barometer.v1.WatchRequest
+	5,  // 16: barometer.v1.SignalService.Get:output_type -> barometer.v1.ScalingSignal
+	5,  // 17: barometer.v1.SignalService.Watch:output_type -> barometer.v1.ScalingSignal
+	16, // [16:18] is the sub-list for method output_type
+	14, // [14:16] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_barometer_v1_signal_proto_init() }
