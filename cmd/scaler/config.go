@@ -21,7 +21,7 @@ type config struct {
 	DefaultTarget map[string]string `env:"BAROMETER_DEFAULT_TARGET" envSeparator:";" envKeyValSeparator:"="`
 	// AllowedTargets admits the addresses trigger metadata may name (CIDRs,
 	// host patterns, !CIDR denials); see pkg/allow.
-	AllowedTargets string        `env:"BAROMETER_ALLOWED_TARGETS" envDefault:"*.svc,*.svc.cluster.local"`
+	AllowedTargets string        `env:"BAROMETER_ALLOWED_TARGETS" envDefault:"*.{namespace}.svc,*.{namespace}.svc.cluster.local"`
 	IdleTimeout    time.Duration `env:"BAROMETER_IDLE_TIMEOUT" envDefault:"10m"`
 	// AuditSize is how many decisions /events keeps per target.
 	AuditSize int `env:"BAROMETER_AUDIT_SIZE" envDefault:"100"`

@@ -42,12 +42,19 @@ import (
 const EnvVar = "BAROMETER_ALLOWED_TARGETS"
 
 // DefaultSpec is the list in force when EnvVar is unset or empty.
-const DefaultSpec = "*.svc,*.svc.cluster.local"
+const DefaultSpec = "*." + Namespace + ".svc,*." + Namespace + ".svc.cluster.local"
+
+// Namespace stands, in a host pattern, for the namespace of the
+// ScaledObject whose metadata names the address: "*.{namespace}.svc"
+// admits the Services of a ScaledObject's own namespace and no other's.
+// For the scaler's own default target, which no namespace owns, it
+// stands for any namespace.
+const Namespace = "{namespace}"
 
 // List is a parsed allow-list. It is immutable and safe for concurrent use.
 type List struct {
 	spec     string
-	patterns []string // lower case; "*.x" is stored as ".x", "*" as ""
+	patterns []string // lower case; "*.x" is stored as ".x", "*" as ""; may hold Namespace
 	allowed  []netip.Prefix
 	denied   []netip.Prefix
 }
@@ -132,7 +139,7 @@ func parsePattern(s string) (string, error) {
 	}
 	s = strings.TrimSuffix(strings.ToLower(s), ".")
 	name, wild := strings.CutPrefix(s, "*.")
-	if !validName(name) {
+	if !validName(strings.ReplaceAll(name, Namespace, "ns")) || strings.Count(name, Namespace) > 1 {
 		return "", fmt.Errorf("not a CIDR, an IP address or a host pattern (\"*.svc\", \"demo.example\", \"*\")")
 	}
 	if wild {

@@ -45,7 +45,11 @@ var neverReplicas = []netip.Prefix{
 // a name must match a host pattern; an IP literal must be inside an allowed
 // CIDR and outside every denied one. A name that passes here must still pass
 // Addr for every address it resolves to.
-func (l *List) Host(host string) error {
+func (l *List) Host(host string) error { return l.HostIn("", host) }
+
+// HostIn is Host for an address named by a ScaledObject of namespace: a
+// pattern's Namespace placeholder stands for that namespace ("" for any).
+func (l *List) HostIn(namespace, host string) error {
 	h := strings.TrimSuffix(strings.TrimPrefix(strings.TrimSuffix(host, "]"), "["), ".")
 	if h == "" {
 		return l.refuse(host, "empty host")
@@ -67,8 +71,7 @@ func (l *List) Host(host string) error {
 		return l.refuse(host, "not a valid host name")
 	}
 	for _, p := range l.patterns {
-		wild := strings.HasPrefix(p, ".")
-		if p == "" || !wild && p == name || wild && strings.HasSuffix(name, p) {
+		if matches(p, name, namespace) {
 			return nil
 		}
 	}
@@ -128,4 +131,30 @@ func in(ps []netip.Prefix, a netip.Addr) bool {
 		}
 	}
 	return false
+}
+
+// matches reports whether name matches pattern p (as stored by
+// parsePattern) for a ScaledObject of namespace: label by label from the
+// right, the Namespace placeholder standing for namespace, or for any one
+// label when namespace is "".
+func matches(p, name, namespace string) bool {
+	if !strings.Contains(p, Namespace) {
+		wild := strings.HasPrefix(p, ".")
+		return p == "" || !wild && p == name || wild && strings.HasSuffix(name, p)
+	}
+	want, wild := strings.CutPrefix(p, ".")
+	pl, nl := strings.Split(want, "."), strings.Split(name, ".")
+	if wild && len(nl) <= len(pl) || !wild && len(nl) != len(pl) {
+		return false
+	}
+	off := len(nl) - len(pl)
+	for j, label := range pl {
+		got := nl[off+j]
+		switch {
+		case label == Namespace && (namespace == "" || got == namespace):
+		case label != got:
+			return false
+		}
+	}
+	return true
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/barometer-scaler/barometer/pkg/allow"
 	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
 )
 
@@ -65,5 +66,35 @@ func TestConnectionProfileKeys(t *testing.T) {
 		if !errors.As(err, &me) || me.Key != c.key || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "thanos") && c.key != "serverAddress" {
 			t.Errorf("%s %v: %v", c.ns, c.kv, err)
 		}
+	}
+}
+
+// By default a ScaledObject's metadata reaches only the Services of its own
+// namespace; a wider pattern is the operator's choice.
+func TestTenancy(t *testing.T) {
+	schema := NewSchema(Host(), Scrape(nil, nil), Prometheus(nil, nil))
+	var me *MetadataError
+	for _, c := range []struct {
+		ns, source, key, addr string
+		ok                    bool
+	}{
+		{"shop", "scrape", "targets", "http://web-0.web.shop.svc:9100/metrics", true},
+		{"shop", "scrape", "targets", "dns+http://web.shop.svc.cluster.local:9100/metrics", true},
+		{"shop", "scrape", "targets", "http://web-0.web.billing.svc:9100/metrics", false},
+		{"shop", "prometheus", "serverAddress", "http://prometheus.monitoring.svc:9090", false},
+		{"monitoring", "prometheus", "serverAddress", "http://prometheus.monitoring.svc:9090", true},
+		{"", "prometheus", "serverAddress", "http://prometheus.monitoring.svc:9090", true}, // the scaler's own default target
+	} {
+		_, err := schema.ParseIn(c.ns, map[string]string{"source": c.source, c.key: c.addr}, 5*time.Second)
+		if c.ok && err != nil || !c.ok && (!errors.As(err, &me) || me.Key != c.key || !strings.Contains(err.Error(), "{namespace}")) {
+			t.Errorf("namespace %q %s=%s: %v", c.ns, c.key, c.addr, err)
+		}
+	}
+	wide, err := allow.Parse("*.{namespace}.svc,prometheus.monitoring.svc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewSchema(Prometheus(wide, nil)).ParseIn("shop", map[string]string{"source": "prometheus", "serverAddress": "http://prometheus.monitoring.svc:9090"}, time.Second); err != nil {
+		t.Errorf("an operator's wider pattern: %v", err)
 	}
 }

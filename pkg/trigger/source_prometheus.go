@@ -100,7 +100,7 @@ func Prometheus(list *allow.List, profiles *connprofile.Set) Kind {
 		connectionProfileKey(func(c *promConfig) *string { return &c.profile }),
 		Text("serverAddress", func(c *promConfig) *string { return &c.server }, "",
 			"an http or https URL such as http://prometheus.monitoring.svc:9090, without credentials, query or fragment",
-			func(s string, _ *Context) (string, string, bool) { return serverAddress(s, list) }, quoted).
+			func(s string, _ *Context) (string, string, bool) { return serverAddress(s) }, quoted).
 			Documented("(required; a connection profile's `url`)").
 			Describe("the server's URL, such as `http://prometheus.monitoring.svc:9090`"),
 		String("replicaLabel", func(c *promConfig) *string { return &c.label }, promsource.DefaultReplicaLabel,
@@ -142,14 +142,14 @@ func Prometheus(list *allow.List, profiles *connprofile.Set) Kind {
 
 func quoted(s string) string { return fmt.Sprintf("%q", s) }
 
-func serverAddress(raw string, list *allow.List) (string, string, bool) {
+// serverAddress reads and normalises the server's URL. Whether it may be
+// reached is resolveProfile's to say: a connection profile that covers it
+// admits it, otherwise the allow-list must.
+func serverAddress(raw string) (string, string, bool) {
 	const allowed = "an http or https URL such as http://prometheus.monitoring.svc:9090, without credentials, query or fragment"
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
 		return "", allowed, false
-	}
-	if err := list.Host(u.Hostname()); err != nil {
-		return "", err.Error(), false
 	}
 	// Case and a trailing slash do not change the server.
 	u.Scheme, u.Host, u.Path = strings.ToLower(u.Scheme), strings.ToLower(u.Host), strings.TrimRight(u.Path, "/")
@@ -165,6 +165,15 @@ func resolveProfile(c *promConfig, ctx *Context, _ func(string) bool) error {
 		return profileError(err)
 	}
 	c.resolved = p
+	if p == nil && c.server != "" {
+		// No profile covers the server: the allow-list decides, for the
+		// ScaledObject's namespace. A profile's server was admitted by
+		// the operator who wrote the profile, for the namespaces it lists.
+		u, _ := url.Parse(c.server) // serverAddress parsed it
+		if err := c.allow.HostIn(ctx.Namespace, u.Hostname()); err != nil {
+			return &MetadataError{Key: "serverAddress", Value: c.server, Allowed: err.Error()}
+		}
+	}
 	if c.timeout == 0 {
 		c.timeout = promsource.DefaultQueryTimeout
 		if p != nil && p.Timeout() > 0 {

@@ -37,8 +37,8 @@ func Scrape(list *allow.List, profiles *connprofile.Set) Kind {
 	keys := []Key[scrapeConfig]{
 		connectionProfileKey(func(c *scrapeConfig) *string { return &c.profile }),
 		Text("targets", func(c *scrapeConfig) *[]scrape.Target { return &c.opts.Targets }, nil,
-			"comma-separated http://, https:// or dns+http:// URLs", func(s string, _ *Context) ([]scrape.Target, string, bool) {
-				return scrapeTargets(s, list)
+			"comma-separated http://, https:// or dns+http:// URLs", func(s string, c *Context) ([]scrape.Target, string, bool) {
+				return scrapeTargets(s, list, c.Namespace)
 			}, targetsText).Require().
 			Describe("comma-separated `http://`, `https://` or `dns+http://name:port/path` URLs; a `dns+http` name expands to every A/AAAA record (one replica each) on each sample; at most 1,000"),
 		cpuLimitCoresKey(func(c *scrapeConfig) *float64 { return &c.opts.CPULimitCores }),
@@ -84,7 +84,7 @@ func resolveScrapeProfile(c *scrapeConfig, ctx *Context, _ func(string) bool) er
 	return nil
 }
 
-func scrapeTargets(raw string, list *allow.List) ([]scrape.Target, string, bool) {
+func scrapeTargets(raw string, list *allow.List, namespace string) ([]scrape.Target, string, bool) {
 	var out []scrape.Target
 	seen := map[string]bool{}
 	for entry := range strings.SplitSeq(raw, ",") {
@@ -96,7 +96,7 @@ func scrapeTargets(raw string, list *allow.List) ([]scrape.Target, string, bool)
 		if err != nil {
 			return nil, fmt.Sprintf("%s: %v; each target is an http://, https:// or dns+http:// URL", Quote(entry), err), false
 		}
-		if err := list.Host(t.Host()); err != nil {
+		if err := list.HostIn(namespace, t.Host()); err != nil {
 			return nil, fmt.Sprintf("%s: %v", Quote(entry), err), false
 		}
 		if seen[t.String()] {
