@@ -2,8 +2,6 @@ package check
 
 import (
 	"cmp"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"net"
@@ -26,7 +24,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	kjson "sigs.k8s.io/json"
 )
 
 // Barometer's trigger types.
@@ -425,8 +422,8 @@ func (s *set) podMonitor(m *monitoringv1.PodMonitor) {
 		s.fail("spec.podMetricsEndpoints: at least one is required")
 	}
 	for i, ep := range m.Spec.PodMetricsEndpoints {
-		if ep.Port == nil && ep.PortNumber == nil && ep.TargetPort == nil {
-			s.fail("spec.podMetricsEndpoints[%d]: port, portNumber or targetPort is required", i)
+		if ep.Port == nil && ep.PortNumber == nil {
+			s.fail("spec.podMetricsEndpoints[%d]: port or portNumber is required", i)
 		}
 	}
 	selector, ok := s.monitorSelector(&m.Spec.Selector)
@@ -754,19 +751,3 @@ func FindService(docs []*Document, name, namespace string) *corev1.Service {
 
 // ServicePort reports whether a Service exposes a port (a decimal string).
 func ServicePort(svc *corev1.Service, port string) bool { return servicePort(svc, port) }
-
-// remarshal decodes plain data into a typed value, strictly.
-func remarshal(in, out any) error {
-	if in == nil {
-		return nil
-	}
-	j, err := json.Marshal(in)
-	if err != nil {
-		return err
-	}
-	strict, err := kjson.UnmarshalStrict(j, out, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
-	if err != nil {
-		return err
-	}
-	return errors.Join(strict...)
-}
