@@ -61,7 +61,11 @@ refuse() {
   if helm template barometer "$chart" --kube-version "$kube_version" "$@" >"$out/refused.txt" 2>&1; then
     echo "accepted, but should refuse ($why): $*"; exit 1
   fi
-  echo "refused ($why): $(grep -m1 -i 'error\|fail' "$out/refused.txt" | cut -c1-160)"
+  # The schema's own line names the field ("- at '/path': ..."); a
+  # template's fail is the error line.
+  local msg
+  msg=$(grep -m1 "^- at '" "$out/refused.txt" || grep -m1 -i 'error\|fail' "$out/refused.txt" || true)
+  echo "refused ($why): $(cut -c1-160 <<<"$msg")"
 }
 refuse "unknown key" --set replicas=3
 refuse "unknown nested key" --set config.sampleIntervall=5s
