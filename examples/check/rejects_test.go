@@ -30,6 +30,7 @@ spec:
             readOnlyRootFilesystem: true
             allowPrivilegeEscalation: false
             capabilities: {drop: [ALL]}
+            seccompProfile: {type: RuntimeDefault}
 ---
 apiVersion: v1
 kind: Service
@@ -104,6 +105,8 @@ func TestRejects(t *testing.T) {
 		{"scrape target Service not headless", "  clusterIP: None\n", "", "is not headless"},
 		{"scrape target port missing", "svc.cluster.local:9100/metrics", "svc.cluster.local:9200/metrics", "has no port 9200"},
 		{"writable root filesystem", "readOnlyRootFilesystem: true", "readOnlyRootFilesystem: false", "readOnlyRootFilesystem: true is required"},
+		{"no seccomp profile", "            seccompProfile: {type: RuntimeDefault}\n", "", "seccompProfile.type: RuntimeDefault is required"},
+		{"unconfined seccomp profile", "seccompProfile: {type: RuntimeDefault}", "seccompProfile: {type: Unconfined}", "seccompProfile.type: RuntimeDefault is required"},
 		{"no resource limits", "          resources:\n            requests: {cpu: 100m, memory: 64Mi}\n            limits: {cpu: \"1\", memory: 128Mi}\n", "", "a request and a limit for cpu are required"},
 		{"probe on an undeclared port", "readinessProbe: {httpGet: {path: /, port: metrics}}", "readinessProbe: {httpGet: {path: /, port: http}}", `names port "http"`},
 		{"bad quantity", "memory: 64Mi}", "memory: 64MB}", "quantities must match"},
