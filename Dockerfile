@@ -5,6 +5,10 @@
 #   docker build -t barometer:dev --build-arg VERSION=$(git describe --always) .
 #   docker build -t barometer-demo-workload:dev --target demo-workload .
 #
+# For a machine that reaches no registry (no base image to pull),
+# .ci/image.sh builds the same static binary onto an empty root with umoci
+# and runs it with crun or runc; see the README, "Deploy".
+#
 # The default (last) stage is the scaler. Only the main module is needed to
 # build it; .dockerignore keeps the rest of the tree out of the context.
 

@@ -5,7 +5,11 @@
 # examples/, the rendered chart and its NOTES decoded strictly with KEDA's and
 # Kubernetes' API types and checked; the Dockerfile's go build run on the
 # build context .dockerignore admits; and the scaler so built, sent every
-# example trigger's metadata as KEDA would (GetMetricSpec, GET /scale).
+# example trigger's metadata as KEDA would (GetMetricSpec, GET /scale). The
+# monitoring objects: the PrometheusRule through promtool check rules and
+# promtool test rules, the Grafana dashboard's PromQL through Prometheus'
+# parser, and every metric either names checked against the scaler's own
+# /metrics.
 #
 #   bash .ci/charts.sh
 set -euo pipefail
@@ -57,7 +61,11 @@ refuse() {
   if helm template barometer "$chart" --kube-version "$kube_version" "$@" >"$out/refused.txt" 2>&1; then
     echo "accepted, but should refuse ($why): $*"; exit 1
   fi
-  echo "refused ($why): $(grep -m1 -i 'error\|fail' "$out/refused.txt" | cut -c1-160)"
+  # The schema's own line names the field ("- at '/path': ..."); a
+  # template's fail is the error line.
+  local msg
+  msg=$(grep -m1 "^- at '" "$out/refused.txt" || grep -m1 -i 'error\|fail' "$out/refused.txt" || true)
+  echo "refused ($why): $(cut -c1-160 <<<"$msg")"
 }
 refuse "unknown key" --set replicas=3
 refuse "unknown nested key" --set config.sampleIntervall=5s
@@ -67,10 +75,32 @@ refuse "client CA without a server certificate" --set tls.clientCASecretName=ca
 refuse "';' in a default target value" --set 'config.defaultTarget.source=host;x'
 refuse "relative connection profiles mount path" --set connectionProfiles.mountPath=profiles
 refuse "connection profiles Secret name" --set connectionProfiles.secretName=Bad_Name
+refuse "ServiceMonitor and PodMonitor together" --set serviceMonitor.enabled=true --set podMonitor.enabled=true
+refuse "unknown PodMonitor key" --set podMonitor.port=http
+refuse "scrape interval" --set podMonitor.interval=30
+refuse "ratio above 1" --set-json prometheusRule.scrapeErrorRatio=1.5
+refuse "ratio above 1, as --set passes it" --set prometheusRule.scrapeErrorRatio=1.5
+refuse "ratio of 0" --set prometheusRule.getMetricsUnavailableRatio=0
+refuse "expiry days not an integer" --set-json prometheusRule.certificateExpiryDays=1.5
+refuse "alert label the chart sets" --set prometheusRule.additionalAlertLabels.severity=page
+refuse "runbook URL with an anchor" --set 'prometheusRule.runbookURL=https://example.com/ops#x'
+refuse "anti-affinity preset" --set podAntiAffinity=soft
+refuse "namespace name" --set networkPolicy.keda.namespace=KEDA
+refuse "NetworkPolicy pod selector key" --set networkPolicy.monitoring.podSelector.app=prometheus
+refuse "toleration operator" --set 'tolerations[0].operator=Matches'
+refuse "affinity key" --set affinity.nodeSelector.x=y
+refuse "priority class name" --set priorityClassName=High_Priority
+refuse "extraObjects entry" --set 'extraObjects[0]=3'
+
+# The PrometheusRule with the chart's default thresholds and labels: the
+# one examples/check/testdata/alerts-test.yaml was written against.
+helm template barometer "$chart" --namespace barometer --kube-version "$kube_version" \
+  --set prometheusRule.enabled=true --show-only templates/prometheusrule.yaml >"$out/prometheusrule.yaml"
 
 step "examples/check (strict decoding, KEDA's validation, image build context, the scaler's own answer)"
 join() { local IFS=:; echo "$*"; }
 (cd examples/check &&
   BAROMETER_CHECK_RENDERED=$(join "${rendered[@]}") BAROMETER_CHECK_NOTES=$(join "${notes[@]}") \
+    BAROMETER_CHECK_RULES=$out/prometheusrule.yaml \
     go test -count=1 ./...)
 echo "charts.sh: done in ${SECONDS}s"

@@ -98,7 +98,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- li
 	opts := append(m.ServerOptions(), streams.ServerOption())
 	files := tlsreload.Files{CertFile: cfg.TLSCertFile, KeyFile: cfg.TLSKeyFile, ClientCAFile: cfg.TLSClientCAFile}
 	if files.Enabled() {
-		tlsCfg, err := tlsreload.NewServerConfig(runCtx, files, logger)
+		tlsCfg, err := tlsreload.NewServerConfig(runCtx, files, logger, tlsreload.OnCertificate(m.ObserveTLSCertificate))
 		if err != nil {
 			return err
 		}

@@ -10,8 +10,10 @@ import (
 	"strings"
 
 	kedav1alpha1 "github.com/kedacore/keda/v2/apis/keda/v1alpha1"
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -26,8 +28,8 @@ type Document struct {
 	Line int
 	// GVK is the document's apiVersion and kind.
 	GVK schema.GroupVersionKind
-	// Object is a pointer to the typed object (*appsv1.Deployment, ...), or
-	// a *ServiceMonitor.
+	// Object is a pointer to the typed object (*appsv1.Deployment,
+	// *monitoringv1.ServiceMonitor, ...).
 	Object any
 	// JSON is the document converted to JSON.
 	JSON []byte
@@ -51,28 +53,23 @@ func (d *Document) Meta() *metav1.ObjectMeta {
 	return &metav1.ObjectMeta{}
 }
 
-// ServiceMonitor is the Prometheus Operator's ServiceMonitor, decoded
-// loosely: metadata strictly, spec as plain data (see checkServiceMonitor).
-type ServiceMonitor struct {
-	metav1.TypeMeta   `json:",inline"`
-	metav1.ObjectMeta `json:"metadata"`
-	Spec              map[string]any `json:"spec"`
-}
-
 // kinds is every kind the check knows: a document of any other kind fails,
 // so nothing under examples/ escapes a typed check.
 var kinds = map[schema.GroupVersionKind]func() any{
-	corev1.SchemeGroupVersion.WithKind("Namespace"):                         func() any { return &corev1.Namespace{} },
-	corev1.SchemeGroupVersion.WithKind("Service"):                           func() any { return &corev1.Service{} },
-	corev1.SchemeGroupVersion.WithKind("ServiceAccount"):                    func() any { return &corev1.ServiceAccount{} },
-	corev1.SchemeGroupVersion.WithKind("Secret"):                            func() any { return &corev1.Secret{} },
-	corev1.SchemeGroupVersion.WithKind("ConfigMap"):                         func() any { return &corev1.ConfigMap{} },
-	appsv1.SchemeGroupVersion.WithKind("Deployment"):                        func() any { return &appsv1.Deployment{} },
-	policyv1.SchemeGroupVersion.WithKind("PodDisruptionBudget"):             func() any { return &policyv1.PodDisruptionBudget{} },
-	kedav1alpha1.GroupVersion.WithKind("ScaledObject"):                      func() any { return &kedav1alpha1.ScaledObject{} },
-	kedav1alpha1.GroupVersion.WithKind("TriggerAuthentication"):             func() any { return &kedav1alpha1.TriggerAuthentication{} },
-	kedav1alpha1.GroupVersion.WithKind("ClusterTriggerAuthentication"):      func() any { return &kedav1alpha1.ClusterTriggerAuthentication{} },
-	{Group: "monitoring.coreos.com", Version: "v1", Kind: "ServiceMonitor"}: func() any { return &ServiceMonitor{} },
+	corev1.SchemeGroupVersion.WithKind("Namespace"):                            func() any { return &corev1.Namespace{} },
+	corev1.SchemeGroupVersion.WithKind("Service"):                              func() any { return &corev1.Service{} },
+	corev1.SchemeGroupVersion.WithKind("ServiceAccount"):                       func() any { return &corev1.ServiceAccount{} },
+	corev1.SchemeGroupVersion.WithKind("Secret"):                               func() any { return &corev1.Secret{} },
+	corev1.SchemeGroupVersion.WithKind("ConfigMap"):                            func() any { return &corev1.ConfigMap{} },
+	appsv1.SchemeGroupVersion.WithKind("Deployment"):                           func() any { return &appsv1.Deployment{} },
+	policyv1.SchemeGroupVersion.WithKind("PodDisruptionBudget"):                func() any { return &policyv1.PodDisruptionBudget{} },
+	kedav1alpha1.GroupVersion.WithKind("ScaledObject"):                         func() any { return &kedav1alpha1.ScaledObject{} },
+	kedav1alpha1.GroupVersion.WithKind("TriggerAuthentication"):                func() any { return &kedav1alpha1.TriggerAuthentication{} },
+	kedav1alpha1.GroupVersion.WithKind("ClusterTriggerAuthentication"):         func() any { return &kedav1alpha1.ClusterTriggerAuthentication{} },
+	networkingv1.SchemeGroupVersion.WithKind("NetworkPolicy"):                  func() any { return &networkingv1.NetworkPolicy{} },
+	monitoringv1.SchemeGroupVersion.WithKind(monitoringv1.ServiceMonitorsKind): func() any { return &monitoringv1.ServiceMonitor{} },
+	monitoringv1.SchemeGroupVersion.WithKind(monitoringv1.PodMonitorsKind):     func() any { return &monitoringv1.PodMonitor{} },
+	monitoringv1.SchemeGroupVersion.WithKind(monitoringv1.PrometheusRuleKind):  func() any { return &monitoringv1.PrometheusRule{} },
 }
 
 // clusterScoped kinds have no namespace.

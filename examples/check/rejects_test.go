@@ -30,6 +30,7 @@ spec:
             readOnlyRootFilesystem: true
             allowPrivilegeEscalation: false
             capabilities: {drop: [ALL]}
+            seccompProfile: {type: RuntimeDefault}
 ---
 apiVersion: v1
 kind: Service
@@ -68,6 +69,37 @@ spec:
         url: http://barometer-http.barometer.svc:8080/scale
         valueLocation: scaleValue
         targetValue: "0.7"
+---
+apiVersion: monitoring.coreos.com/v1
+kind: PodMonitor
+metadata: {name: web, namespace: monitoring}
+spec:
+  namespaceSelector: {matchNames: [shop]}
+  selector: {matchLabels: {app: web}}
+  podMetricsEndpoints: [{port: metrics, path: /metrics}]
+---
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {name: web, namespace: shop}
+spec:
+  podSelector: {matchLabels: {app: web}}
+  policyTypes: [Ingress]
+  ingress:
+    - from: [{namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: barometer}}}]
+      ports: [{port: metrics, protocol: TCP}]
+---
+apiVersion: monitoring.coreos.com/v1
+kind: PrometheusRule
+metadata: {name: web, namespace: monitoring}
+spec:
+  groups:
+    - name: web
+      rules:
+        - alert: WebDown
+          expr: up{job="web"} == 0
+          for: 5m
+          labels: {severity: warning}
+          annotations: {summary: web is down, description: no scrape of web succeeds, runbook_url: "https://example.com/ops#webdown"}
 `
 
 func TestValidSetPasses(t *testing.T) {
@@ -104,6 +136,17 @@ func TestRejects(t *testing.T) {
 		{"scrape target Service not headless", "  clusterIP: None\n", "", "is not headless"},
 		{"scrape target port missing", "svc.cluster.local:9100/metrics", "svc.cluster.local:9200/metrics", "has no port 9200"},
 		{"writable root filesystem", "readOnlyRootFilesystem: true", "readOnlyRootFilesystem: false", "readOnlyRootFilesystem: true is required"},
+		{"no seccomp profile", "            seccompProfile: {type: RuntimeDefault}\n", "", "seccompProfile.type: RuntimeDefault is required"},
+		{"unconfined seccomp profile", "seccompProfile: {type: RuntimeDefault}", "seccompProfile: {type: Unconfined}", "seccompProfile.type: RuntimeDefault is required"},
+		{"PodMonitor port the pods lack", "podMetricsEndpoints: [{port: metrics,", "podMetricsEndpoints: [{port: http,", `port "http" is not a port of Deployment web's containers`},
+		{"PodMonitor field misspelt", "podMetricsEndpoints: [{port: metrics, path:", "podMetricsEndpoints: [{port: metrics, pathh:", `unknown field "spec.podMetricsEndpoints[0].pathh"`},
+		{"PodMonitor selecting nothing", "  selector: {matchLabels: {app: web}}\n  podMetricsEndpoints", "  selector: {matchLabels: {app: api}}\n  podMetricsEndpoints", "matches no Deployment's pods in [shop]"},
+		{"NetworkPolicy port the pods lack", "ports: [{port: metrics, protocol: TCP}]", "ports: [{port: grpc, protocol: TCP}]", `port "grpc" is not a port of Deployment web's containers`},
+		{"NetworkPolicy selecting every pod", "  podSelector: {matchLabels: {app: web}}\n  policyTypes", "  podSelector: {}\n  policyTypes", "would select every pod"},
+		{"alert without a summary", "annotations: {summary: web is down, ", "annotations: {", "has no summary annotation"},
+		{"alert without a severity", "labels: {severity: warning}", "labels: {team: web}", "has no severity label"},
+		{"runbook URL pointing elsewhere", "ops#webdown", "ops#other", "does not point at its section"},
+		{"rule field misspelt", "          for: 5m\n", "          fore: 5m\n", `unknown field "spec.groups[0].rules[0].fore"`},
 		{"no resource limits", "          resources:\n            requests: {cpu: 100m, memory: 64Mi}\n            limits: {cpu: \"1\", memory: 128Mi}\n", "", "a request and a limit for cpu are required"},
 		{"probe on an undeclared port", "readinessProbe: {httpGet: {path: /, port: metrics}}", "readinessProbe: {httpGet: {path: /, port: http}}", `names port "http"`},
 		{"bad quantity", "memory: 64Mi}", "memory: 64MB}", "quantities must match"},

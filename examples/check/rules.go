@@ -2,8 +2,6 @@ package check
 
 import (
 	"cmp"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"net"
@@ -13,9 +11,11 @@ import (
 	"strings"
 
 	kedav1alpha1 "github.com/kedacore/keda/v2/apis/keda/v1alpha1"
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,7 +24,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	kjson "sigs.k8s.io/json"
 )
 
 // Barometer's trigger types.
@@ -66,7 +65,8 @@ type Options struct {
 	// References requires every reference to resolve inside the set: a
 	// ScaledObject's scaleTargetRef and authenticationRef, a dns+http scrape
 	// target's Service, a Service's or PodDisruptionBudget's pods, a
-	// ServiceMonitor's Service. Off for fragments such as NOTES.txt.
+	// ServiceMonitor's Service, a PodMonitor's or NetworkPolicy's pods and
+	// their ports. Off for fragments such as NOTES.txt.
 	References bool
 }
 
@@ -84,8 +84,14 @@ func (c *Checker) Check(docs []*Document, opt Options) []error {
 			s.service(o)
 		case *policyv1.PodDisruptionBudget:
 			s.pdb(o)
-		case *ServiceMonitor:
+		case *monitoringv1.ServiceMonitor:
 			s.serviceMonitor(o)
+		case *monitoringv1.PodMonitor:
+			s.podMonitor(o)
+		case *monitoringv1.PrometheusRule:
+			s.prometheusRule(o)
+		case *networkingv1.NetworkPolicy:
+			s.networkPolicy(o)
 		case *kedav1alpha1.ScaledObject:
 			s.schema(c)
 			c.scaledObject(s, o)
@@ -247,6 +253,10 @@ func (s *set) container(p *corev1.PodSpec, c *corev1.Container, volumes map[stri
 			port = &probe.HTTPGet.Port
 		case probe.TCPSocket != nil:
 			port = &probe.TCPSocket.Port
+		case probe.GRPC != nil:
+			if !slices.ContainsFunc(c.Ports, func(p corev1.ContainerPort) bool { return p.ContainerPort == probe.GRPC.Port }) {
+				s.fail("%s: %s: grpc port %d is not a port the container declares", at, name, probe.GRPC.Port)
+			}
 		}
 		if port != nil && port.Type == intstr.String {
 			if _, ok := ports[port.StrVal]; !ok {
@@ -281,6 +291,12 @@ func (s *set) container(p *corev1.PodSpec, c *corev1.Container, volumes map[stri
 	}
 	if sc == nil || sc.Capabilities == nil || !slices.Contains(sc.Capabilities.Drop, "ALL") {
 		s.fail("%s: securityContext.capabilities.drop must include ALL", at)
+	}
+	seccomp := func(p *corev1.SeccompProfile) bool {
+		return p != nil && p.Type == corev1.SeccompProfileTypeRuntimeDefault
+	}
+	if !(sc != nil && seccomp(sc.SeccompProfile)) && !(pod != nil && seccomp(pod.SeccompProfile) && (sc == nil || sc.SeccompProfile == nil)) {
+		s.fail("%s: seccompProfile.type: RuntimeDefault is required (container or pod securityContext)", at)
 	}
 }
 
@@ -361,80 +377,26 @@ func (s *set) pdb(p *policyv1.PodDisruptionBudget) {
 	}
 }
 
-// serviceMonitor checks a ServiceMonitor loosely: the fields it must have
-// and, for the endpoint, the fields the Prometheus Operator defines.
-func (s *set) serviceMonitor(m *ServiceMonitor) {
-	known := []string{"selector", "namespaceSelector", "endpoints", "jobLabel", "targetLabels", "podTargetLabels",
-		"sampleLimit", "targetLimit", "labelLimit", "labelNameLengthLimit", "labelValueLengthLimit",
-		"keepDroppedTargets", "attachMetadata", "scrapeProtocols", "fallbackScrapeProtocol", "bodySizeLimit",
-		"scrapeClass", "serviceDiscoveryRole", "selectMechanism", "convertClassicHistogramsToNHCB",
-		"scrapeClassicHistograms", "nativeHistogramBucketLimit", "nativeHistogramMinBucketFactor"}
-	for k := range m.Spec {
-		if !slices.Contains(known, k) {
-			s.fail("spec.%s: not a ServiceMonitor field", k)
-		}
-	}
-	var sel metav1.LabelSelector
-	if err := remarshal(m.Spec["selector"], &sel); err != nil || m.Spec["selector"] == nil {
-		s.fail("spec.selector: required, a label selector (%v)", err)
-		return
-	}
-	var nsSel struct {
-		Any        bool     `json:"any"`
-		MatchNames []string `json:"matchNames"`
-	}
-	if err := remarshal(m.Spec["namespaceSelector"], &nsSel); err != nil {
-		s.fail("spec.namespaceSelector: %v", err)
-	}
-	type endpoint struct {
-		Port       string `json:"port"`
-		TargetPort any    `json:"targetPort"`
-	}
-	var eps []endpoint
-	raw, _ := m.Spec["endpoints"].([]any)
-	if len(raw) == 0 {
+// --- Monitoring and network ------------------------------------------------
+
+// serviceMonitor checks a ServiceMonitor (decoded strictly with the
+// Prometheus Operator's types): a selector, endpoints naming a port, and,
+// with references, Services it selects that have those ports.
+func (s *set) serviceMonitor(m *monitoringv1.ServiceMonitor) {
+	if len(m.Spec.Endpoints) == 0 {
 		s.fail("spec.endpoints: at least one is required")
 	}
-	endpointFields := []string{"port", "targetPort", "path", "scheme", "params", "interval", "scrapeTimeout",
-		"tlsConfig", "bearerTokenFile", "bearerTokenSecret", "authorization", "honorLabels", "honorTimestamps",
-		"trackTimestampsStaleness", "basicAuth", "oauth2", "metricRelabelings", "relabelings", "proxyUrl",
-		"noProxy", "proxyFromEnvironment", "proxyConnectHeader", "followRedirects", "enableHttp2", "filterRunning"}
-	for i, e := range raw {
-		em, ok := e.(map[string]any)
-		if !ok {
-			s.fail("spec.endpoints[%d]: not an object", i)
-			continue
-		}
-		for k := range em {
-			if !slices.Contains(endpointFields, k) {
-				s.fail("spec.endpoints[%d].%s: not a ServiceMonitor endpoint field", i, k)
-			}
-		}
-		var ep endpoint
-		j, _ := json.Marshal(em) // field names were checked above
-		if err := json.Unmarshal(j, &ep); err != nil {
-			s.fail("spec.endpoints[%d]: %v", i, err)
-			continue
-		}
+	for i, ep := range m.Spec.Endpoints {
 		if ep.Port == "" && ep.TargetPort == nil {
 			s.fail("spec.endpoints[%d]: port or targetPort is required", i)
 		}
-		eps = append(eps, ep)
 	}
-	if !s.opt.References {
+	selector, ok := s.monitorSelector(&m.Spec.Selector)
+	if !ok || !s.opt.References {
 		return
-	}
-	selector, err := metav1.LabelSelectorAsSelector(&sel)
-	if err != nil || selector.Empty() {
-		s.fail("spec.selector: not a usable selector (%v)", err)
-		return
-	}
-	namespaces := nsSel.MatchNames
-	if len(namespaces) == 0 {
-		namespaces = []string{m.Namespace}
 	}
 	var svcs []*corev1.Service
-	for _, ns := range namespaces {
+	for _, ns := range monitoredNamespaces(m.Spec.NamespaceSelector, m.Namespace) {
 		for _, svc := range find[*corev1.Service](s, ns) {
 			if selector.Matches(labels.Set(svc.Labels)) {
 				svcs = append(svcs, svc)
@@ -442,12 +404,141 @@ func (s *set) serviceMonitor(m *ServiceMonitor) {
 		}
 	}
 	if len(svcs) == 0 {
-		s.fail("spec.selector %s matches no Service in %v", selector, namespaces)
+		s.fail("spec.selector %s matches no Service in %v", selector, monitoredNamespaces(m.Spec.NamespaceSelector, m.Namespace))
 	}
 	for _, svc := range svcs {
-		for _, ep := range eps {
+		for _, ep := range m.Spec.Endpoints {
 			if ep.Port != "" && !slices.ContainsFunc(svc.Spec.Ports, func(p corev1.ServicePort) bool { return p.Name == ep.Port }) {
 				s.fail("endpoint port %q is not a port of Service %s", ep.Port, svc.Name)
+			}
+		}
+	}
+}
+
+// podMonitor checks a PodMonitor: a selector, endpoints naming a port, and,
+// with references, pods it selects whose containers declare that port.
+func (s *set) podMonitor(m *monitoringv1.PodMonitor) {
+	if len(m.Spec.PodMetricsEndpoints) == 0 {
+		s.fail("spec.podMetricsEndpoints: at least one is required")
+	}
+	for i, ep := range m.Spec.PodMetricsEndpoints {
+		if ep.Port == nil && ep.PortNumber == nil {
+			s.fail("spec.podMetricsEndpoints[%d]: port or portNumber is required", i)
+		}
+	}
+	selector, ok := s.monitorSelector(&m.Spec.Selector)
+	if !ok || !s.opt.References {
+		return
+	}
+	namespaces := monitoredNamespaces(m.Spec.NamespaceSelector, m.Namespace)
+	var pods []*appsv1.Deployment
+	for _, ns := range namespaces {
+		pods = append(pods, s.pods(ns, selector)...)
+	}
+	if len(pods) == 0 {
+		s.fail("spec.selector %s matches no Deployment's pods in %v", selector, namespaces)
+	}
+	for _, d := range pods {
+		for i, ep := range m.Spec.PodMetricsEndpoints {
+			if ep.Port == nil {
+				continue
+			}
+			if _, ok := namedPort(d, *ep.Port); !ok {
+				s.fail("spec.podMetricsEndpoints[%d].port %q is not a port of Deployment %s's containers", i, *ep.Port, d.Name)
+			}
+		}
+	}
+}
+
+func (s *set) monitorSelector(sel *metav1.LabelSelector) (labels.Selector, bool) {
+	s.fieldErrs("selector", metav1validation.ValidateLabelSelector(sel, metav1validation.LabelSelectorValidationOptions{}, field.NewPath("spec", "selector")))
+	selector, err := metav1.LabelSelectorAsSelector(sel)
+	if err != nil || selector.Empty() {
+		s.fail("spec.selector: required, a usable label selector (%v)", err)
+		return nil, false
+	}
+	return selector, true
+}
+
+// monitoredNamespaces are the namespaces a monitor looks in: its
+// namespaceSelector's names, else its own.
+func monitoredNamespaces(sel monitoringv1.NamespaceSelector, own string) []string {
+	if len(sel.MatchNames) > 0 {
+		return sel.MatchNames
+	}
+	return []string{own}
+}
+
+// prometheusRule checks what the Prometheus Operator's types cannot: alert
+// names unique in their group, and the annotations docs/operations.md
+// promises (a summary, a description, and a runbook section). The PromQL
+// is checked by promtool (TestPrometheusRules).
+func (s *set) prometheusRule(r *monitoringv1.PrometheusRule) {
+	if len(r.Spec.Groups) == 0 {
+		s.fail("spec.groups: at least one is required")
+	}
+	for _, g := range r.Spec.Groups {
+		seen := map[string]bool{}
+		for i, rule := range g.Rules {
+			at := fmt.Sprintf("group %q rule %d", g.Name, i)
+			if rule.Alert == "" {
+				continue
+			}
+			if seen[rule.Alert] {
+				s.fail("%s: alert %s declared twice", at, rule.Alert)
+			}
+			seen[rule.Alert] = true
+			for _, a := range []string{"summary", "description"} {
+				if rule.Annotations[a] == "" {
+					s.fail("%s: alert %s has no %s annotation", at, rule.Alert, a)
+				}
+			}
+			if rule.Labels["severity"] == "" {
+				s.fail("%s: alert %s has no severity label", at, rule.Alert)
+			}
+			if u := rule.Annotations["runbook_url"]; u != "" && !strings.HasSuffix(u, "#"+strings.ToLower(rule.Alert)) {
+				s.fail("%s: alert %s: runbook_url %q does not point at its section (#%s)", at, rule.Alert, u, strings.ToLower(rule.Alert))
+			}
+		}
+	}
+}
+
+// networkPolicy checks that a NetworkPolicy selects pods and that every
+// named port it opens is a port of those pods' containers.
+func (s *set) networkPolicy(np *networkingv1.NetworkPolicy) {
+	selector, err := metav1.LabelSelectorAsSelector(&np.Spec.PodSelector)
+	if err != nil {
+		s.fail("spec.podSelector: %v", err)
+		return
+	}
+	if selector.Empty() {
+		s.fail("spec.podSelector: empty, so it would select every pod of %s", np.Namespace)
+	}
+	for i, rule := range np.Spec.Ingress {
+		for j, peer := range rule.From {
+			for what, sel := range map[string]*metav1.LabelSelector{"namespaceSelector": peer.NamespaceSelector, "podSelector": peer.PodSelector} {
+				if sel != nil {
+					s.fieldErrs(fmt.Sprintf("ingress[%d].from[%d].%s", i, j, what), metav1validation.ValidateLabelSelector(sel, metav1validation.LabelSelectorValidationOptions{}, field.NewPath("spec", "ingress").Index(i).Child("from").Index(j).Child(what)))
+				}
+			}
+		}
+	}
+	if !s.opt.References {
+		return
+	}
+	pods := s.pods(np.Namespace, selector)
+	if len(pods) == 0 {
+		s.fail("spec.podSelector %s matches no Deployment's pods", selector)
+	}
+	for i, rule := range np.Spec.Ingress {
+		for _, p := range rule.Ports {
+			if p.Port == nil || p.Port.Type != intstr.String {
+				continue
+			}
+			for _, d := range pods {
+				if _, ok := namedPort(d, p.Port.StrVal); !ok {
+					s.fail("ingress[%d]: port %q is not a port of Deployment %s's containers", i, p.Port.StrVal, d.Name)
+				}
 			}
 		}
 	}
@@ -660,19 +751,3 @@ func FindService(docs []*Document, name, namespace string) *corev1.Service {
 
 // ServicePort reports whether a Service exposes a port (a decimal string).
 func ServicePort(svc *corev1.Service, port string) bool { return servicePort(svc, port) }
-
-// remarshal decodes plain data into a typed value, strictly.
-func remarshal(in, out any) error {
-	if in == nil {
-		return nil
-	}
-	j, err := json.Marshal(in)
-	if err != nil {
-		return err
-	}
-	strict, err := kjson.UnmarshalStrict(j, out, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
-	if err != nil {
-		return err
-	}
-	return errors.Join(strict...)
-}

@@ -1,7 +1,6 @@
 package check
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,8 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
-	"os/exec"
 	"testing"
 	"time"
 
@@ -38,24 +35,7 @@ func TestScalerAcceptsExamples(t *testing.T) {
 		}
 		docs = append(docs, ds...)
 	}
-	bin := imageBinaries(t)["./cmd/scaler"]
-	grpcAddr, httpAddr := freeAddr(t), freeAddr(t)
-	var logs bytes.Buffer
-	cmd := exec.Command(bin, "serve")
-	cmd.Env = append(os.Environ(), "BAROMETER_GRPC_ADDR="+grpcAddr, "BAROMETER_HTTP_ADDR="+httpAddr,
-		"BAROMETER_LOG_LEVEL=error", "BAROMETER_SAMPLE_INTERVAL=200ms")
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("scaler output:\n%s", logs.String())
-		}
-	})
-	waitHTTP(t, "http://"+httpAddr+"/livez")
+	grpcAddr, httpAddr := startScaler(t)
 
 	conn, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {

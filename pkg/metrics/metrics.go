@@ -1,6 +1,7 @@
 // Package metrics exposes Barometer to Prometheus: every running target's
 // signal and sampling facts, read from its latest snapshot at scrape time,
-// and per-RPC counts and latencies of the gRPC server.
+// per-RPC counts and latencies of the gRPC server, and the expiry of its TLS
+// certificate.
 //
 // Everything lives on a private prometheus.Registry owned by Metrics, never
 // on the global default registry, so two servers (or two tests) in one
@@ -24,21 +25,23 @@ const Namespace = "barometer"
 // Metrics owns the scaler's Prometheus target. It is safe for concurrent
 // use: the HTTP server scrapes it while gRPC handlers record RPCs.
 type Metrics struct {
-	registry *prometheus.Registry
-	grpc     *grpcprom.ServerMetrics
+	registry   *prometheus.Registry
+	grpc       *grpcprom.ServerMetrics
+	certExpiry *certExpiry
 }
 
 // New returns the metrics of a server whose targets live in reg. The
 // signal's age and staleness are measured by reg's clock, the one every
 // surface uses, so /metrics and /scale agree on what is stale.
 func New(reg *registry.Registry) *Metrics {
-	m := &Metrics{registry: prometheus.NewRegistry(), grpc: newGRPCMetrics()}
+	m := &Metrics{registry: prometheus.NewRegistry(), grpc: newGRPCMetrics(), certExpiry: newCertExpiry()}
 	m.registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewBuildInfoCollector(),
 		newSignalCollector(reg),
 		m.grpc,
+		m.certExpiry,
 	)
 	return m
 }

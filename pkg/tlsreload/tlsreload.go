@@ -66,11 +66,23 @@ func (f Files) Enabled() bool {
 // per-connection config has no NextProtos: gRPC's credentials.NewTLS adds
 // "h2" to it, other servers needing ALPN must wrap GetConfigForClient.
 // A nil logger means slog.Default().
-func NewServerConfig(ctx context.Context, files Files, logger *slog.Logger) (*tls.Config, error) {
-	return newServerConfig(ctx, files, logger, DefaultPollInterval)
+func NewServerConfig(ctx context.Context, files Files, logger *slog.Logger, opts ...Option) (*tls.Config, error) {
+	return newServerConfig(ctx, files, logger, DefaultPollInterval, opts...)
 }
 
-func newServerConfig(ctx context.Context, files Files, logger *slog.Logger, interval time.Duration) (*tls.Config, error) {
+// An Option adjusts NewServerConfig.
+type Option func(*reloader)
+
+// OnCertificate has f called with the leaf of the serving certificate each
+// time one is loaded: once before NewServerConfig returns, then after every
+// reload that replaced it. Its use is to publish facts of the certificate,
+// such as its expiry, that an operator should alert on; f runs on the
+// polling goroutine and must not block.
+func OnCertificate(f func(leaf *x509.Certificate)) Option {
+	return func(r *reloader) { r.onCert = append(r.onCert, f) }
+}
+
+func newServerConfig(ctx context.Context, files Files, logger *slog.Logger, interval time.Duration, opts ...Option) (*tls.Config, error) {
 	if files.CertFile == "" || files.KeyFile == "" {
 		return nil, errors.New("tlsreload: both a certificate file and a key file are required")
 	}
@@ -84,6 +96,9 @@ func newServerConfig(ctx context.Context, files Files, logger *slog.Logger, inte
 			parse: parseKeyPair,
 		},
 	}
+	for _, o := range opts {
+		o(r)
+	}
 	if files.ClientCAFile != "" {
 		r.ca = &source[*x509.CertPool]{paths: []string{files.ClientCAFile}, parse: parseCAs}
 	}
@@ -96,6 +111,7 @@ func newServerConfig(ctx context.Context, files Files, logger *slog.Logger, inte
 		}
 	}
 	r.publish()
+	r.certLoaded()
 	go r.run(ctx, interval)
 
 	return &tls.Config{
@@ -113,6 +129,14 @@ type reloader struct {
 	cert    source[*tls.Certificate]
 	ca      *source[*x509.CertPool] // nil without client authentication
 	current atomic.Pointer[tls.Config]
+	onCert  []func(*x509.Certificate)
+}
+
+// certLoaded tells the OnCertificate hooks about the current leaf.
+func (r *reloader) certLoaded() {
+	for _, f := range r.onCert {
+		f(r.cert.value.Leaf)
+	}
 }
 
 func (r *reloader) run(ctx context.Context, interval time.Duration) {
@@ -129,15 +153,16 @@ func (r *reloader) run(ctx context.Context, interval time.Duration) {
 }
 
 func (r *reloader) reload() {
-	changed, err := r.cert.update()
+	certChanged, err := r.cert.update()
 	if err != nil {
 		r.logger.Error("TLS certificate reload failed, keeping the previous one", "err", err)
 	}
-	if changed {
+	if certChanged {
 		leaf := r.cert.value.Leaf
 		r.logger.Info("TLS certificate reloaded", "file", r.cert.paths[0],
 			"subject", leaf.Subject.String(), "not_after", leaf.NotAfter)
 	}
+	changed := certChanged
 	if r.ca != nil {
 		caChanged, err := r.ca.update()
 		if err != nil {
@@ -150,6 +175,9 @@ func (r *reloader) reload() {
 	}
 	if changed {
 		r.publish()
+	}
+	if certChanged {
+		r.certLoaded()
 	}
 }
 

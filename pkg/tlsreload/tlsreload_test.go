@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"io"
 	"log/slog"
@@ -359,5 +360,46 @@ func TestFilesEnabled(t *testing.T) {
 	}
 	if !(Files{ClientCAFile: "ca.crt"}).Enabled() {
 		t.Error("Files with only a client CA not enabled (must fail, not fall back to plain)")
+	}
+}
+
+// TestOnCertificate checks that the hook sees the first certificate before
+// NewServerConfig returns and then exactly the certificates that replaced
+// it: not a broken replacement, not a change of the client CA alone.
+func TestOnCertificate(t *testing.T) {
+	ca, clientCA := tlstest.NewCA(t), tlstest.NewCA(t)
+	dir := t.TempDir()
+	certPEM, keyPEM := ca.Issue(t, "server-1")
+	tlstest.WriteFiles(t, dir, map[string][]byte{"tls.crt": certPEM, "tls.key": keyPEM, "ca.crt": clientCA.CertPEM})
+	files := Files{CertFile: filepath.Join(dir, "tls.crt"), KeyFile: filepath.Join(dir, "tls.key"), ClientCAFile: filepath.Join(dir, "ca.crt")}
+	// Unbuffered: a hook call the test does not expect blocks the poller
+	// and shows up as a wrong name at the next receive.
+	loaded := make(chan string)
+	var first string
+	hook := func(leaf *x509.Certificate) {
+		if first == "" {
+			first = leaf.Subject.CommonName // synchronous, before NewServerConfig returns
+			return
+		}
+		loaded <- leaf.Subject.CommonName
+	}
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if _, err := newServerConfig(t.Context(), files, logger, testInterval, OnCertificate(hook)); err != nil {
+		t.Fatal(err)
+	}
+	if first != "server-1" {
+		t.Fatalf("first hook call saw %q, want server-1", first)
+	}
+
+	tlstest.WriteFiles(t, dir, map[string][]byte{"tls.crt": certPEM[:len(certPEM)/2]})
+	tlstest.WriteFiles(t, dir, map[string][]byte{"ca.crt": tlstest.NewCA(t).CertPEM})
+	certPEM, keyPEM = ca.Issue(t, "server-2")
+	tlstest.WriteFiles(t, dir, map[string][]byte{"tls.key": keyPEM, "tls.crt": certPEM})
+	select {
+	case cn := <-loaded:
+		if cn != "server-2" {
+			t.Fatalf("hook saw %q, want server-2 (a broken file or a CA change must not call it)", cn)
+		}
+	case <-t.Context().Done():
 	}
 }

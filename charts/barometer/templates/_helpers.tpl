@@ -92,6 +92,14 @@ the value to change.
 {{- if and .Values.tls.clientCASecretName (not .Values.tls.secretName) }}
 {{- fail "tls.clientCASecretName requires tls.secretName: the scaler verifies client certificates only when it serves TLS" }}
 {{- end }}
+{{- if and .Values.serviceMonitor.enabled .Values.podMonitor.enabled }}
+{{- fail "serviceMonitor.enabled and podMonitor.enabled: enable one, not both; both would scrape every pod twice and double every alert" }}
+{{- end }}
+{{- range $k := list "alertname" "severity" }}
+{{- if hasKey $.Values.prometheusRule.additionalAlertLabels $k }}
+{{- fail (printf "prometheusRule.additionalAlertLabels.%s: the chart sets this label on every alert itself" $k) }}
+{{- end }}
+{{- end }}
 {{- range $k, $v := .Values.config.defaultTarget }}
 {{- if contains ";" (toString $v) }}
 {{- fail (printf "config.defaultTarget.%s: a value cannot hold ';' (BAROMETER_DEFAULT_TARGET separates pairs with it)" $k) }}
@@ -110,3 +118,4 @@ order so the rendered value (and so the pod template) is stable.
 {{- end }}
 {{- join ";" $pairs }}
 {{- end }}
+
