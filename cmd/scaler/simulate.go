@@ -74,8 +74,9 @@ type simulateOptions struct {
 	prom                                               promTrace
 }
 
-// runSimulate is `scaler simulate`: one run, the reference's tables, JSON,
-// an SVG picture, or the decision-quality report.
+// runSimulate is `scaler simulate`: one run, the metric-delay model's tables
+// (docs/semantics.md, "The tables and the jump test"), JSON, an SVG
+// picture, or the decision-quality report.
 func runSimulate(args []string, stdout io.Writer) error {
 	o, fs, err := parseSimulate(args)
 	if errors.Is(err, flag.ErrHelp) {
@@ -182,7 +183,7 @@ func parseSimulate(args []string) (simulateOptions, *flag.FlagSet, error) {
 	fs.IntVar(&o.startup, "startup", 0, "turns a new replica takes to become ready")
 	fs.DurationVar(&o.turn, "turn", sim.DefaultTurn, "wall-clock length of one turn (HPA and signal clocks)")
 	fs.StringVar(&o.controller, "controller", "naive", strings.Join(controllers, ", "))
-	fs.BoolVar(&o.table, "table", false, "print the reference's tables: the delay scan 0..6 and the jump test")
+	fs.BoolVar(&o.table, "table", false, "print the metric-delay model's tables (docs/semantics.md): the delay scan 0..6 and the jump test")
 	fs.BoolVar(&o.json, "json", false, "print the run as JSON (score and every turn)")
 	fs.StringVar(&o.svgFile, "svg", "", "also draw load, required and supplied replicas to this SVG file")
 	fs.StringVar(&o.report, "report", "", "regenerate the decision-quality report at this path (and its pictures beside it); takes no other flag")
@@ -381,7 +382,7 @@ func (o simulateOptions) setting(m sim.Model) (sim.Setting, error) {
 	return sim.NaiveSetting(naiveName(o.window, o.step), sim.NaiveOptions{Window: o.window, Step: o.step}), nil
 }
 
-// naiveName names the naive setting as the reference does.
+// naiveName names the naive setting as the model's tables do.
 func naiveName(window, step int) string {
 	switch {
 	case window > 1 && step > 0:
@@ -474,7 +475,8 @@ func parseEvent(v string) (int, int, error) {
 	return start, end, nil
 }
 
-// writeTables prints the reference's layout: the delay scan and the jump test.
+// writeTables prints the model's table layout: the delay scan and the jump
+// test.
 func writeTables(w io.Writer, cfg sim.Config, s sim.Series, set sim.Setting, o simulateOptions) error {
 	var b bytes.Buffer
 	if err := sim.WriteModel(&b, cfg.Model, s); err != nil {

@@ -58,7 +58,7 @@ func TestReportFlagWritesEveryFile(t *testing.T) {
 }
 
 // TestTableReproducesReference: `scaler simulate --table` prints the
-// reference's first table byte for byte, then the jump test.
+// metric-delay model's first table byte for byte, then the jump test.
 func TestTableReproducesReference(t *testing.T) {
 	want, err := os.ReadFile("../../pkg/sim/testdata/reference-scan.txt")
 	if err != nil {

@@ -242,10 +242,11 @@ func queueObservation(q pressure.QueueObservation, visible, inFlight int) policy
 	return out
 }
 
-// elasticObservation is 000's daemon signals from the source's queue: the
-// replicas that exist, the whole backlog as pending work, and busy over the
-// slots of the replicas that answered as utilization (0 when no replica
-// answered or no queue is seen).
+// elasticObservation is the elasticity policies' signals (docs/semantics.md,
+// "The elasticity policies") from the source's queue: the replicas that
+// exist, the whole backlog as pending work, and busy over the slots of the
+// replicas that answered as utilization (0 when no replica answered or no
+// queue is seen).
 func elasticObservation(q *pressure.QueueObservation, visible, slots int) policy.ElasticityObservation {
 	o := policy.ElasticityObservation{Replicas: visible}
 	if q == nil {

@@ -1,5 +1,5 @@
 // Package httpapi is Barometer's HTTP surface: the scaling signal as JSON
-// (the original endpoint's shape), the running targets, Prometheus metrics,
+// (docs/semantics.md, "HTTP shape of /scale"), the running targets, Prometheus metrics,
 // the process probes and the workload's health projection. Every handler
 // reads published snapshots only; none of them samples.
 package httpapi

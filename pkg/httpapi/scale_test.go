@@ -45,8 +45,8 @@ type errScripted struct{}
 
 func (errScripted) Error() string { return "scripted source down" }
 
-// The body has the original endpoint's fields in the original order, at
-// every level, then stale and target.
+// The body has the signal's original fields in their order, at every level,
+// then stale and target (docs/semantics.md, "HTTP shape of /scale").
 func TestScaleKeepsTheOriginalFieldOrder(t *testing.T) {
 	f := newFixture(t, map[string]*registrytest.Script{"busy": busy()})
 	tg := f.use(t, registry.Ref{}, script("busy"))

@@ -9,7 +9,8 @@ import (
 // trail itself is the caller's: pkg/decide keeps one per engine).
 const DefaultAuditSize = 100
 
-// Event is one decision in the audit trail (000's ElasticityEvent).
+// Event is one decision in the audit trail (docs/semantics.md, "Audit
+// rows").
 type Event struct {
 	Time   time.Time          `json:"time"`
 	Target string             `json:"target"`

@@ -27,7 +27,8 @@ const Unbounded = math.MaxInt
 // Action is what a decision does to the replica count.
 type Action string
 
-// The three actions of 000 ("tick_noop" is spelt no-op here).
+// The three actions of a decision (docs/semantics.md, "The elasticity
+// policies").
 const (
 	ScaleUp   Action = "scale_up"
 	ScaleDown Action = "scale_down"
@@ -57,8 +58,9 @@ type Decision struct {
 }
 
 // downgrade turns a decision that cannot be carried out into a no-op and
-// appends why, as 000 does for a failed launch or a scale-down with no
-// eligible victim: the loop never wedges on one bad step.
+// appends why, as for a failed launch or a scale-down with no idle
+// replica: the loop never wedges on one bad step (docs/semantics.md,
+// "Scale-down: idle only, cost first").
 func (d Decision) downgrade(cause string) Decision {
 	d.Action, d.Desired = NoOp, d.Before
 	d.Reason += "; downgraded to no-op: " + cause

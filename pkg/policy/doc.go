@@ -1,9 +1,9 @@
 // Package policy holds Barometer's replica policies beside the pressure
-// signal, as pure decisions: the queue-pressure policy of reference 004
-// (queue.go) and the elasticity policies of reference 000 (elasticity.go,
-// pool.go), with the pieces around them: launch tracking (launch.go), the
-// decision audit event (audit.go; the trail is the caller's) and cost
-// accounting (cost.go).
+// signal, as pure decisions: the queue-pressure policy (queue.go) and the
+// elasticity policies (elasticity.go, pool.go), with the pieces around
+// them: launch tracking (launch.go), the decision audit event (audit.go;
+// the trail is the caller's) and cost accounting (cost.go). docs/semantics.md, "The elasticity policies" and
+// "The queue-pressure policy", states their rules.
 //
 // A decision is a function of (state, observation, now), like the HPA's
 // replica_calculator.go: the policies hold only validated options and are
@@ -57,14 +57,14 @@
 // for ceil(slots / SlotsPerReplica) replicas, and utilization is busy over
 // replicas x SlotsPerReplica (the caller's, ElasticityOptions).
 //
-// # Decisions where the references are silent
+// # Decisions the rules leave open
 //
 //   - The arrival rate is measured between readings (the counter's
 //     increase over the time between ObservedAt's); the first evaluation has
 //     no rate, and the first measured rate seeds the average instead of
 //     being folded into zero. An evaluation with no elapsed time keeps the
 //     older reading, as does one whose counter or rate is not finite.
-//   - One alpha (004's ewma_alpha) smooths both averages. The service time is
+//   - One alpha (ewmaAlpha) smooths both averages. The service time is
 //     folded once per evaluation with weight 1-(1-alpha)^n for n new runs:
 //     exactly a per-run EWMA when the interval's runs share their mean. The
 //     first evaluation folds the counters' whole history, which is observed
@@ -77,23 +77,25 @@
 //     cooldown runs from the last scale-down only; a scale-up is held back by
 //     the window instead. "Never below busy" floors the scale-down even under
 //     MaxReplicas.
-//   - 000's "scale_up when target - daemon_count - in_flight > 0;
-//     scale_down when daemon_count > target AND daemon_count > min": 000
-//     removes replicas itself, here the HPA does and the source sees it
-//     late, so daemon_count reads as the replicas seen less the removals in
-//     flight, and in_flight as the launches. Both tests are on current
+//   - The rule "scale_up when target - daemon_count - in_flight > 0;
+//     scale_down when daemon_count > target AND daemon_count > min" is
+//     written for a controller that removes replicas itself; here the HPA
+//     does and the source sees it late, so daemon_count reads as the
+//     replicas seen less the removals in flight, and in_flight as the
+//     launches. Both tests are on current
 //     (the scale-down's counts launches too, so a launch no longer needed
 //     is taken back), as are pool_with_threshold's bounds.
 //   - Elasticity: Min above Max is accepted (the target formula lets Min
 //     win). A scale-down needs an idle replica (Utilization < 1) or a launch
 //     in flight to take back; otherwise it is downgraded to a no-op with the
-//     cause appended, as 000 does for a scale-down with no eligible victim.
+//     cause appended (docs/semantics.md, "Scale-down: idle only, cost first").
 //   - Pools (see pool.go): signals are summed, utilization is weighted by
 //     replicas, the policy runs once with the pool's options, and the one
 //     step goes to the member that needs it most.
-//   - Launch tokens resolve when the visible count rises, oldest first; 000
-//     also resolves them when its launch call returns, which has no
-//     counterpart here (the HPA launches). A scale-down cancels the newest
+//   - Launch tokens resolve when the visible count rises, oldest first; a
+//     controller that launches replicas itself could also resolve them
+//     when its launch call returns, which has no counterpart here (the HPA
+//     launches). A scale-down cancels the newest
 //     launch tokens first, as the ReplicaSet removes a replica that is still
 //     starting before a ready one; if a cancelled launch shows up all the
 //     same (it had started before the source saw it), it turns into a

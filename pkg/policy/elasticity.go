@@ -5,18 +5,19 @@ import (
 	"time"
 )
 
-// Defaults of the elasticity policies (000).
+// Defaults of the elasticity policies (docs/semantics.md, "The elasticity
+// policies").
 const (
 	DefaultHighThreshold  = 0.8
 	DefaultLowThreshold   = 0.3
 	DefaultThresholdTicks = 2
 )
 
-// ElasticityOptions tune one of 000's elasticity policies. Start from
+// ElasticityOptions tune one of the elasticity policies. Start from
 // DefaultElasticityOptions, whose maximum depends on the policy.
 type ElasticityOptions struct {
 	// Policy is fixed, fully_elastic, max_count or pool_with_threshold. Any
-	// other name decides a no-op naming it, as 000 does for an unknown kind.
+	// other name decides a no-op naming it (docs/semantics.md, "fixed").
 	Policy string
 	// Min and Max bound the target. Max may be Unbounded. Min above Max is
 	// allowed: the target formula lets Min win.
@@ -30,7 +31,7 @@ type ElasticityOptions struct {
 	// SlotsPerReplica is how many work items one replica runs at once. The
 	// policy reads only Utilization; the caller computes it over slots,
 	// busy / (replicas x SlotsPerReplica). Pending stays one replica per
-	// item, as in 000. 0 reads as 1.
+	// item (docs/semantics.md, "fully_elastic"). 0 reads as 1.
 	SlotsPerReplica int
 }
 
@@ -81,7 +82,7 @@ type ElasticityState struct {
 	ConsecutiveAbove, ConsecutiveBelow int
 }
 
-// ElasticityPolicy decides one of 000's elasticity policies, one step per
+// ElasticityPolicy decides one of the elasticity policies, one step per
 // tick. It holds only validated options, so it is safe for concurrent use.
 type ElasticityPolicy struct {
 	opts ElasticityOptions
@@ -169,7 +170,7 @@ func (p *ElasticityPolicy) rule(st ElasticityState, sig ElasticityObservation) (
 
 // elastic is fully_elastic and max_count, which differ only in the default
 // maximum. With current = max(replicas + in_flight, 0), in_flight being
-// launches less removals (see the package doc for 000's daemon_count):
+// launches less removals (see the package doc for the rule's daemon_count):
 //
 //	target     = max(min(pending, max), min)
 //	scale_up   when target - current > 0

@@ -6,7 +6,8 @@ import (
 )
 
 // The estimators turn cumulative counters, as a scrape or Prometheus exposes
-// them, into 004's two averages: the arrival rate and the mean service time.
+// them, into the queue policy's two averages: the arrival rate and the mean service
+// time (docs/semantics.md, "The queue-pressure policy").
 // They are fields of QueueState, updated by Evaluate only.
 
 // increase is how much a counter grew from prev to cur. A counter that fell
@@ -47,7 +48,7 @@ func (s *QueueState) estimate(alpha float64, obs QueueObservation, now time.Time
 			// The interval's mean stands for each of its runs. Folding n
 			// equal samples one by one is one fold of weight
 			// 1-(1-alpha)^n, so the average weighs runs, not evaluations,
-			// like 004's per-run EWMA.
+			// like a per-run EWMA.
 			w := 1 - math.Pow(1-alpha, runs)
 			s.service, s.serviceSeeded = fold(s.service, s.serviceSeeded, v, w), true
 		}

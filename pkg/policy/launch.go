@@ -7,7 +7,7 @@ import (
 )
 
 // DefaultLaunchTTL is how long a launch (or a removal) counts as in flight
-// (000): long enough for a replica to start and show up, short enough that
+// (docs/semantics.md, "Launch tracking"): long enough for a replica to start and show up, short enough that
 // a launch that failed does not hold a slot for good.
 const DefaultLaunchTTL = 15 * time.Second
 

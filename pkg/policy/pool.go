@@ -9,10 +9,10 @@ import (
 )
 
 // A pool is several targets that share one elasticity policy (the `pool`
-// key). As in 000, the pool is decided as one: its members' signals are
-// combined, the policy runs once, and at most one replica is added or
-// removed across the whole pool per tick. 000 does not say which member
-// takes the step; here the one that needs it most does (pickUp, pickDown).
+// key). The pool is decided as one (docs/semantics.md, "Pools"): its
+// members' signals are combined, the policy runs once, and at most one
+// replica is added or removed across the whole pool per tick. The step goes
+// to the member that needs it most (pickUp, pickDown).
 
 // PoolMember is one target of a pool and its signals.
 type PoolMember struct {

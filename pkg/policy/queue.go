@@ -22,8 +22,8 @@ type QueueObservation struct {
 	// Backlog is ready and retry-waiting work by class. Entries for the same
 	// class add up, so one entry per series of each gauge is fine.
 	Backlog []ClassBacklog
-	// Due counts fixed-start work that is due: 004 counts it as backlog of
-	// the highest-priority class.
+	// Due counts fixed-start work that is due, as backlog of the
+	// highest-priority class.
 	Due int
 	// Busy counts work running now; a scale-down never goes below it.
 	Busy int
@@ -62,7 +62,8 @@ type windowEntry struct {
 	desired int
 }
 
-// QueuePolicy is 004's queue-pressure policy. It holds only validated
+// QueuePolicy is the queue-pressure policy (docs/semantics.md, "The
+// queue-pressure policy"). It holds only validated
 // options, so it is safe for concurrent use; the state travels separately.
 type QueuePolicy struct {
 	opts QueueOptions
@@ -168,7 +169,7 @@ func (p *QueuePolicy) Evaluate(st QueueState, obs QueueObservation, now time.Tim
 	return d, next
 }
 
-// terms computes 004's formula, in slots, and the replicas it needs:
+// terms computes the queue policy's formula, in slots, and the replicas it needs:
 //
 //	slots   = max(base + drain, slo, busy) + reserved
 //	desired = clamp(ceil(slots / SlotsPerReplica), min, max)

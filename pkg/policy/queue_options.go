@@ -5,8 +5,9 @@ import (
 	"time"
 )
 
-// Defaults of the queue-pressure policy (004). DefaultServiceTime is
-// Barometer's choice: 004 names a default_duration but not its value.
+// Defaults of the queue-pressure policy (docs/semantics.md, "The
+// queue-pressure policy"). DefaultServiceTime is Barometer's choice of the
+// stand-in before any run is seen.
 const (
 	DefaultEwmaAlpha           = 0.3
 	DefaultServiceTime         = time.Second
@@ -35,7 +36,7 @@ type Class struct {
 // default: start from DefaultQueueOptions.
 type QueueOptions struct {
 	// EwmaAlpha is the weight of the newest sample in the arrival-rate and
-	// service-time averages, in (0, 1] (004's ewma_alpha).
+	// service-time averages, in (0, 1] (the ewmaAlpha key).
 	EwmaAlpha float64
 	// DefaultServiceTime stands in for the mean run time until a run has
 	// been observed.

@@ -19,7 +19,8 @@ type Reservation struct {
 }
 
 // peakReservations is the most slots reserved at once within [from, to]:
-// 004's "peak concurrent reservations in [now, now + horizon]".
+// the queue policy's reserved term, the peak concurrent reservations in
+// [now, now + horizon] (docs/semantics.md, "The queue-pressure policy").
 func peakReservations(rs []Reservation, from, to time.Time) int {
 	type edge struct {
 		at    time.Time

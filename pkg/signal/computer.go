@@ -208,8 +208,8 @@ func Unanswered(obs pressure.Observation) error {
 func (c *Computer) reason(d Dimension, v float64, replicas int, held bool, comp compensated, missing []string) string {
 	b := append(c.reasonBuf[:0], d.String()...)
 	b = append(b, " pressure "...)
-	// Ties round away from zero, as the original's {v:0.00} does
-	// (strconv would print 0.125 as 0.12).
+	// Ties round away from zero (docs/semantics.md, "Reason strings"):
+	// strconv would print 0.125 as 0.12.
 	b = strconv.AppendFloat(b, math.Round(v*100)/100, 'f', 2, 64)
 	b = append(b, " across "...)
 	b = strconv.AppendInt(b, int64(replicas), 10)

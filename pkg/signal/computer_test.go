@@ -221,7 +221,7 @@ func TestFloorAndRecommendation(t *testing.T) {
 		wantRec   int
 		wantHPA   int // ceil(ScaleValue / 0.5), what KEDA asks for with target 0.5
 	}{
-		// The original reading: the floor is MinReplicas in replica units, so
+		// The first reading: the floor is MinReplicas in replica units, so
 		// an HPA with target 0.5 rests at 4.
 		{"original floor at rest", replicasFloor, 0.1, 2, 2, 2, 4},
 		{"original floor above", replicasFloor, 0.9, 5, 4.5, 5, 9},

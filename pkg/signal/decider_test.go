@@ -75,10 +75,10 @@ func TestComputerSignalsArePressure(t *testing.T) {
 }
 
 // A source that answered and saw no replica (scaled to zero) is a valid
-// sample, as signal-semantics' replicas = max(1, replicaCount) reads it:
-// zero pressure across one replica, so the signal stays fresh and KEDA's
-// fallback does not flap. Only a sample in which replicas were expected and
-// none answered fails.
+// sample, as replicas = max(1, replicaCount) reads it (docs/semantics.md,
+// "Dominant dimension x replicas"): zero pressure across one replica, so
+// the signal stays fresh and KEDA's fallback does not flap. Only a sample
+// in which replicas were expected and none answered fails.
 func TestComputerFoldsZeroReplicas(t *testing.T) {
 	o := DefaultOptions()
 	o.ScaleInGateWindow = 0

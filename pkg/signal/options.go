@@ -7,7 +7,8 @@ import (
 	"time"
 )
 
-// Defaults of the computer's options (signal-semantics.md).
+// Defaults of the computer's options (docs/semantics.md, "Defaults: the
+// `original` profile").
 const (
 	DefaultSampleInterval    = 5 * time.Second
 	DefaultEwmaHalfLife      = 30 * time.Second
@@ -44,8 +45,9 @@ type Options struct {
 	// FloorTarget, when > 0, is the per-replica target the autoscaler
 	// divides ScaleValue by (KEDA's AverageValue). The floor is then
 	// MinReplicas x FloorTarget, so the HPA rests at exactly MinReplicas.
-	// When 0 the floor is MinReplicas itself, as in the original, which
-	// rests the HPA at MinReplicas / target (4 for MinReplicas 2, target 0.5).
+	// When 0 the floor is MinReplicas itself, as the signal first read it
+	// (docs/semantics.md, "The floor"), which rests the HPA at
+	// MinReplicas / target (4 for MinReplicas 2, target 0.5).
 	// Default 0; range >= 0.
 	FloorTarget float64
 	// EwmaHalfLife is the half-life of the slow-release average; 0 turns

@@ -7,9 +7,10 @@ import (
 
 // The profiles: named sets of the computer's behaviour options.
 const (
-	// ProfileOriginal is the original signal exactly: slow release (EWMA,
-	// a 2-minute gate, scale-in blocked while any dimension is at or above
-	// 0.25) and no lag compensation.
+	// ProfileOriginal is the signal as first built, exactly: slow release
+	// (EWMA, a 2-minute gate, scale-in blocked while any dimension is at or
+	// above 0.25) and no lag compensation (docs/semantics.md, "Defaults:
+	// the `original` profile").
 	ProfileOriginal = "original"
 	// ProfileResponsive follows demand and compensates the lag: only a
 	// saturated dimension blocks scale-in, the gate opens on the second
@@ -20,7 +21,7 @@ const (
 	// DefaultProfile is the profile a trigger gets when it names none. The
 	// responsive profile is the one the decision-quality report proves:
 	// it meets the delay-3 goals and reacts to a jump as fast as the
-	// naive rule, where the original needs 11 turns (README, "Profiles").
+	// naive rule, where `original` needs 11 turns (README, "Profiles").
 	DefaultProfile = ProfileResponsive
 )
 

@@ -29,9 +29,10 @@ import (
 
 // Signal is one published signal as the outside sees it. The fields with a
 // JSON name are /scale's, in /scale's order: first the fields of the
-// original endpoint, so a metrics-api trigger or a dashboard written for it
-// reads Barometer unchanged, then stale, target, policy, action and cost,
-// and staleReason last, when there is one. The fields tagged "-" are carried
+// signal's original endpoint (docs/semantics.md, "HTTP shape of /scale"),
+// so a metrics-api trigger or a dashboard written for it reads Barometer
+// unchanged, then stale, target, policy, action and cost, and staleReason
+// last, when there is one. The fields tagged "-" are carried
 // by the gRPC API only; /scale's field set is fixed, so a new field starts
 // there too unless /scale is meant to grow. Every field of
 // signal.ScalingSignal has a place here: pkg/signalapi's round-trip test

@@ -108,7 +108,7 @@ func TestDefaultProfileFigures(t *testing.T) {
 }
 
 // TestDefaultProfileNeverSlowerToAJump: at every delay the default
-// profile reaches a jump's requirement no later than the original, and no
+// profile reaches a jump's requirement no later than `original`, and no
 // later than the naive rule's delay.
 func TestDefaultProfileNeverSlowerToAJump(t *testing.T) {
 	m := ReferenceModel()

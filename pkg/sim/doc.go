@@ -9,8 +9,9 @@
 // and scores that count against the replicas the turn's load required.
 //
 // The series generator, the required-replica rule and the Naive controller
-// reproduce the reference model (002) number for number; HPA follows the
-// Kubernetes HorizontalPodAutoscaler's algorithm; Barometer drives the real
+// reproduce the metric-delay model (docs/semantics.md, "Metric delay")
+// number for number; HPA follows the Kubernetes HorizontalPodAutoscaler's
+// algorithm; Barometer drives the real
 // pkg/signal computer through the real pkg/pressure collector and reads it the
 // way KEDA does. A QueueTrace (arrivals and service times) is the same loop
 // with work that waits. pkg/sim/policies drives pkg/policy's replica

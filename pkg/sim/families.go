@@ -20,14 +20,14 @@ func (f Family) Series(seed int64) Series {
 	return f.gen(newLCG(seed*7919+int64(len(f.Name))), fmt.Sprintf("%s (seed %d)", f.Name, seed))
 }
 
-// familyTurns is every family series' length, the reference's.
+// familyTurns is every family series' length, the reference series'.
 const familyTurns = 120
 
 // between draws uniformly from [lo, hi).
 func (g *lcg) between(lo, hi float64) float64 { return lo + float64((hi-lo)*g.next()) }
 
 // familyCeiling is the most load a family series offers: 11 replicas'
-// worth at the reference model's target, so that every requirement fits
+// worth at the ReferenceModel's target, so that every requirement fits
 // in its 12 replicas and no shortfall is forced on every controller.
 const familyCeiling = 9000
 

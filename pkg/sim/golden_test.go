@@ -5,7 +5,8 @@ import (
 	"testing"
 )
 
-// The numbers below are the reference's (002) printed tables.
+// The numbers below are the metric-delay model's printed tables
+// (docs/semantics.md, "Metric delay"; testdata/reference-*.txt).
 
 func runNaive(s Series, delay int, opts NaiveOptions) Score {
 	m := ReferenceModel()

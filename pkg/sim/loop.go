@@ -47,7 +47,7 @@ type Config struct {
 	// sample taken in turn max(0, t - Delay).
 	Delay int
 	// StartupTurns is how many turns a new replica takes to become ready;
-	// 0 (the reference) serves at once.
+	// 0 (the metric-delay model's) serves at once.
 	StartupTurns int
 	// Turn is the wall-clock length of one turn (DefaultTurn when zero).
 	Turn time.Duration

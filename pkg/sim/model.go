@@ -17,8 +17,9 @@ type Model struct {
 	InitialReplicas int
 }
 
-// ReferenceModel is the reference's model: 1176.47 requests/s per replica,
-// 70 % target occupancy, 1..12 replicas, starting at 2.
+// ReferenceModel is the metric-delay model (docs/semantics.md, "The model
+// and the reference series"): 1176.47 requests/s per replica, 70 % target
+// occupancy, 1..12 replicas, starting at 2.
 func ReferenceModel() Model {
 	return Model{Saturation: 1176.47, Target: 0.70, MinReplicas: 1, MaxReplicas: 12, InitialReplicas: 2}
 }

@@ -2,7 +2,8 @@ package sim
 
 import "math"
 
-// NaiveOptions are the reference's two dampers.
+// NaiveOptions are the naive rule's two dampers (docs/semantics.md, "Its
+// dampers: wait window and step limit").
 type NaiveOptions struct {
 	// Window holds a scale-in until the desired count has come in low for
 	// Window turns in a row; <= 1 applies it at once.
@@ -11,15 +12,15 @@ type NaiveOptions struct {
 	Step int
 }
 
-// Naive is the reference's controller: the CURRENT replica count times the
-// delayed occupancy, over the target.
+// Naive is the naive rule (docs/semantics.md, "The naive rule"): the
+// CURRENT replica count times the delayed occupancy, over the target.
 type Naive struct {
 	model     Model
 	opts      NaiveOptions
 	lowStreak int
 }
 
-// NewNaive returns the reference's controller.
+// NewNaive returns the naive controller.
 func NewNaive(m Model, opts NaiveOptions) *Naive { return &Naive{model: m, opts: opts} }
 
 // Decide applies the rule, then the step limit, then the wait window.

@@ -14,7 +14,8 @@ import (
 // request is 1/Saturation s of work) and a queue trace's items at their
 // service time. Work the replicas cannot do in a turn waits in a queue
 // trace; a load series is request traffic, whose excess is shed at the end
-// of the turn, as in the reference (each turn is scored on its own load).
+// of the turn, as in the metric-delay model (each turn is scored on its own
+// load; docs/semantics.md, "Metric delay").
 type QueueSample struct {
 	// Arrivals counts items that arrived, through the sampled turn (a
 	// counter). A load series' items are its requests.

@@ -22,8 +22,8 @@ func (f *fixedAt) Decide(s State) int {
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(1, math.Abs(b)) }
 
-// TestLoadSeriesSample: on a load series the occupancy is the reference's
-// formula to the bit, the turn's excess is sampled as backlog and then
+// TestLoadSeriesSample: on a load series the occupancy is the metric-delay
+// model's formula to the bit, the turn's excess is sampled as backlog and then
 // shed, and the counters count requests.
 func TestLoadSeriesSample(t *testing.T) {
 	m := ReferenceModel()

@@ -34,7 +34,7 @@ func (q QueueTrace) Series(m Model, turn time.Duration) Series {
 
 // QueueModel is the model a queue trace is scored with: a replica does one
 // second of work per second (Saturation 1, so load is in busy replicas),
-// and the reference's target occupancy, bounds and start.
+// and ReferenceModel's target occupancy, bounds and start.
 func QueueModel() Model {
 	m := ReferenceModel()
 	m.Saturation = 1

@@ -5,9 +5,10 @@ import (
 	"time"
 )
 
-// Score is how one run did: the reference's counts, then the SPEC Research
-// Group elasticity metrics (demand = required replicas, supply = ready
-// replicas, one turn per time unit).
+// Score is how one run did: the metric-delay model's counts
+// (docs/semantics.md, "The tables and the jump test"), then the SPEC
+// Research Group elasticity metrics (demand = required replicas, supply =
+// ready replicas, one turn per time unit).
 type Score struct {
 	// Changes counts decisions that changed the provisioned count;
 	// Oscillation those that reversed the previous change's direction.

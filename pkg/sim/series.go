@@ -23,11 +23,13 @@ type Series struct {
 // HasEvent reports whether the series has an event window.
 func (s Series) HasEvent() bool { return s.EventEnd > s.EventStart }
 
-// ReferenceSeed is the reference series' generator seed.
+// ReferenceSeed is the reference series' generator seed (docs/semantics.md,
+// "The model and the reference series").
 const ReferenceSeed = 20260805
 
-// lcg is the reference's Park-Miller generator (multiplier 48271, modulus
-// 2^31 - 1); every step is exact in int64 as in the reference's doubles.
+// lcg is the model's Park-Miller generator (multiplier 48271, modulus
+// 2^31 - 1); every step is exact in int64, as it is in the model's float64
+// arithmetic (each product stays below 2^53).
 type lcg struct{ s int64 }
 
 func newLCG(seed int64) *lcg { return &lcg{s: seed % 2147483647} }
@@ -46,7 +48,7 @@ func jsRound(x float64) float64 {
 	return f
 }
 
-// Wave describes the reference's family of series: a sine wave plus a
+// Wave describes the reference series' family: a sine wave plus a
 // rectangular step, multiplied by uniform noise, rounded and floored.
 type Wave struct {
 	Seed      int64
@@ -70,8 +72,8 @@ func ReferenceWave(seed int64) Wave {
 		Step: 1800, StepStart: 60, StepEnd: 90, Noise: 0.08, Floor: 200}
 }
 
-// Series generates the wave. The arithmetic follows the reference operation
-// for operation; the explicit float64 conversions forbid fused multiply-adds.
+// Series generates the wave. The arithmetic follows the model's generator
+// operation for operation; the explicit float64 conversions forbid fused multiply-adds.
 func (w Wave) Series(name string) Series {
 	g := newLCG(w.Seed)
 	lo, width := 1-w.Noise, 2*w.Noise
@@ -88,12 +90,13 @@ func (w Wave) Series(name string) Series {
 	return Series{Name: name, Load: load, EventStart: w.StepStart, EventEnd: w.StepEnd}
 }
 
-// Reference is the reference's 120-turn series, named as the reference
-// prints it ("seed 20260805").
+// Reference is the model's 120-turn series, named as the model's tables
+// print it ("seed 20260805").
 func Reference() Series { return Seeded(ReferenceSeed) }
 
-// JumpTest is the reference's noise-free jump: 60 turns at 800 requests/s,
-// then 60 at 3200; the event window is the reference's turns 60..89.
+// JumpTest is the model's noise-free jump: 60 turns at 800 requests/s,
+// then 60 at 3200; the event window is the model's turns 60..89
+// (docs/semantics.md, "The tables and the jump test").
 func JumpTest() Series {
 	load := make([]float64, 120)
 	for t := range load {
@@ -105,7 +108,7 @@ func JumpTest() Series {
 	return Series{Name: "jump test", Load: load, EventStart: 60, EventEnd: 90}
 }
 
-// Seeded is the reference shape with another seed.
+// Seeded is the reference series' shape with another seed.
 func Seeded(seed int64) Series {
 	return ReferenceWave(seed).Series(fmt.Sprintf("seed %d", seed))
 }

@@ -7,7 +7,7 @@ type Setting struct {
 	New  func(Model) Controller
 }
 
-// NaiveSetting names the reference's controller with its dampers.
+// NaiveSetting names the naive controller with its dampers.
 func NaiveSetting(name string, o NaiveOptions) Setting {
 	return Setting{Name: name, New: func(m Model) Controller { return NewNaive(m, o) }}
 }

@@ -8,8 +8,10 @@ import (
 	"strings"
 )
 
-// The tables below reproduce the reference's text layout (JavaScript's
-// padEnd/padStart widths), so a run can be compared with 002 by eye.
+// The tables below reproduce the metric-delay model's text layout (its
+// padEnd/padStart widths), so a run can be compared with its printed tables
+// (testdata/reference-*.txt; docs/semantics.md, "The tables and the jump
+// test") by eye.
 
 // Row is one named line of a settings table.
 type Row struct {
@@ -23,7 +25,7 @@ type JumpRow struct {
 	Reactions []int
 }
 
-// WriteModel writes the reference's two summary lines for a series.
+// WriteModel writes the model's two summary lines for a series.
 func WriteModel(w io.Writer, m Model, s Series) error {
 	var b strings.Builder
 	lo, hi := 0.0, 0.0
@@ -48,7 +50,7 @@ func WriteModel(w io.Writer, m Model, s Series) error {
 	return err
 }
 
-// WriteDelayScan writes the reference's delay-scan table.
+// WriteDelayScan writes the delay-scan table.
 func WriteDelayScan(w io.Writer, delays []int, scores []Score) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-10s%17s%17s%23s%17s%22s%16s\n", "delay", "changes", "oscillation",
@@ -61,7 +63,7 @@ func WriteDelayScan(w io.Writer, delays []int, scores []Score) error {
 	return err
 }
 
-// WriteSettings writes the reference's damper table.
+// WriteSettings writes the damper table.
 func WriteSettings(w io.Writer, rows []Row) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-22s%23s%23s%23s%23s%23s%23s\n", "setting", "changes", "oscillation",
@@ -75,7 +77,7 @@ func WriteSettings(w io.Writer, rows []Row) error {
 	return err
 }
 
-// WriteJump writes the reference's jump-test table.
+// WriteJump writes the jump-test table.
 func WriteJump(w io.Writer, delays []int, rows []JumpRow) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-22s", "setting")

@@ -15,8 +15,8 @@ func readGolden(t *testing.T, name string) string {
 	return string(b)
 }
 
-// TestReferenceSeriesValues compares every load with the reference
-// program's own output (testdata/reference-series.txt, one per line).
+// TestReferenceSeriesValues compares every load with the metric-delay
+// model's own output (testdata/reference-series.txt, one per line).
 func TestReferenceSeriesValues(t *testing.T) {
 	want := strings.Fields(readGolden(t, "reference-series.txt"))
 	got := Reference().Load
@@ -30,7 +30,7 @@ func TestReferenceSeriesValues(t *testing.T) {
 	}
 }
 
-// TestDelayScanText reproduces the reference's first printout byte for byte.
+// TestDelayScanText reproduces the model's first printout byte for byte.
 func TestDelayScanText(t *testing.T) {
 	m, s := ReferenceModel(), Reference()
 	delays := []int{0, 1, 2, 3, 4, 5, 6}
@@ -51,7 +51,7 @@ func TestDelayScanText(t *testing.T) {
 	}
 }
 
-// TestDamperText reproduces the reference's second printout byte for byte.
+// TestDamperText reproduces the model's second printout byte for byte.
 func TestDamperText(t *testing.T) {
 	m := ReferenceModel()
 	row := func(name string, delay int, o NaiveOptions) Row {
@@ -100,7 +100,7 @@ func TestDamperText(t *testing.T) {
 	if err := WriteSettings(&noDelay, []Row{row("unadjusted", 0, NaiveOptions{}), row("window 3 + step 1", 0, settings[7].o)}); err != nil {
 		t.Fatal(err)
 	}
-	_, rest, _ := strings.Cut(noDelay.String(), "\n") // the reference prints no header here
+	_, rest, _ := strings.Cut(noDelay.String(), "\n") // the model prints no header here
 	b.WriteString(rest)
 
 	if want := readGolden(t, "reference-dampers.txt"); b.String() != want {

@@ -1,6 +1,7 @@
 // Package policies runs pkg/policy's replica policies in the simulator's
-// closed loop: the queue-pressure policy (004) and the elasticity policies
-// fully_elastic, max_count, pool_with_threshold and fixed (000), each with
+// closed loop: the queue-pressure policy and the elasticity policies
+// fully_elastic, max_count, pool_with_threshold and fixed (docs/semantics.md,
+// "The queue-pressure policy" and "The elasticity policies"), each with
 // its launch tracker, exactly as the engine calls them. Nothing here
 // re-implements a rule; this package only maps a delivered sample to the
 // policy's observation and publishes the decision's count.
@@ -29,7 +30,7 @@
 //     unit of an item (a request of a load series, an item of a queue trace)
 //     because it multiplies counts by the service time it measures.
 //   - fully_elastic and max_count read pending work, whose unit does matter:
-//     000 launches one replica per pending item. The engine takes pending
+//     the rule asks for one replica per pending item. The engine takes pending
 //     from the source's backlog gauges, so what an item is and which work
 //     is counted are the source's. The simulated source counts the offered
 //     work (in service or waiting) in replica-sized items, one item being
@@ -38,7 +39,7 @@
 //     rule without its floor. Work in service counts because the fluid
 //     model has no idle-only victim choice to protect it: any replica short
 //     of full is idle part of the time, so pending that left out running
-//     work would let 000's rule remove the replicas that run it.
+//     work would let the rule remove the replicas that run it.
 //   - pool_with_threshold and the idle check of every scale-down read the
 //     utilization: busy over visible replicas, at most 1.
 //
@@ -118,7 +119,7 @@ func QueueSetting(name string, o policy.QueueOptions, w Wiring) (sim.Setting, er
 	}}, nil
 }
 
-// ElasticitySetting names one of 000's policies with options.
+// ElasticitySetting names one of the elasticity policies with options.
 func ElasticitySetting(name string, o policy.ElasticityOptions, w Wiring) (sim.Setting, error) {
 	p, err := policy.NewElasticityPolicy(o)
 	if err != nil {
@@ -206,8 +207,8 @@ func QueueObservation(r sim.Reading) policy.QueueObservation {
 	}
 }
 
-// ElasticityObservation is a sample as 000's policies read it; InFlight is
-// the tracker's.
+// ElasticityObservation is a sample as the elasticity policies read it;
+// InFlight is the tracker's.
 func ElasticityObservation(m sim.Model, r sim.Reading) policy.ElasticityObservation {
 	o := policy.ElasticityObservation{Replicas: r.Replicas, Pending: Pending(m, r.Queue.Offered)}
 	if r.Replicas > 0 {
