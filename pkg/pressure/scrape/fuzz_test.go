@@ -192,7 +192,6 @@ func FuzzFilterAgreement(f *testing.F) {
 	})
 }
 
-
 // withoutBuckets is a family as the text filter keeps it: a histogram's
 // _bucket lines name no wanted family (only _sum and _count are read), so
 // they are dropped.
