@@ -10,10 +10,14 @@
 #   .ci/fuzz.sh FuzzQueueFold      only the targets named
 #
 # FUZZ_PARALLEL sets the fuzzing workers (default: go's, one per core).
+# FUZZMINIMIZETIME bounds the minimizing of each new input (default 5s, go's
+# is 60s): while a worker minimizes it runs nothing else, which would eat
+# most of a short run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 fuzztime=${FUZZTIME:-20s}
+minimize=${FUZZMINIMIZETIME:-5s}
 parallel=()
 if [ -n "${FUZZ_PARALLEL:-}" ]; then
   parallel=(-parallel "$FUZZ_PARALLEL")
@@ -33,7 +37,7 @@ while read -r pkg name; do
     continue
   fi
   printf '\n--- %s %s (%s)\n' "$pkg" "$name" "$fuzztime"
-  go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" "${parallel[@]}" "$pkg"
+  go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" -fuzzminimizetime "$minimize" "${parallel[@]}" "$pkg"
   ran=$((ran + 1))
 done <<<"$targets"
 

@@ -10,9 +10,8 @@ import (
 // replica come back later, it is counted as a newcomer.
 const CounterTTL = 10 * time.Minute
 
-// CounterSum is one counter summed across replicas so that the sum only
-// falls when every replica's counter would have to: the queue policy reads a
-// counter that falls as restarted from zero, and would then count the whole
+// CounterSum is one counter summed across replicas so that the sum never
+// falls: the queue policy reads a counter that falls as restarted from zero, and would then count the whole
 // sum as new work, a burst that never happened. A plain sum falls whenever a
 // replica drops out of a sample (a failed scrape, a pod scaled in), so:
 //
