@@ -1,6 +1,7 @@
 package exposition
 
 import (
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -70,5 +71,27 @@ func TestCounterSumDoesNotCancel(t *testing.T) {
 			}
 			at = at.Add(c.gap)
 		}
+	}
+}
+
+// BenchmarkQueueCounters1000Replicas is one sample's counter fold for 1,000
+// replicas, the scrape benchmark's fleet: the cost of summing exactly.
+func BenchmarkQueueCounters1000Replicas(b *testing.B) {
+	names := make([]string, 1000)
+	for i := range names {
+		names[i] = fmt.Sprintf("10.0.%d.%d:8080", i/256, i%256)
+	}
+	var c QueueCounters
+	at := t0
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		var f QueueFold
+		for j, name := range names {
+			f.Arrivals(name, float64(i*j)+0.25)
+			f.RunSeconds(name, float64(i)*1.1)
+			f.Runs(name, float64(i))
+		}
+		f.Observation(&c, at)
+		at = at.Add(time.Second)
 	}
 }

@@ -213,16 +213,28 @@ func framed(body []byte) bool {
 
 // withoutBuckets is a family as the text filter keeps it: a histogram's
 // _bucket lines name no wanted family (only _sum and _count are read), so
-// they are dropped.
+// they are dropped, and a histogram series that had nothing else is no
+// series at all, and a family left without series is no family
+// (testdata/fuzz/FuzzFilterAgreement/93bca6b989a1507d: a histogram of
+// buckets only). That is what the source should read: without _sum and
+// _count a run-time histogram says nothing about the queue.
 func withoutBuckets(fam *dto.MetricFamily) *dto.MetricFamily {
 	if fam == nil {
 		return nil
 	}
 	fam = proto.Clone(fam).(*dto.MetricFamily)
+	var kept []*dto.Metric
 	for _, m := range fam.GetMetric() {
 		if h := m.GetHistogram(); h != nil {
 			h.Bucket = nil
+			if h.SampleSum == nil && h.SampleCount == nil && h.SampleCountFloat == nil {
+				continue
+			}
 		}
+		kept = append(kept, m)
+	}
+	if fam.Metric = kept; len(kept) == 0 {
+		return nil
 	}
 	return fam
 }
