@@ -69,7 +69,7 @@ func (c *CounterSum) Observe(replica string, v float64, at time.Time) {
 	case !known:
 		m.base = 0
 	case v < m.v:
-		c.retired.addExact(counted(m.v, m.base))
+		c.retired.addCounted(m.v, m.base)
 		m.base = 0
 	}
 	c.last[replica] = counterMark{v: v, base: m.base, seen: at}
@@ -83,11 +83,11 @@ func (c *CounterSum) Settle(at time.Time, ttl time.Duration) (sum float64, ok bo
 	total.addExact(&c.retired)
 	for name, m := range c.last {
 		if at.Sub(m.seen) > ttl {
-			c.retired.addExact(counted(m.v, m.base))
+			c.retired.addCounted(m.v, m.base)
 			delete(c.last, name)
 		}
 		// Counted either way: forgetting moves the term, unchanged.
-		total.addExact(counted(m.v, m.base))
+		total.addCounted(m.v, m.base)
 	}
 	c.seeded = c.seeded || len(c.last) > 0
 	return saturate(total.float64()), c.seeded

@@ -16,7 +16,10 @@ const exactBits = 2176
 
 // exact is a sum of float64 values with no rounding until float64 reads it;
 // the zero value is 0.
-type exact struct{ f big.Float }
+type exact struct {
+	f       big.Float
+	scratch big.Float // the term being added, kept to reuse its mantissa
+}
 
 func (e *exact) init() {
 	if e.f.Prec() == 0 {
@@ -27,8 +30,7 @@ func (e *exact) init() {
 // add adds a finite v exactly.
 func (e *exact) add(v float64) {
 	e.init()
-	var x big.Float
-	e.f.Add(&e.f, x.SetFloat64(v))
+	e.f.Add(&e.f, e.scratch.SetFloat64(v))
 }
 
 // addExact adds another exact sum.
@@ -45,12 +47,10 @@ func (e *exact) float64() float64 {
 	return v
 }
 
-// counted is v - base, exactly: what a replica counted since base.
-func counted(v, base float64) *exact {
-	var e exact
+// addCounted adds v - base, exactly: what a replica counted since base.
+func (e *exact) addCounted(v, base float64) {
 	e.add(v)
 	e.add(-base)
-	return &e
 }
 
 // saturate keeps a sum that overflowed float64 at the largest finite value,

@@ -46,8 +46,17 @@ type QueueFold struct {
 // CounterSum would read as a restart and count the replica's whole history
 // again.
 type reading struct {
-	v   exact
-	bad bool
+	first float64 // the only series, the common case, needs no exact sum
+	n     int
+	more  exact
+	bad   bool
+}
+
+func (r *reading) value() float64 {
+	if r.n == 1 {
+		return r.first
+	}
+	return r.more.float64()
 }
 
 type reservation struct {
@@ -82,9 +91,17 @@ func (f *QueueFold) count(c int, replica string, v float64) {
 	}
 	// One unusable series makes the replica's sum a partial one, which
 	// could read as a fall; the replica is then held, as if not read.
-	if r.bad = r.bad || !usable(v); !r.bad {
-		r.v.add(v)
+	if r.bad = r.bad || !usable(v); r.bad {
+		return
 	}
+	if r.n++; r.n == 1 {
+		r.first = v
+		return
+	}
+	if r.n == 2 {
+		r.more.add(r.first)
+	}
+	r.more.add(v)
 }
 
 // Ready and Retrying add one backlog series of a class.
@@ -178,7 +195,7 @@ func (f *QueueFold) Observation(c *QueueCounters, at time.Time) *pressure.QueueO
 	for i, sum := range sums {
 		for replica, r := range f.counters[i] {
 			if !r.bad {
-				sum.Observe(replica, r.v.float64(), at) // +Inf past float64: held
+				sum.Observe(replica, r.value(), at) // +Inf past float64: held
 			}
 		}
 		totals[i], _ = sum.Settle(at, CounterTTL)
