@@ -30,7 +30,7 @@ type fixture struct {
 	handler  http.Handler
 }
 
-func newFixture(t *testing.T, scripts map[string]*registrytest.Script, customize ...func(*httpapi.Config)) *fixture {
+func newFixture(t testing.TB, scripts map[string]*registrytest.Script, customize ...func(*httpapi.Config)) *fixture {
 	t.Helper()
 	sources := trigger.NewSchema(trigger.Host(), registrytest.Kind("scripted", "", func(name string) *registrytest.Script { return scripts[name] }))
 	f := &fixture{clock: signaltest.NewFakeClock(time.Date(2025, 6, 1, 12, 0, 0, 123456789, time.UTC))}
@@ -46,7 +46,7 @@ func newFixture(t *testing.T, scripts map[string]*registrytest.Script, customize
 
 // use starts (or joins) the target for a script on behalf of ref and waits
 // for its first sample attempt. A zero ref makes it the default target.
-func (f *fixture) use(t *testing.T, ref registry.Ref, raw map[string]string) *registry.Target {
+func (f *fixture) use(t testing.TB, ref registry.Ref, raw map[string]string) *registry.Target {
 	t.Helper()
 	md, err := f.reg.Parse(raw)
 	if err != nil {

@@ -7,6 +7,8 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
+	"path"
+	"strings"
 
 	"github.com/barometer-scaler/barometer/pkg/health"
 	"github.com/barometer-scaler/barometer/pkg/registry"
@@ -88,9 +90,39 @@ func New(cfg Config) http.Handler {
 	perTarget("/health/signal", s.serveSignalHealth)
 	// The catch-all answers every other path, whatever the method, so that
 	// an unknown path is a JSON 404 rather than ServeMux's plain text.
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		s.writeError(w, http.StatusNotFound, "no such endpoint: "+r.URL.Path+
-			" (endpoints: /scale, /scale/{namespace}/{name}, /targets, /events, /events/{namespace}/{name}, /metrics, /livez, /readyz, /health/signal)")
+	mux.HandleFunc("/", s.notFound)
+	return s.canonical(mux)
+}
+
+func (s *server) notFound(w http.ResponseWriter, r *http.Request) {
+	s.writeError(w, http.StatusNotFound, "no such endpoint: "+r.URL.Path+
+		" (endpoints: /scale, /scale/{namespace}/{name}, /targets, /events, /events/{namespace}/{name}, /metrics, /livez, /readyz, /health/signal)")
+}
+
+// canonical answers, as JSON, the requests ServeMux would answer itself in
+// plain text: a path that is not clean ("//", "." or ".." segments), which
+// it redirects, and CONNECT, which it routes by host. Neither is a request
+// this read-only API serves, and a redirect would send a client that
+// expects JSON (KEDA's metrics-api trigger) to another endpoint's answer.
+func (s *server) canonical(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch p := r.URL.Path; {
+		case r.Method == http.MethodConnect:
+			s.readOnly(nil).ServeHTTP(w, r)
+		case p == "" || p[0] != '/' || cleanPath(p) != p:
+			s.notFound(w, r)
+		default:
+			mux.ServeHTTP(w, r)
+		}
 	})
-	return mux
+}
+
+// cleanPath is p as ServeMux cleans it before routing: path.Clean,
+// keeping a trailing slash.
+func cleanPath(p string) string {
+	c := path.Clean(p)
+	if strings.HasSuffix(p, "/") && c != "/" {
+		c += "/"
+	}
+	return c
 }

@@ -198,7 +198,8 @@ func newState(raw map[string]string, s *Schema, c Context) *state {
 		base, fromEnv := strings.CutSuffix(k, "FromEnv")
 		if fromEnv && base != "" {
 			if _, both := raw[base]; both {
-				st.conflict = &MetadataError{Key: k, Allowed: fmt.Sprintf("set either %s or %s, not both", base, k)}
+				// Quoted: the key is the caller's, of any length and bytes.
+				st.conflict = &MetadataError{Key: k, Allowed: fmt.Sprintf("set either %s or %s, not both", Quote(base), Quote(k))}
 				continue
 			}
 			st.from[base] = k

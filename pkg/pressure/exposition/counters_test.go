@@ -1,6 +1,7 @@
 package exposition
 
 import (
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -37,4 +38,60 @@ func TestCounterSumNeverFallsSpuriously(t *testing.T) {
 	step(200, map[string]float64{"a": 132})         // b and c forgotten, their counts kept
 	step(200, map[string]float64{"a": 132, "b": 2}) // b is a newcomer again
 	step(202, map[string]float64{"a": 132, "b": 4})
+}
+
+// TestCounterSumDoesNotCancel holds the falls a float offset produced
+// (issue 12, item 6): a late newcomer's first reading was subtracted from
+// an offset and added back with the replica, and the rounding in between
+// could lose everything else. The first case is FuzzQueueFold's seed
+// e0bd146fe03ec8a5: a replica forgotten after the TTL, then a newcomer of
+// 6.4e116, read as a fall from 4.8 to 0.
+func TestCounterSumDoesNotCancel(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		steps []map[string]float64
+		gap   time.Duration
+		want  []float64
+	}{
+		{"forgotten, then a huge newcomer", []map[string]float64{{"c": 4.8}, {"b": 6.378489473675153e+116}}, 48 * time.Minute, []float64{4.8, 4.8}},
+		{"a huge newcomer", []map[string]float64{{"a": 5}, {"a": 5, "c": 1e300}, {"a": 6, "c": 1e300}}, time.Minute, []float64{5, 5, 6}},
+		{"a huge restart", []map[string]float64{{"a": 5, "c": 1e300}, {"a": 6, "c": 1}}, time.Minute, []float64{1e300, 1e300}},
+		{"past float64", []map[string]float64{{"a": math.MaxFloat64, "b": math.MaxFloat64}, {"a": 1}}, time.Minute, []float64{math.MaxFloat64, math.MaxFloat64}},
+		{"tenths in any order", []map[string]float64{{"a": 0.1, "b": 0.2, "c": 0.3}, {"a": 0.1, "b": 0.2, "c": 0.3, "d": 0.7}}, time.Minute, []float64{0.6, 0.6}},
+	} {
+		var s CounterSum
+		at := t0
+		for i, readings := range c.steps {
+			for r, v := range readings {
+				s.Observe(r, v, at)
+			}
+			got, _ := s.Settle(at, CounterTTL)
+			if got != c.want[i] {
+				t.Errorf("%s, sample %d: sum %v, want %v", c.name, i, got, c.want[i])
+			}
+			at = at.Add(c.gap)
+		}
+	}
+}
+
+// BenchmarkQueueCounters1000Replicas is one sample's counter fold for 1,000
+// replicas, the scrape benchmark's fleet: the cost of summing exactly.
+func BenchmarkQueueCounters1000Replicas(b *testing.B) {
+	names := make([]string, 1000)
+	for i := range names {
+		names[i] = fmt.Sprintf("10.0.%d.%d:8080", i/256, i%256)
+	}
+	var c QueueCounters
+	at := t0
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		var f QueueFold
+		for j, name := range names {
+			f.Arrivals(name, float64(i*j)+0.25)
+			f.RunSeconds(name, float64(i)*1.1)
+			f.Runs(name, float64(i))
+		}
+		f.Observation(&c, at)
+		at = at.Add(time.Second)
+	}
 }

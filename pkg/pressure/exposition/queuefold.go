@@ -24,7 +24,9 @@ import (
 //     view), its start the earliest reported (0, already started, is the
 //     earliest), its end the latest (0, open-ended, is later than any) and
 //     its slots the largest; slots are 1 when no series gives them;
-//   - a value that is not a finite number >= 0 is left out, as if absent.
+//   - a value that is not a finite number >= 0 is left out, as if absent,
+//     and a sum past the float64 range is math.MaxFloat64, so that no
+//     number in the observation is ever negative or infinite.
 //
 // A QueueFold is for one sample; the zero value is ready to use.
 type QueueFold struct {
@@ -38,10 +40,23 @@ type QueueFold struct {
 }
 
 // reading is one replica's counter in one sample: the sum of its series,
-// unusable when any of them was.
+// unusable when any of them was. The sum is exact, so it does not depend on
+// the order the series came in (a Prometheus result has none): a float sum
+// of the same series in another order can be one ulp lower, which
+// CounterSum would read as a restart and count the replica's whole history
+// again.
 type reading struct {
-	v   float64
-	bad bool
+	first float64 // the only series, the common case, needs no exact sum
+	n     int
+	more  exact
+	bad   bool
+}
+
+func (r *reading) value() float64 {
+	if r.n == 1 {
+		return r.first
+	}
+	return r.more.float64()
 }
 
 type reservation struct {
@@ -76,7 +91,17 @@ func (f *QueueFold) count(c int, replica string, v float64) {
 	}
 	// One unusable series makes the replica's sum a partial one, which
 	// could read as a fall; the replica is then held, as if not read.
-	r.v, r.bad = r.v+v, r.bad || !usable(v)
+	if r.bad = r.bad || !usable(v); r.bad {
+		return
+	}
+	if r.n++; r.n == 1 {
+		r.first = v
+		return
+	}
+	if r.n == 2 {
+		r.more.add(r.first)
+	}
+	r.more.add(v)
 }
 
 // Ready and Retrying add one backlog series of a class.
@@ -170,7 +195,7 @@ func (f *QueueFold) Observation(c *QueueCounters, at time.Time) *pressure.QueueO
 	for i, sum := range sums {
 		for replica, r := range f.counters[i] {
 			if !r.bad {
-				sum.Observe(replica, r.v, at)
+				sum.Observe(replica, r.value(), at) // +Inf past float64: held
 			}
 		}
 		totals[i], _ = sum.Settle(at, CounterTTL)
@@ -182,11 +207,11 @@ func (f *QueueFold) Observation(c *QueueCounters, at time.Time) *pressure.QueueO
 		Arrivals:   totals[counterArrivals],
 		RunSeconds: totals[counterRunSeconds],
 		Runs:       totals[counterRuns],
-		Due:        f.due,
-		Busy:       f.busy,
+		Due:        saturate(f.due),
+		Busy:       saturate(f.busy),
 	}
 	for _, b := range f.backlog {
-		q.Backlog = append(q.Backlog, *b)
+		q.Backlog = append(q.Backlog, pressure.ClassBacklog{Class: b.Class, Ready: saturate(b.Ready), Retrying: saturate(b.Retrying)})
 	}
 	slices.SortFunc(q.Backlog, func(a, b pressure.ClassBacklog) int { return strings.Compare(a.Class, b.Class) })
 	q.Reservations = f.reservations()
@@ -217,7 +242,7 @@ func (f *QueueFold) reservations() []pressure.Reservation {
 		}
 	}
 	if f.reserved > 0 {
-		out = append(out, pressure.Reservation{Slots: f.reserved})
+		out = append(out, pressure.Reservation{Slots: saturate(f.reserved)})
 	}
 	return out
 }
