@@ -95,7 +95,7 @@ func checkSample(t *testing.T, fams map[string]*dto.MetricFamily, n *exposition.
 func FuzzParseText(f *testing.F) {
 	textSeeds(f)
 	n, want := fuzzWant()
-	c := newClient(fuzzLimit, want, nil)
+	c := newClient(fuzzLimit, want, nil, nil)
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var buf bytes.Buffer
 		if err := filterText(bufio.NewReaderSize(bytes.NewReader(body), readerSize), &buf, want); err != nil {
