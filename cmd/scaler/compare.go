@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/barometer-scaler/barometer/pkg/policy"
 	"github.com/barometer-scaler/barometer/pkg/signal"
 	"github.com/barometer-scaler/barometer/pkg/sim"
 	"github.com/barometer-scaler/barometer/pkg/sim/policies"
@@ -22,7 +23,7 @@ func compareSettings(m sim.Model, o simulateOptions) ([]sim.Setting, error) {
 		sim.KPASetting("KPA, Knative defaults", o.kpa),
 	}
 	for _, p := range signal.ProfileNames() {
-		so, err := o.signal.options(p, o.set)
+		so, err := o.signalOptions(p)
 		if err != nil {
 			return nil, err
 		}
@@ -32,7 +33,15 @@ func compareSettings(m sim.Model, o simulateOptions) ([]sim.Setting, error) {
 		}
 		sets = append(sets, sim.BarometerSetting(name, sim.BarometerOptions{Signal: so, Target: o.kedaTarget}))
 	}
-	return append(sets, policies.Settings(m, o.wiring)...), nil
+	// The policies' launch TTL is a trigger key: parsed as one (for any
+	// replica policy; every one reads it).
+	t, err := o.keys.trigger(policy.PolicyFixed, nil)
+	if err != nil {
+		return nil, err
+	}
+	w := o.wiring
+	w.Launch.TTL = t.Policy.LaunchTTL
+	return append(sets, policies.Settings(m, w)...), nil
 }
 
 // runCompare runs every controller on one trace and prints one table; with

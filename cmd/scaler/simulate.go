@@ -31,21 +31,17 @@ var controllers = []string{"naive", "hpa", "kpa", "barometer", policy.PolicyQueu
 var replicaPolicies = controllers[4:]
 
 // flagControllers names, for each flag that not every controller reads,
-// the controllers that read it. The policies' flags are their metadata
-// keys, spelt as flags; the signal's flags (defineSignalFlags) apply to
-// barometer alone.
+// the controllers that read it: the simulator's own flags. The flags of
+// trigger keys (the policies' and the signal's options) are derived from
+// the trigger schema (defineKeyFlags), which says which controllers read
+// them.
 var flagControllers = map[string][]string{
 	"window": {"naive"}, "step-limit": {"naive"},
 	"hpa-tolerance": {"hpa"}, "hpa-up-window": {"hpa"}, "hpa-down-window": {"hpa"}, "hpa-period": {"hpa"},
 	"hpa-up-percent": {"hpa"}, "hpa-up-pods": {"hpa"}, "hpa-down-percent": {"hpa"},
 	"kpa-stable-window": {"kpa"}, "kpa-panic-percent": {"kpa"}, "kpa-panic-threshold": {"kpa"},
 	"kpa-max-up-rate": {"kpa"}, "kpa-max-down-rate": {"kpa"},
-	"profile": {"barometer"}, "keda-target": {"barometer"},
-	"ewma-alpha": {"queue"}, "default-service-time": {"queue"}, "target-utilization": {"queue"}, "rate-cutoff": {"queue"},
-	"drain-time": {"queue"}, "max-step-up-ratio": {"queue"}, "max-step-up": {"queue"}, "max-step-down": {"queue"},
-	"stabilization-window": {"queue"}, "scale-down-cooldown": {"queue"},
-	"threshold": {"pool_with_threshold"}, "threshold-low": {"pool_with_threshold"}, "ticks": {"pool_with_threshold"},
-	"launch-ttl": replicaPolicies, "current-replicas": replicaPolicies,
+	"keda-target": {"barometer"}, "current-replicas": replicaPolicies,
 }
 
 // compareFlags are the controller flags --compare applies (besides the
@@ -58,7 +54,7 @@ var compareFlags = map[string]bool{
 
 // simulateOptions are the parsed flags.
 type simulateOptions struct {
-	trace, event, controller, profile, svgFile, report string
+	trace, event, controller, svgFile, report          string
 	delay, startup, window, step, maxReplicas, initial int
 	upPercent, upPods, downPercent                     int
 	turn, upWindow, downWindow, period                 time.Duration
@@ -66,11 +62,9 @@ type simulateOptions struct {
 	table, json, compare, stepIsLimit                  bool
 	set                                                map[string]bool
 	floor                                              int
-	queue                                              policy.QueueOptions
-	elastic                                            policy.ElasticityOptions
 	wiring                                             policies.Wiring
 	kpa                                                sim.KPAOptions
-	signal                                             *signalFlags
+	keys                                               *keyFlags
 	prom                                               promTrace
 }
 
@@ -173,7 +167,6 @@ func runSimulate(args []string, stdout io.Writer) error {
 
 func parseSimulate(args []string) (simulateOptions, *flag.FlagSet, error) {
 	m, hpa, kpa := sim.ReferenceModel(), sim.DefaultHPAOptions(), sim.DefaultKPAOptions()
-	q, e := policy.DefaultQueueOptions(), policy.DefaultElasticityOptions(policy.PolicyPoolWithThreshold)
 	var o simulateOptions
 	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -207,25 +200,10 @@ func parseSimulate(args []string) (simulateOptions, *flag.FlagSet, error) {
 	fs.Float64Var(&o.kpa.PanicThreshold, "kpa-panic-threshold", kpa.PanicThreshold, "kpa: panic when the panic window asks for this many times the ready pods")
 	fs.Float64Var(&o.kpa.MaxScaleUpRate, "kpa-max-up-rate", kpa.MaxScaleUpRate, "kpa: at most this many times the ready pods")
 	fs.Float64Var(&o.kpa.MaxScaleDownRate, "kpa-max-down-rate", kpa.MaxScaleDownRate, "kpa: at least the ready pods over this")
-	fs.StringVar(&o.profile, "profile", signal.DefaultProfile, "barometer: the signal's profile, "+strings.Join(signal.ProfileNames(), " or ")+"; the signal's flags below override it")
 	fs.Float64Var(&o.kedaTarget, "keda-target", 0, "barometer: KEDA targetValue, replicas = ceil(ScaleValue / it) (0: the occupancy target)")
-	o.signal = defineSignalFlags(fs)
+	o.keys = defineKeyFlags(fs)
 	fs.BoolVar(&o.compare, "compare", false, "run every controller and profile on the trace side by side: one table (and --svg draws them all)")
 	definePromFlags(fs, &o.prom)
-	fs.Float64Var(&o.queue.EwmaAlpha, "ewma-alpha", q.EwmaAlpha, "queue: weight of the newest arrival rate and service time")
-	fs.DurationVar(&o.queue.DefaultServiceTime, "default-service-time", q.DefaultServiceTime, "queue: service time before any run is seen")
-	fs.Float64Var(&o.queue.TargetUtilization, "target-utilization", 0, "queue: utilization the arrival-rate term aims for (0: --occupancy)")
-	fs.Float64Var(&o.queue.RateCutoff, "rate-cutoff", q.RateCutoff, "queue: smoothed arrival rate (/s) below which it counts as 0")
-	fs.DurationVar(&o.queue.DrainTime, "drain-time", q.DrainTime, "queue: time in which the backlog should drain")
-	fs.Float64Var(&o.queue.MaxStepUpRatio, "max-step-up-ratio", q.MaxStepUpRatio, "queue: a scale-up adds at most max(ceil(current x this), --max-step-up)")
-	fs.IntVar(&o.queue.MaxStepUpAbs, "max-step-up", q.MaxStepUpAbs, "queue: absolute scale-up step")
-	fs.IntVar(&o.queue.MaxStepDown, "max-step-down", q.MaxStepDown, "queue: replicas removed at most per --scale-down-cooldown")
-	fs.DurationVar(&o.queue.StabilizationWindow, "stabilization-window", q.StabilizationWindow, "queue: a scale-down goes no lower than the highest desired in this window")
-	fs.DurationVar(&o.queue.ScaleDownCooldown, "scale-down-cooldown", q.ScaleDownCooldown, "queue: time between scale-downs")
-	fs.Float64Var(&o.elastic.High, "threshold", e.High, "pool_with_threshold: utilization at or above which it scales up")
-	fs.Float64Var(&o.elastic.Low, "threshold-low", e.Low, "pool_with_threshold: utilization at or below which it scales down")
-	fs.IntVar(&o.elastic.Ticks, "ticks", e.Ticks, "pool_with_threshold: consecutive ticks past a threshold before a step")
-	fs.DurationVar(&o.wiring.Launch.TTL, "launch-ttl", policy.DefaultLaunchTTL, "policies: how long a launch or removal counts as in flight")
 	fs.BoolVar(&o.wiring.CurrentReplicas, "current-replicas", false, "policies: see the replicas ready at the decision, not the sample's (the engine's)")
 	if err := fs.Parse(args); err != nil {
 		return o, fs, err
@@ -258,9 +236,12 @@ func (o simulateOptions) validate() error {
 			return fmt.Errorf("--%s applies to --controller %s (this run: %s)", name, strings.Join(cs, ", "), o.controller)
 		}
 	}
-	for _, name := range slices.Sorted(maps.Keys(o.signal.apply)) {
-		if o.set[name] && o.controller != "barometer" && !o.compare {
-			return fmt.Errorf("--%s applies to --controller barometer (this run: %s)", name, o.controller)
+	if err := o.keys.check(o.set, o.controller, o.compare); err != nil {
+		return err
+	}
+	for _, name := range o.keys.flags() {
+		if info := o.keys.keys[name]; o.compare && o.set[name] && (info.Name == "profile" || !slices.Contains(info.Policies, signal.PolicyPressure) && info.Name != "launchTTL") {
+			return fmt.Errorf("--%s does not apply to --compare (it runs the other controllers with their defaults)", name)
 		}
 	}
 	if err := o.prom.validate(o.set); err != nil {
@@ -291,7 +272,6 @@ func (o simulateOptions) validate() error {
 		{o.upPods < 0, "hpa-up-pods", "a whole number >= 0"},
 		{o.upPercent == 0 && o.upPods == 0, "hpa-up-pods", "> 0 when --hpa-up-percent is 0"},
 		{o.downPercent < 1 || o.downPercent > 100, "hpa-down-percent", "1..100"},
-		{!slices.Contains(signal.ProfileNames(), o.profile), "profile", strings.Join(signal.ProfileNames(), " or ")},
 		{!(o.kedaTarget >= 0), "keda-target", "a number >= 0"},
 		{o.kpa.StableWindow <= 0, "kpa-stable-window", "a duration > 0"},
 		{!(o.kpa.PanicWindowPercent > 0 && o.kpa.PanicWindowPercent <= 100), "kpa-panic-percent", "a number in (0, 100]"},
@@ -307,10 +287,30 @@ func (o simulateOptions) validate() error {
 	if _, _, err := parseEvent(o.event); err != nil {
 		return fmt.Errorf("--event %q (allowed: START:END, 0 <= START <= END)", o.event)
 	}
-	if _, err := o.signal.options(o.profile, o.set); err != nil {
-		return err
+	if o.controller == "barometer" || o.compare {
+		if _, err := o.signalOptions(""); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// signalOptions are the barometer controller's signal options: the
+// profile's (profile, or the --profile flag's when ""), with the signal
+// flags applied, parsed as a trigger's. The floor and the surge's target
+// are the model's (sim.BarometerOptions), not a trigger's.
+func (o simulateOptions) signalOptions(profile string) (signal.Options, error) {
+	var extra map[string]string
+	if profile != "" {
+		extra = map[string]string{"profile": profile}
+	}
+	t, err := o.keys.trigger(signal.PolicyPressure, extra)
+	if err != nil {
+		return signal.Options{}, err
+	}
+	so := t.Signal
+	so.SurgeTarget, so.FloorTarget = 0, 0
+	return so, nil
 }
 
 // optionFlags names the flag that sets each pkg/policy option field, so an
@@ -327,22 +327,25 @@ var optionFlags = map[string]string{
 // the documented defaults, the bounds of the model, targetUtilization at
 // the occupancy unless set.
 func (o simulateOptions) policySetting(m sim.Model) (sim.Setting, error) {
-	var (
-		s   sim.Setting
-		err error
-	)
+	var s sim.Setting
+	t, err := o.keys.trigger(o.controller, nil)
+	if err != nil {
+		return s, err
+	}
+	w := o.wiring
+	w.Launch.TTL = t.Policy.LaunchTTL
 	if o.controller == policy.PolicyQueue {
-		q := o.queue
+		q := t.Policy.Queue
 		if !o.set["target-utilization"] {
 			q.TargetUtilization = m.Target
 		}
 		base := policies.QueueOptions(m)
 		q.ReservationHorizon, q.MinReplicas, q.MaxReplicas = base.ReservationHorizon, base.MinReplicas, base.MaxReplicas
-		s, err = policies.QueueSetting(o.controller, q, o.wiring)
+		s, err = policies.QueueSetting(o.controller, q, w)
 	} else {
 		e := policies.ElasticityOptions(o.controller, m)
-		e.High, e.Low, e.Ticks = o.elastic.High, o.elastic.Low, o.elastic.Ticks
-		s, err = policies.ElasticitySetting(o.controller, e, o.wiring)
+		e.High, e.Low, e.Ticks = t.Policy.Elasticity.High, t.Policy.Elasticity.Low, t.Policy.Elasticity.Ticks
+		s, err = policies.ElasticitySetting(o.controller, e, w)
 	}
 	var oe *policy.OptionError
 	if errors.As(err, &oe) {
@@ -373,11 +376,15 @@ func (o simulateOptions) setting(m sim.Model) (sim.Setting, error) {
 	case "kpa":
 		return sim.KPASetting("KPA", o.kpa), nil
 	case "barometer":
-		so, err := o.signal.options(o.profile, o.set)
+		so, err := o.signalOptions("")
 		if err != nil {
 			return sim.Setting{}, err
 		}
-		return sim.BarometerSetting("Barometer "+o.profile, sim.BarometerOptions{Signal: so, Target: o.kedaTarget}), nil
+		profile := signal.DefaultProfile
+		if v, ok := o.keys.values["profile"]; ok {
+			profile = v
+		}
+		return sim.BarometerSetting("Barometer "+profile, sim.BarometerOptions{Signal: so, Target: o.kedaTarget}), nil
 	}
 	return sim.NaiveSetting(naiveName(o.window, o.step), sim.NaiveOptions{Window: o.window, Step: o.step}), nil
 }

@@ -264,7 +264,7 @@ var commonChecks = []Check[Trigger]{
 	},
 	func(t *Trigger, _ *Context, _ func(string) bool) error {
 		if e := t.Policy.Elasticity; t.Policy.Name == policy.PolicyPoolWithThreshold && e.Low > e.High {
-			return &MetadataError{Key: "thresholdLow", Value: formatFloat(e.Low), Allowed: Between(0, e.High).String() + " (at most threshold)"}
+			return &MetadataError{Key: "thresholdLow", Value: formatFloat(e.Low), Allowed: Between(0, e.High).String()}
 		}
 		return nil
 	},
