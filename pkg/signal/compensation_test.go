@@ -1,7 +1,6 @@
 package signal
 
 import (
-	"errors"
 	"math"
 	"slices"
 	"testing"
@@ -302,49 +301,12 @@ func TestProfiles(t *testing.T) {
 		t.Errorf("original %+v (%v), want DefaultOptions", orig, err)
 	}
 	for _, n := range names {
-		o, err := ProfileOptions(n)
-		if err != nil {
+		if _, err := ProfileOptions(n); err != nil {
 			t.Fatal(err)
-		}
-		if err := o.Validate(); err != nil {
-			t.Errorf("%s: %v", n, err)
 		}
 	}
 	if _, err := ProfileOptions("fast"); err == nil || err.Error() != `profile "fast" (allowed: responsive, original)` {
 		t.Errorf("err = %v", err)
-	}
-}
-
-func TestValidate(t *testing.T) {
-	tests := []struct {
-		field string
-		set   func(*Options)
-		want  string
-	}{
-		{"MinReplicas", func(o *Options) { o.MinReplicas = -1 }, "0..10000"},
-		{"EwmaHalfLife", func(o *Options) { o.EwmaHalfLife = -time.Second }, "0..86400"},
-		{"ResourceScaleInThreshold", func(o *Options) { o.ResourceScaleInThreshold = math.NaN() }, "0..1"},
-		{"ReplicaStartup", func(o *Options) { o.ReplicaStartup = 2 * time.Hour }, "0..3600"},
-		{"LeadWindow", func(o *Options) { o.LeadWindow = 2 }, "0 or 3..16"},
-		{"LeadWindow", func(o *Options) { o.LeadWindow = 17 }, "0 or 3..16"},
-		{"LeadSignificance", func(o *Options) { o.LeadSignificance = 11 }, "0..10"},
-		{"ScaleInHysteresis", func(o *Options) { o.ScaleInHysteresis = 1.5 }, "0..1"},
-		{"ScaleInNoiseMargin", func(o *Options) { o.ScaleInNoiseMargin = -1 }, "0..10"},
-		{"SurgeLevel", func(o *Options) { o.SurgeLevel = 2 }, "0..1"},
-		{"SurgeTarget", func(o *Options) { o.SurgeTarget = math.Inf(1) }, ">= 0"},
-	}
-	for _, tt := range tests {
-		o := DefaultOptions()
-		tt.set(&o)
-		var oe *OptionError
-		if err := o.Validate(); !errors.As(err, &oe) || oe.Field != tt.field || oe.Allowed != tt.want {
-			t.Errorf("%s: err = %v, want the field with allowed %q", tt.field, err, tt.want)
-		}
-	}
-	o := DefaultOptions()
-	o.LeadWindow = 0
-	if err := o.Validate(); err != nil {
-		t.Errorf("LeadWindow 0: %v", err)
 	}
 }
 

@@ -1,9 +1,6 @@
 package signal
 
 import (
-	"fmt"
-	"math"
-	"strconv"
 	"time"
 )
 
@@ -36,8 +33,8 @@ const (
 )
 
 // Options tune the computer. The zero value is not the default: start from
-// DefaultOptions or ProfileOptions. Validate (and Ranges) give every
-// field's allowed range.
+// DefaultOptions or ProfileOptions. The ranges below are the trigger
+// keys' (pkg/trigger declares them, and parses every key against them).
 type Options struct {
 	// MinReplicas floors the signal once the first sample lands.
 	// Default 0; range 0..10000.
@@ -136,79 +133,4 @@ func (o Options) floor() float64 {
 		return float64(o.MinReplicas) * o.FloorTarget
 	}
 	return float64(o.MinReplicas)
-}
-
-// Range is one numeric option's allowed range, for Validate and for
-// whatever maps keys onto Options. Durations are in seconds.
-type Range struct {
-	// Field is the Options field's name.
-	Field string
-	// Min and Max bound the value, both included; Max may be +Inf.
-	Min, Max float64
-	// Zero is set when 0 is allowed even below Min (an "off" value).
-	Zero bool
-	// Value reads the field from an Options.
-	Value func(Options) float64
-}
-
-// Allowed describes the range as an error message says it.
-func (r Range) Allowed() string {
-	s := fmtNum(r.Min) + ".." + fmtNum(r.Max)
-	if math.IsInf(r.Max, 1) {
-		s = ">= " + fmtNum(r.Min)
-	}
-	if r.Zero && r.Min > 0 {
-		s = "0 or " + s
-	}
-	return s
-}
-
-func fmtNum(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-
-// Ranges returns every numeric option's range, in the order of Options.
-func Ranges() []Range {
-	sec := func(d time.Duration) float64 { return d.Seconds() }
-	inf := math.Inf(1)
-	return []Range{
-		{Field: "MinReplicas", Max: 10000, Value: func(o Options) float64 { return float64(o.MinReplicas) }},
-		{Field: "FloorTarget", Max: inf, Value: func(o Options) float64 { return o.FloorTarget }},
-		{Field: "EwmaHalfLife", Max: sec(24 * time.Hour), Value: func(o Options) float64 { return sec(o.EwmaHalfLife) }},
-		{Field: "ScaleInGateWindow", Max: sec(24 * time.Hour), Value: func(o Options) float64 { return sec(o.ScaleInGateWindow) }},
-		{Field: "ActivationScaleInThreshold", Max: 1, Value: func(o Options) float64 { return o.ActivationScaleInThreshold }},
-		{Field: "ResourceScaleInThreshold", Max: 1, Value: func(o Options) float64 { return o.ResourceScaleInThreshold }},
-		{Field: "WalDispatchScaleInThreshold", Max: 1, Value: func(o Options) float64 { return o.WalDispatchScaleInThreshold }},
-		{Field: "ReplicaStartup", Max: sec(time.Hour), Value: func(o Options) float64 { return sec(o.ReplicaStartup) }},
-		{Field: "LeadWindow", Min: 3, Max: MaxLeadWindow, Zero: true, Value: func(o Options) float64 { return float64(o.LeadWindow) }},
-		{Field: "LeadSignificance", Max: 10, Value: func(o Options) float64 { return o.LeadSignificance }},
-		{Field: "ScaleInHysteresis", Max: 1, Value: func(o Options) float64 { return o.ScaleInHysteresis }},
-		{Field: "ScaleInNoiseMargin", Max: 10, Value: func(o Options) float64 { return o.ScaleInNoiseMargin }},
-		{Field: "SurgeLevel", Max: 1, Value: func(o Options) float64 { return o.SurgeLevel }},
-		{Field: "SurgeTarget", Max: inf, Value: func(o Options) float64 { return o.SurgeTarget }},
-	}
-}
-
-// OptionError is a field outside its range.
-type OptionError struct {
-	Field   string
-	Value   float64
-	Allowed string
-}
-
-func (e *OptionError) Error() string {
-	return fmt.Sprintf("signal option %s = %s (allowed: %s)", e.Field, fmtNum(e.Value), e.Allowed)
-}
-
-// Validate reports the first field outside its range (an *OptionError);
-// NaN and the infinities are outside every range.
-func (o Options) Validate() error {
-	for _, r := range Ranges() {
-		v := r.Value(o)
-		if r.Zero && v == 0 {
-			continue
-		}
-		if !(v >= r.Min && v <= r.Max) || math.IsInf(v, 0) {
-			return &OptionError{Field: r.Field, Value: v, Allowed: r.Allowed()}
-		}
-	}
-	return nil
 }
