@@ -48,6 +48,8 @@ func Scrape(list *allow.List, profiles *connprofile.Set) Kind {
 			Describe("a larger response fails that replica"),
 		Int("scrapeConcurrency", func(c *scrapeConfig) *int { return &c.opts.Concurrency }, scrape.DefaultConcurrency, 1, 1024).
 			Describe("scrapes in flight at once"),
+		Int("seriesLimit", func(c *scrapeConfig) *int { return &c.opts.SeriesLimit }, scrape.DefaultSeriesLimit, 1, 1000000).
+			Describe("series of the contract's families one replica may expose (like Prometheus' sample_limit); more fails that replica before they are parsed, so a replica cannot make a sample's memory grow without bound"),
 	}
 	keys = append(keys, metricNameKeys(func(c *scrapeConfig) *exposition.Names { return &c.opts.Names },
 		"a metric name: valid UTF-8, at most 200 bytes",
@@ -158,8 +160,8 @@ func (s scrapeSpec) Key() string {
 	var b strings.Builder
 	o := s.opts
 	b.WriteString(targetsText(o.Targets))
-	fmt.Fprintf(&b, " cpuLimitCores=%g scrapeTimeout=%s maxResponseBytes=%d scrapeConcurrency=%d",
-		o.CPULimitCores, o.Timeout, o.MaxResponseBytes, o.Concurrency)
+	fmt.Fprintf(&b, " cpuLimitCores=%g scrapeTimeout=%s maxResponseBytes=%d scrapeConcurrency=%d seriesLimit=%d",
+		o.CPULimitCores, o.Timeout, o.MaxResponseBytes, o.Concurrency, o.SeriesLimit)
 	for _, n := range o.Names.Overrides() {
 		fmt.Fprintf(&b, " %s=%q", n.Key, *n.Name)
 	}

@@ -34,6 +34,10 @@ const acceptHeader = "application/vnd.google.protobuf;proto=io.prometheus.client
 // errTooLarge is a response over the size limit.
 var errTooLarge = errors.New("response exceeds the size limit")
 
+// errTooManySeries fails a replica that exposes more of the contract's
+// series than the series limit.
+var errTooManySeries = errors.New("the replica exposes more series of the contract's families than the series limit")
+
 // protoFormat decodes delimited protobuf with UTF-8 name validation, the
 // same validation the text path uses.
 var protoFormat = expfmt.NewFormat(expfmt.TypeProtoDelim).WithEscapingScheme(model.NoEscaping)
@@ -50,6 +54,7 @@ type client struct {
 	readers  sync.Pool // *bufio.Reader
 	buffers  sync.Pool // *bytes.Buffer
 	textPars sync.Pool // *expfmt.TextParser
+	series   int       // the series limit; 0: none
 }
 
 // readerSize bounds the bytes held per in-flight scrape for line scanning.
@@ -161,9 +166,31 @@ func (c *client) scrape(ctx context.Context, url string, timeout time.Duration) 
 		return nil, fmt.Errorf("read body: %w", err)
 	}
 	if proto {
-		return decodeProto(buf)
+		return decodeProto(buf, c.series)
+	}
+	// The filtered text is one line a series (and the comments): count
+	// them before the parse, which is where the memory goes.
+	if n := textSeries(buf.Bytes()); c.series > 0 && n > c.series {
+		return nil, fmt.Errorf("%w (%d, limit %d: seriesLimit)", errTooManySeries, n, c.series)
 	}
 	return c.parseText(buf)
+}
+
+// textSeries counts the sample lines of a filtered text exposition.
+func textSeries(b []byte) int {
+	n := 0
+	for len(b) > 0 {
+		line := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		if line = skipBlanks(line); len(line) > 0 && line[0] != '#' {
+			n++
+		}
+	}
+	return n
 }
 
 func (c *client) parseText(buf *bytes.Buffer) (map[string]*dto.MetricFamily, error) {
@@ -176,9 +203,10 @@ func (c *client) parseText(buf *bytes.Buffer) (map[string]*dto.MetricFamily, err
 	return fams, nil
 }
 
-func decodeProto(buf *bytes.Buffer) (map[string]*dto.MetricFamily, error) {
+func decodeProto(buf *bytes.Buffer, limit int) (map[string]*dto.MetricFamily, error) {
 	dec := expfmt.NewDecoder(bytes.NewReader(buf.Bytes()), protoFormat)
 	fams := map[string]*dto.MetricFamily{}
+	series := 0
 	for {
 		mf := &dto.MetricFamily{}
 		err := dec.Decode(mf)
@@ -187,6 +215,11 @@ func decodeProto(buf *bytes.Buffer) (map[string]*dto.MetricFamily, error) {
 		}
 		if err != nil {
 			return nil, fmt.Errorf("parse protobuf exposition: %w", err)
+		}
+		// One family at a time, each bounded by the body's bytes: the
+		// count stops the decode before the families pile up.
+		if series += len(mf.Metric); limit > 0 && series > limit {
+			return nil, fmt.Errorf("%w (more than %d: seriesLimit)", errTooManySeries, limit)
 		}
 		if prev, ok := fams[mf.GetName()]; ok {
 			prev.Metric = append(prev.Metric, mf.Metric...)

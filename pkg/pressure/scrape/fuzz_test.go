@@ -127,7 +127,7 @@ func FuzzParseProto(f *testing.F) {
 		if err != nil {
 			return
 		}
-		fams, err := decodeProto(&buf)
+		fams, err := decodeProto(&buf, 0)
 		if err != nil {
 			return
 		}
@@ -160,7 +160,7 @@ func FuzzFilterAgreement(f *testing.F) {
 			if !framed(body) {
 				return // expfmt would allocate what a prefix announces
 			}
-			full, err = decodeProto(bytes.NewBuffer(body))
+			full, err = decodeProto(bytes.NewBuffer(body), 0)
 			if err == nil {
 				err = filterProto(bufio.NewReaderSize(bytes.NewReader(body), readerSize), &buf, want, math.MaxInt64)
 			}
@@ -176,7 +176,7 @@ func FuzzFilterAgreement(f *testing.F) {
 		}
 		var kept map[string]*dto.MetricFamily
 		if protobuf {
-			kept, err = decodeProto(&buf)
+			kept, err = decodeProto(&buf, 0)
 		} else {
 			p := expfmt.NewTextParser(model.UTF8Validation)
 			kept, err = p.TextToMetricFamilies(&buf)

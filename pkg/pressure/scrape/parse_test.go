@@ -18,8 +18,11 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
+	"google.golang.org/protobuf/encoding/protodelim"
 	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/barometer-scaler/barometer/examples/demo-workload/demo"
 	"github.com/barometer-scaler/barometer/pkg/pressure"
@@ -368,5 +371,44 @@ func TestNegotiation(t *testing.T) {
 	}
 	if ct, _ := served.Load().(string); !strings.HasPrefix(ct, "application/vnd.google.protobuf") {
 		t.Errorf("served %q, want delimited protobuf", ct)
+	}
+}
+
+// A replica exposing more of the contract's series than the limit fails,
+// in either format, before the series are parsed; one within it is read.
+func TestSeriesLimit(t *testing.T) {
+	var body strings.Builder
+	for i := range 50 {
+		fmt.Fprintf(&body, "barometer_wal_tree_retained_bytes{tree=\"t%d\",partition=\"0\"} 1\n", i)
+	}
+	body.WriteString("barometer_activations 5\n")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, body.String()) }))
+	t.Cleanup(srv.Close)
+	for _, c := range []struct {
+		limit int
+		fails bool
+	}{{50, true}, {51, false}} {
+		src := newSource(t, Options{Targets: targets(t, srv.URL), SeriesLimit: c.limit})
+		obs, err := src.Observe(context.Background())
+		switch {
+		case c.fails && (err == nil || !strings.Contains(err.Error(), "seriesLimit")):
+			t.Errorf("limit %d: %v %+v", c.limit, err, obs)
+		case !c.fails && err != nil:
+			t.Errorf("limit %d: %v", c.limit, err)
+		}
+	}
+	var buf bytes.Buffer
+	for i := range 3 {
+		mf := &dto.MetricFamily{Name: proto.String("barometer_activations"), Type: dto.MetricType_GAUGE.Enum(),
+			Metric: []*dto.Metric{{Gauge: &dto.Gauge{Value: proto.Float64(float64(i))}}}}
+		if _, err := protodelim.MarshalTo(&buf, mf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := decodeProto(bytes.NewBuffer(buf.Bytes()), 2); !errors.Is(err, errTooManySeries) {
+		t.Errorf("protobuf past the limit: %v", err)
+	}
+	if _, err := decodeProto(bytes.NewBuffer(buf.Bytes()), 3); err != nil {
+		t.Errorf("protobuf within the limit: %v", err)
 	}
 }

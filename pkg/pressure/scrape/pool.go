@@ -26,6 +26,11 @@ const (
 	DefaultMaxResponseBytes = 10 << 20
 	// DefaultConcurrency bounds the scrapes in flight at once.
 	DefaultConcurrency = 32
+	// DefaultSeriesLimit bounds the contract's series one replica may
+	// expose, as Prometheus' sample_limit does: parsed series cost far more
+	// memory than their bytes (a 10 MiB body of series parses to hundreds
+	// of megabytes), so the bytes limit alone does not bound a sample.
+	DefaultSeriesLimit = 10000
 )
 
 // Options configure a Source.
@@ -45,6 +50,11 @@ type Options struct {
 	MaxResponseBytes int64
 	// Concurrency bounds scrapes in flight; <= 0 means DefaultConcurrency.
 	Concurrency int
+	// SeriesLimit bounds the series of the families the source reads
+	// (after the filter drops every other family) one replica may expose;
+	// more fails that replica, before they are parsed. <= 0 means
+	// DefaultSeriesLimit.
+	SeriesLimit int
 	// Allow vets every address resolved and dialled. nil reaches anything:
 	// only for tests and benchmarks, never for metadata-defined targets.
 	// With a Profile, what is dialled is vetted by the Control its Set was
@@ -99,6 +109,9 @@ func New(opts Options) (*Source, error) {
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = DefaultConcurrency
 	}
+	if opts.SeriesLimit <= 0 {
+		opts.SeriesLimit = DefaultSeriesLimit
+	}
 	if opts.Resolver == nil {
 		opts.Resolver = net.DefaultResolver
 	}
@@ -112,9 +125,11 @@ func New(opts Options) (*Source, error) {
 	for _, n := range opts.Names.Families() {
 		want[n] = struct{}{}
 	}
+	c := newClient(opts.MaxResponseBytes, want, opts.Allow, opts.Profile)
+	c.series = opts.SeriesLimit
 	return &Source{
 		opts:     opts,
-		client:   newClient(opts.MaxResponseBytes, want, opts.Allow, opts.Profile),
+		client:   c,
 		log:      opts.Logger,
 		replicas: map[string]*replicaState{},
 	}, nil
