@@ -67,6 +67,9 @@ type Context struct {
 	Namespace string
 	// Source and Policy are the trigger's source kind and policy.
 	Source, Policy string
+	// Interval is the trigger's sample interval, once the common keys are
+	// read (a source's keys come after them).
+	Interval time.Duration
 }
 
 // Describe sets the key's documentation.

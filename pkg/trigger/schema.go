@@ -128,6 +128,7 @@ func (s *Schema) parse(st *state) (*Trigger, error) {
 			return nil, err
 		}
 	}
+	st.ctx.Interval = t.Interval
 	kind, _ := s.kind(t.SourceKind) // the source key's Enum admitted only known kinds
 	spec, sourceTexts, err := kind.parse(st)
 	if err != nil {

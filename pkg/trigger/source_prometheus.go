@@ -40,6 +40,8 @@ type promConfig struct {
 	resource string
 	allow    *allow.List
 
+	align time.Duration // the sample interval, which evaluation instants align to
+
 	profiles *connprofile.Set
 	profile  string // the connectionProfile key
 	resolved *connprofile.Profile
@@ -165,6 +167,7 @@ func resolveProfile(c *promConfig, ctx *Context, _ func(string) bool) error {
 		return profileError(err)
 	}
 	c.resolved = p
+	c.align = ctx.Interval
 	if p == nil && c.server != "" {
 		// No profile covers the server: the allow-list decides, for the
 		// ScaledObject's namespace. A profile's server was admitted by
@@ -248,7 +251,7 @@ func (c promConfig) spec() prometheusSpec {
 		q.Resource, q.CPU, q.Memory, q.MemoryLimit = c.resource, "", "", ""
 	}
 	return prometheusSpec{server: c.server, label: c.label, timeout: c.timeout, queries: q, allow: c.allow,
-		profile: c.resolved, params: c.params, headers: c.headers, failOnEmpty: !c.keepNulls}
+		profile: c.resolved, params: c.params, headers: c.headers, failOnEmpty: !c.keepNulls, align: c.align}
 }
 
 // prometheusSpec is the parsed configuration of a prometheus source: every
@@ -263,6 +266,7 @@ type prometheusSpec struct {
 	params      map[string]string
 	headers     map[string]string
 	failOnEmpty bool
+	align       time.Duration
 }
 
 // Key lists every resolved setting in a fixed order, so two ScaledObjects
@@ -293,6 +297,7 @@ func (s prometheusSpec) New(logger *slog.Logger) (pressure.Source, error) {
 		QueryParameters: s.params,
 		CustomHeaders:   s.headers,
 		FailOnEmpty:     s.failOnEmpty,
+		Align:           s.align,
 		Logger:          logger,
 	})
 }

@@ -321,6 +321,30 @@ func TestAgainstPrometheus(t *testing.T) {
 		}
 	})
 
+	t.Run("two aligned replicas read identical data", func(t *testing.T) {
+		// Two scaler replicas sample 700 ms apart within one 1 s interval;
+		// aligned, both evaluate at the interval's start and so read the
+		// same instant of the same series.
+		q := promsource.DefaultQueries(exposition.DefaultNames(), `job="demo"`, 0)
+		base := time.Now().Truncate(time.Second)
+		read := func(offset time.Duration) pressure.Observation {
+			src, err := promsource.New(promsource.Options{ServerAddress: f.prom.URL, Queries: q, Align: time.Second,
+				Now: func() time.Time { return base.Add(offset) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			obs, err := observe(t, src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return obs
+		}
+		a, b := read(100*time.Millisecond), read(800*time.Millisecond)
+		if !a.ObservedAt.Equal(b.ObservedAt) || !reflect.DeepEqual(a.Replicas, b.Replicas) {
+			t.Errorf("aligned replicas disagree:\n%+v\n%+v", a, b)
+		}
+	})
+
 	t.Run("agrees with the scrape source", func(t *testing.T) { f.agreement(t) })
 }
 

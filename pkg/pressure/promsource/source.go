@@ -120,6 +120,7 @@ type Source struct {
 	label   model.LabelName
 	timeout time.Duration
 	now     func() time.Time
+	align   time.Duration
 	logger  *slog.Logger
 	// profile names the connection profile, for errors; "" for none.
 	profile string
@@ -208,6 +209,7 @@ func newSource(api querier, opts Options) *Source {
 		label:   model.LabelName(cmp.Or(opts.ReplicaLabel, DefaultReplicaLabel)),
 		timeout: queryTimeout(opts),
 		now:     opts.Now,
+		align:   opts.Align,
 		logger:  opts.Logger,
 
 		failOnEmpty: opts.FailOnEmpty,
@@ -237,6 +239,9 @@ type result struct {
 // Observe runs every configured query at one instant and folds the answers.
 func (s *Source) Observe(ctx context.Context) (pressure.Observation, error) {
 	at := s.now()
+	if s.align > 0 {
+		at = at.Truncate(s.align)
+	}
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	// The server stops evaluating once the budget is spent, rather than
