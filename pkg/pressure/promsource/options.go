@@ -204,9 +204,10 @@ type Options struct {
 	// fails a sample that finds no replica at all.
 	FailOnEmpty bool
 	// Align, when > 0, evaluates each sample's queries at the instant
-	// truncated to a multiple of Align (the sample interval): scaler
-	// replicas whose samplers are aligned to the same multiples then ask
-	// Prometheus about the same instant and read identical data.
+	// truncated to a multiple of Align (the sample interval), less a
+	// margin of at most a second (alignMargin): scaler replicas whose
+	// samplers are aligned to the same multiples then ask Prometheus about
+	// the same instant and read identical data.
 	Align time.Duration
 	// Now is the evaluation instant of each sample; nil means time.Now.
 	Now    func() time.Time

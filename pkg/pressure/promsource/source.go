@@ -137,6 +137,10 @@ type Source struct {
 
 // New checks the options and builds the HTTP client; it does not contact the
 // server (a server that is down fails samples, not startup).
+// alignMargin is how far before the aligned instant an aligned source
+// evaluates its queries (at most half the interval).
+const alignMargin = time.Second
+
 func New(opts Options) (*Source, error) {
 	u, err := url.Parse(opts.ServerAddress)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -240,7 +244,11 @@ type result struct {
 func (s *Source) Observe(ctx context.Context) (pressure.Observation, error) {
 	at := s.now()
 	if s.align > 0 {
-		at = at.Truncate(s.align)
+		// A little before the aligned instant: a scrape stamped just
+		// before it may still be being ingested when the first replica
+		// asks, and the second would then read it where the first did
+		// not.
+		at = at.Truncate(s.align).Add(-min(s.align/2, alignMargin))
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
