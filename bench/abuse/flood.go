@@ -44,6 +44,9 @@ func (c *codeCounts) String() string {
 			parts = append(parts, fmt.Sprintf("%s %d", code, n))
 		}
 	}
+	if len(parts) == 0 {
+		return "none"
+	}
 	return strings.Join(parts, ", ")
 }
 
@@ -132,25 +135,42 @@ func item2(ctx context.Context, p *scalerProc, r *report, namespaces, perNamespa
 	fmt.Println("  during:", observe(ctx, p))
 }
 
-// item3 hammers /targets and /metrics while a default-target GetMetrics
-// is timed.
+// item3 times a default-target GetMetrics while /targets and /metrics
+// are fetched: back to back (a loop each, which on two cores leaves the
+// read only what the listings' CPU leaves it), then once a second each, as
+// a Prometheus and an operator would.
 func item3(ctx context.Context, p *scalerProc, r *report, d time.Duration) {
 	fmt.Println("== item 3: listings while reading ==")
+	n := len(listTargets(ctx, p))
+	for _, pace := range []time.Duration{0, time.Second} {
+		what := "back to back"
+		if pace > 0 {
+			what = "each every " + pace.String()
+		}
+		lists, reads, failed := listWhileReading(ctx, p, d, pace)
+		r.add("3", fmt.Sprintf("GET /targets (%d targets), %s, %v", n, what, d), lists["/targets"].summary())
+		r.add("3", "GET /metrics, "+what, lists["/metrics"].summary())
+		r.add("3", "concurrent default GetMetrics, "+what, fmt.Sprintf("%s, errors %d", reads.summary(), failed))
+	}
+}
+
+// listWhileReading fetches /targets and /metrics in a loop each, pace
+// apart, while timing default-target reads 5 ms apart, for d.
+func listWhileReading(ctx context.Context, p *scalerProc, d, pace time.Duration) (map[string]*latencies, *latencies, int64) {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	var wg sync.WaitGroup
 	lists := map[string]*latencies{"/targets": {}, "/metrics": {}}
 	for path, l := range lists {
-		for range 2 {
-			wg.Go(func() {
-				for ctx.Err() == nil {
-					start := time.Now()
-					if code, _ := p.get(ctx, path); code == 200 {
-						l.add(time.Since(start))
-					}
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				start := time.Now()
+				if code, _ := p.get(ctx, path); code == 200 {
+					l.add(time.Since(start))
 				}
-			})
-		}
+				sleep(ctx, pace-time.Since(start))
+			}
+		})
 	}
 	reads := &latencies{}
 	var failed atomic.Int64
@@ -164,14 +184,24 @@ func item3(ctx context.Context, p *scalerProc, r *report, d time.Duration) {
 				continue
 			}
 			reads.add(time.Since(start))
-			time.Sleep(5 * time.Millisecond)
+			sleep(ctx, 5*time.Millisecond)
 		}
 	})
 	wg.Wait()
-	n := len(listTargets(context.Background(), p))
-	r.add("3", fmt.Sprintf("GET /targets (%d targets, 2 loops, %v)", n, d), lists["/targets"].summary())
-	r.add("3", "GET /metrics (2 loops)", lists["/metrics"].summary())
-	r.add("3", "concurrent default GetMetrics", fmt.Sprintf("%s, errors %d", reads.summary(), failed.Load()))
+	return lists, reads, failed.Load()
+}
+
+// sleep waits d (nothing when d <= 0) or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }
 
 // within reports whether v is within 10 % of base.

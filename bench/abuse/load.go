@@ -31,12 +31,13 @@ func loadTest(ctx context.Context, p *scalerProc, r *report, base observation, c
 	}
 	runCtx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
-	var calls, errs, streamErrs atomic.Int64
+	var calls atomic.Int64
+	errs, streamErrs := &codeCounts{}, &codeCounts{}
 	var wg sync.WaitGroup
 	for i := range streams {
 		wg.Go(func() {
 			if err := holdStream(runCtx, clients[i%conns], fmt.Sprintf("stream-%d", i%10)); err != nil {
-				streamErrs.Add(1)
+				streamErrs.add(err)
 			}
 		})
 	}
@@ -46,7 +47,7 @@ func loadTest(ctx context.Context, p *scalerProc, r *report, base observation, c
 			for runCtx.Err() == nil {
 				_, err := clients[i%conns].GetMetrics(runCtx, req)
 				if err != nil && runCtx.Err() == nil {
-					errs.Add(1)
+					errs.add(err)
 				}
 				calls.Add(1)
 			}
@@ -57,7 +58,7 @@ func loadTest(ctx context.Context, p *scalerProc, r *report, base observation, c
 	fmt.Println("  during:", during)
 	wg.Wait()
 	r.add("load", fmt.Sprintf("%d callers + %d streams, %v", callers, streams, d),
-		fmt.Sprintf("%d GetMetrics (%.0f/s), errors %d, stream errors %d", calls.Load(), float64(calls.Load())/d.Seconds(), errs.Load(), streamErrs.Load()))
+		fmt.Sprintf("%d GetMetrics (%.0f/s), errors [%s], stream errors [%s]", calls.Load(), float64(calls.Load())/d.Seconds(), errs, streamErrs))
 	r.add("load", "during: RSS / goroutines", fmt.Sprintf("%s / %.0f", mib(during.rss), during.goroutines))
 	after := waitGoroutines(ctx, p, base.goroutines, 30*time.Second)
 	r.add("load", "goroutines after vs baseline", fmt.Sprintf("%.0f vs %.0f (within 10%%: %v)", after.goroutines, base.goroutines, within(after.goroutines, base.goroutines)))
