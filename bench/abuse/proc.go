@@ -191,3 +191,15 @@ func (p *scalerProc) gauges(ctx context.Context, names ...string) map[string]flo
 	}
 	return out
 }
+
+// series returns the /metrics lines of metric whose labels contain sub.
+func (p *scalerProc) series(ctx context.Context, metric, sub string) []string {
+	var out []string
+	_, body := p.get(ctx, "/metrics")
+	for line := range strings.SplitSeq(string(body), "\n") {
+		if strings.HasPrefix(line, metric+"{") && strings.Contains(line, sub) {
+			out = append(out, line)
+		}
+	}
+	return out
+}

@@ -100,15 +100,22 @@ func item4(ctx context.Context, bin, logDir string, r *report, d time.Duration) 
 	}
 	after := observe(ctx, p)
 	fmt.Println("  during:", after)
+	// That the replicas were read whole, not refused: the scaler's own
+	// account of the last sample.
+	for _, m := range []string{"barometer_observed_replicas", "barometer_last_sample_duration_seconds", "barometer_samples_total", "barometer_sample_failures_total"} {
+		for _, line := range p.series(ctx, m, "scrape") {
+			r.add("4", "scaler's "+m, line[strings.LastIndex(line, " ")+1:])
+		}
+	}
 	r.add("4", fmt.Sprintf("3 replicas x %.1f MB text, %v at 1s", float64(len(body))/1e6, d), fmt.Sprintf("peak RSS %s (baseline %s), +%s", mib(peak), mib(base.rss), mib(peak-base.rss)))
 	r.add("4", "GetMetrics of the big target", fmt.Sprintf("%s; %s", answers, read.summary()))
 	r.add("4", "default GetMetrics during", after.reads)
 	return nil
 }
 
-// item10 runs two scalers on the same scrape target (two demo replicas),
-// steps the load, and compares their GetMetrics answers asked at the same
-// instants.
+// item10 runs two scalers on the same target (two demo replicas), read
+// by scrape and through a real Prometheus, steps the load, and compares
+// their GetMetrics answers asked at the same instants.
 func item10(ctx context.Context, bin, logDir string, r *report, step time.Duration) error {
 	fmt.Println("== item 10: two scalers, one target ==")
 	var urls []string
@@ -122,6 +129,13 @@ func item10(ctx context.Context, bin, logDir string, r *report, step time.Durati
 		defer stop()
 		urls, replicas = append(urls, u), append(replicas, w)
 	}
+	sources := map[string]map[string]string{"scrape": {"source": "scrape", "targets": strings.Join(urls, ",")}}
+	if prom, stop, err := startPrometheus(ctx, logDir, urls); err != nil {
+		r.add("10", "prometheus", "not run: "+err.Error())
+	} else {
+		defer stop()
+		sources["prometheus"] = map[string]string{"source": "prometheus", "serverAddress": "http://" + prom}
+	}
 	var procs []*scalerProc
 	for _, name := range []string{"replica-a", "replica-b"} {
 		p, err := startScaler(ctx, bin, name, logDir)
@@ -131,39 +145,53 @@ func item10(ctx context.Context, bin, logDir string, r *report, step time.Durati
 		defer p.kill()
 		procs = append(procs, p)
 	}
-	md := map[string]string{"source": "scrape", "targets": strings.Join(urls, ",")}
 	// Started about a second apart, as two pods would be.
 	for _, p := range procs {
-		if err := spec(ctx, p.client, "agree", "demo", md); err != nil {
-			return err
+		for name, md := range sources {
+			if err := spec(ctx, p.client, "agree", name, md); err != nil {
+				return err
+			}
 		}
 		time.Sleep(1300 * time.Millisecond)
 	}
-	req := &externalscaler.GetMetricsRequest{ScaledObjectRef: &externalscaler.ScaledObjectRef{Namespace: "agree", Name: "demo", ScalerMetadata: md}}
-	// Warm both up past their first samples before the first step.
-	time.Sleep(3 * time.Second)
-	all, settled := &agreement{}, &agreement{}
+	// Let both sample a few times (Prometheus needs two scrapes for a
+	// rate) before the first step.
+	time.Sleep(5 * time.Second)
+	for name, md := range sources {
+		req := &externalscaler.GetMetricsRequest{ScaledObjectRef: &externalscaler.ScaledObjectRef{Namespace: "agree", Name: name, ScalerMetadata: md}}
+		all, settled, failed := compareReplicas(ctx, procs[0], procs[1], req, replicas, step)
+		r.add("10", fmt.Sprintf("%s: 6 load steps of %v, every pair", name, step), fmt.Sprintf("%s; failed reads %d", all, failed))
+		r.add("10", name+": pairs 2 s or more after a step", settled.String())
+	}
+	return nil
+}
+
+// compareReplicas steps the replicas' load and reads a and b at once about
+// ten times a second.
+func compareReplicas(ctx context.Context, a, b *scalerProc, req *externalscaler.GetMetricsRequest, replicas []*demo.Workload, step time.Duration) (all, settled *agreement, failed int) {
+	all, settled = &agreement{}, &agreement{}
 	for _, rps := range []float64{20, 90, 40, 150, 10, 70} {
 		for _, w := range replicas {
 			w.SetLoad(rps)
 		}
 		stepAt := time.Now()
 		for time.Since(stepAt) < step {
-			a, b, ok := readBoth(ctx, procs[0], procs[1], req)
-			if ok {
-				all.add(a, b)
+			va, vb, ok := readBoth(ctx, a, b, req)
+			switch {
+			case !ok:
+				failed++
+			default:
+				all.add(va, vb)
 				// Two intervals after the step, both have sampled the new
 				// load twice: what differs then is state, not phase.
 				if time.Since(stepAt) > 2*time.Second {
-					settled.add(a, b)
+					settled.add(va, vb)
 				}
 			}
 			time.Sleep(97 * time.Millisecond)
 		}
 	}
-	r.add("10", fmt.Sprintf("scrape: 6 load steps of %v, every pair", step), all.String())
-	r.add("10", "scrape: pairs 2 s or more after a step", settled.String())
-	return nil
+	return all, settled, failed
 }
 
 // agreement compares paired answers of two scalers.
