@@ -21,12 +21,21 @@ func loadTest(ctx context.Context, p *scalerProc, r *report, base observation, c
 	fmt.Printf("== load: %d GetMetrics callers + %d StreamIsActive streams for %v ==\n", callers, streams, d)
 	const conns = 16
 	clients := make([]externalscaler.ExternalScalerClient, conns)
+	var open []*grpc.ClientConn
+	// Closed before goroutines are counted again: each connection holds
+	// goroutines of the scaler's own.
+	closeAll := func() {
+		for _, c := range open {
+			c.Close()
+		}
+	}
+	defer closeAll()
 	for i := range clients {
 		c, err := p.newConn()
 		if err != nil {
 			return err
 		}
-		defer c.Close()
+		open = append(open, c)
 		clients[i] = externalscaler.NewExternalScalerClient(c)
 	}
 	// Cancelled, not timed out: a deadline would travel with every call and
@@ -63,6 +72,8 @@ func loadTest(ctx context.Context, p *scalerProc, r *report, base observation, c
 	r.add("load", fmt.Sprintf("%d callers + %d streams, %v", callers, streams, d),
 		fmt.Sprintf("%d GetMetrics (%.0f/s), errors [%s], stream errors [%s]", calls.Load(), float64(calls.Load())/d.Seconds(), errs, streamErrs))
 	r.add("load", "during: RSS / goroutines", fmt.Sprintf("%s / %.0f", mib(during.rss), during.goroutines))
+	closeAll()
+	open = nil
 	after := waitGoroutines(ctx, p, base.goroutines, 30*time.Second)
 	r.add("load", "goroutines after vs baseline", fmt.Sprintf("%.0f vs %.0f (within 10%%: %v)", after.goroutines, base.goroutines, within(after.goroutines, base.goroutines)))
 	return nil

@@ -25,7 +25,7 @@ type options struct {
 	loadFor                  time.Duration
 	bigFor, agreeStep        time.Duration
 	shutdownDelay            time.Duration
-	keep                     bool
+	keep, loadOnly           bool
 }
 
 func parseFlags() options {
@@ -43,6 +43,7 @@ func parseFlags() options {
 	flag.DurationVar(&o.agreeStep, "agree-step", 5*time.Second, "item 10: how long each load step holds")
 	flag.DurationVar(&o.shutdownDelay, "shutdown-delay", 5*time.Second, "item 5: BAROMETER_SHUTDOWN_DELAY")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (binary and scaler logs)")
+	flag.BoolVar(&o.loadOnly, "load-only", false, "skip items 1 to 3 and the idle wait: the load test and items 4, 5 and 10 only")
 	flag.Parse()
 	return o
 }
@@ -107,11 +108,13 @@ func abuse(ctx context.Context, bin, dir string, r *report, o options) error {
 	fmt.Println("baseline:", base)
 	r.add("base", "RSS / goroutines / heap in use", fmt.Sprintf("%s / %.0f / %s", mib(base.rss), base.goroutines, mib(base.heap)))
 	r.add("base", "default GetMetrics", base.reads)
-	item1(ctx, p, r, o.longNames, o.shortNames)
-	item2(ctx, p, r, o.floodNamespaces, o.floodNS)
-	during := observe(ctx, p)
-	r.add("2", "during: RSS / goroutines / heap in use", fmt.Sprintf("%s / %.0f / %s", mib(during.rss), during.goroutines, mib(during.heap)))
-	item3(ctx, p, r, o.listFor)
-	afterIdle(ctx, p, r, base, o.idleMax)
+	if !o.loadOnly {
+		item1(ctx, p, r, o.longNames, o.shortNames)
+		item2(ctx, p, r, o.floodNamespaces, o.floodNS)
+		during := observe(ctx, p)
+		r.add("2", "during: RSS / goroutines / heap in use", fmt.Sprintf("%s / %.0f / %s", mib(during.rss), during.goroutines, mib(during.heap)))
+		item3(ctx, p, r, o.listFor)
+		afterIdle(ctx, p, r, base, o.idleMax)
+	}
 	return loadTest(ctx, p, r, base, o.callers, o.streams, o.loadFor)
 }
