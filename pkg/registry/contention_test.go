@@ -83,11 +83,12 @@ func (c *churn) read(t testing.TB) time.Duration {
 }
 
 // hammer lists and walks the registry from two goroutines, and populates
-// and reaps it from a third, until stop closes; it returns how many reaps
-// stopped targets, once every goroutine has returned.
-func (c *churn) hammer(t testing.TB, stop <-chan struct{}) (wait func() int) {
+// and reaps it from a third, until stop closes; reaps counts the reaps
+// that stopped every target so far, and wait returns it once every
+// goroutine has returned.
+func (c *churn) hammer(t testing.TB, stop <-chan struct{}) (reaps func() int, wait func() int) {
 	var wg sync.WaitGroup
-	var reaps atomic.Int64
+	var reaped atomic.Int64
 	loop := func(fn func() error) {
 		wg.Go(func() {
 			for {
@@ -110,13 +111,13 @@ func (c *churn) hammer(t testing.TB, stop <-chan struct{}) (wait func() int) {
 			return err
 		}
 		if c.reap() >= c.n {
-			reaps.Add(1)
+			reaped.Add(1)
 		}
 		return nil
 	})
-	return func() int {
+	return func() int { return int(reaped.Load()) }, func() int {
 		wg.Wait()
-		return int(reaps.Load())
+		return int(reaped.Load())
 	}
 }
 
@@ -141,10 +142,12 @@ func TestReadsNeverWaitOnTheRegistry(t *testing.T) {
 	}
 	c := newChurn(t, testTargets)
 	stop := make(chan struct{})
-	wait := c.hammer(t, stop)
+	reaped, wait := c.hammer(t, stop)
 	var lat []time.Duration
-	deadline := time.Now().Add(8 * time.Second)
-	for time.Now().Before(deadline) {
+	// At least 8 s, and at least one reap of every target (bounded: a
+	// machine too loaded to reap within a minute fails below).
+	start := time.Now()
+	for d := time.Since(start); d < 8*time.Second || reaped() == 0 && d < time.Minute; d = time.Since(start) {
 		lat = append(lat, c.read(t))
 		if len(lat)%64 == 0 {
 			time.Sleep(100 * time.Microsecond) // leave the hammers a core
@@ -171,7 +174,7 @@ func BenchmarkReadUnderChurn(b *testing.B) {
 		b.Fatal(err)
 	}
 	stop := make(chan struct{})
-	wait := c.hammer(b, stop)
+	_, wait := c.hammer(b, stop)
 	lat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for b.Loop() {
