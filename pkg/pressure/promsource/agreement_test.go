@@ -17,8 +17,10 @@ import (
 // CPU rate spans two different pairs of scrapes of a one-second interval,
 // each timed at the scrape's start while the demo counts CPU when it
 // answers; on a loaded machine under -race that gap reaches tens of
-// milliseconds. The loads under test are far further apart than this.
-const cpuTolerance = 0.05
+// milliseconds, and on a 2-core machine shared with other builds more than
+// a hundred (0.12 seen). The replicas' other dimensions are compared
+// exactly, so a fold that mixed replicas up still fails.
+const cpuTolerance = 0.15
 
 // agreement reads the same replicas both ways, by scraping them and by
 // asking the Prometheus that scrapes them, under steady load and again after
