@@ -94,42 +94,31 @@ func commonKeys(s *Schema) []Key[Trigger] {
 			Describe("lower bound of the decided count (a pool's total); `pressure`: the replica floor, once the first sample lands"),
 		Enum("floor", func(t *Trigger) *string { return &t.Floor }, FloorTarget, FloorTarget, FloorReplicas).For(onlyPressure...).
 			Describe("`target`: floor `scaleValue` at `minReplicas x targetPressure`, so the HPA rests at exactly `minReplicas`; `replicas`: floor at `minReplicas` itself (the HPA then rests at `minReplicas / targetPressure`)"),
-		profiled(Duration("ewmaHalfLife", func(t *Trigger) *time.Duration { return &t.Signal.EwmaHalfLife }, 0, 0, day, false),
-			func(o signal.Options) string { return o.EwmaHalfLife.String() }).
+		signalDuration("ewmaHalfLife", func(o *signal.Options) *time.Duration { return &o.EwmaHalfLife }).
 			Describe("half-life of the slow release; `0s` turns smoothing off"),
-		profiled(Duration("scaleInGateWindow", func(t *Trigger) *time.Duration { return &t.Signal.ScaleInGateWindow }, 0, 0, day, false),
-			func(o signal.Options) string { return o.ScaleInGateWindow.String() }).
+		signalDuration("scaleInGateWindow", func(o *signal.Options) *time.Duration { return &o.ScaleInGateWindow }).
 			Describe("how long scale-in preconditions must hold"),
-		profiled(Float("activationScaleInThreshold", func(t *Trigger) *float64 { return &t.Signal.ActivationScaleInThreshold }, 0, Between(0, 1)),
-			func(o signal.Options) string { return formatFloat(o.ActivationScaleInThreshold) }).
+		signalFloat("activationScaleInThreshold", func(o *signal.Options) *float64 { return &o.ActivationScaleInThreshold }, Between(0, 1)).
 			Describe("activation at or above this blocks scale-in"),
-		profiled(Float("resourceScaleInThreshold", func(t *Trigger) *float64 { return &t.Signal.ResourceScaleInThreshold }, 0, Between(0, 1)),
-			func(o signal.Options) string { return formatFloat(o.ResourceScaleInThreshold) }).
+		signalFloat("resourceScaleInThreshold", func(o *signal.Options) *float64 { return &o.ResourceScaleInThreshold }, Between(0, 1)).
 			Describe("resource at or above this blocks scale-in"),
-		profiled(Float("walDispatchScaleInThreshold", func(t *Trigger) *float64 { return &t.Signal.WalDispatchScaleInThreshold }, 0, Between(0, 1)),
-			func(o signal.Options) string { return formatFloat(o.WalDispatchScaleInThreshold) }).
+		signalFloat("walDispatchScaleInThreshold", func(o *signal.Options) *float64 { return &o.WalDispatchScaleInThreshold }, Between(0, 1)).
 			Describe("WAL dispatch at or above this blocks scale-in"),
 		Bool("splitAwareScaleIn", func(t *Trigger) *bool { return &t.Signal.SplitAwareScaleIn }, true).For(onlyPressure...).
 			Describe("hold scale-in while a split is in flight"),
 		Duration("replicaStartup", func(t *Trigger) *time.Duration { return &t.Signal.ReplicaStartup }, 0, 0, time.Hour, false).For(onlyPressure...).
 			Describe("how long a new replica takes to count (start-up, readiness, any delay the source does not report); added to the sample's age, it is the lag the lead covers (docs/compensation.md)"),
-		profiled(Int("leadWindow", func(t *Trigger) *int { return &t.Signal.LeadWindow }, 0, 0, signal.MaxLeadWindow),
-			func(o signal.Options) string { return strconv.Itoa(o.LeadWindow) }).
+		signalInt("leadWindow", func(o *signal.Options) *int { return &o.LeadWindow }, signal.MaxLeadWindow).
 			Describe("samples of raw demand the lead reads its trend and noise from, 0 (no lead, no noise margin) or 3 and more"),
-		profiled(Float("leadSignificance", func(t *Trigger) *float64 { return &t.Signal.LeadSignificance }, 0, Between(0, 10)),
-			func(o signal.Options) string { return formatFloat(o.LeadSignificance) }).
+		signalFloat("leadSignificance", func(o *signal.Options) *float64 { return &o.LeadSignificance }, Between(0, 10)).
 			Describe("how significant a rise must be (its Mann-Kendall z) before it leads; 0 reads as 2"),
-		profiled(Float("scaleInHysteresis", func(t *Trigger) *float64 { return &t.Signal.ScaleInHysteresis }, 0, Between(0, 1)),
-			func(o signal.Options) string { return formatFloat(o.ScaleInHysteresis) }).
+		signalFloat("scaleInHysteresis", func(o *signal.Options) *float64 { return &o.ScaleInHysteresis }, Between(0, 1)).
 			Describe("on a stale sample, a fall stops at demand x (1 + this)"),
-		profiled(Float("scaleInNoiseMargin", func(t *Trigger) *float64 { return &t.Signal.ScaleInNoiseMargin }, 0, Between(0, 10)),
-			func(o signal.Options) string { return formatFloat(o.ScaleInNoiseMargin) }).
+		signalFloat("scaleInNoiseMargin", func(o *signal.Options) *float64 { return &o.ScaleInNoiseMargin }, Between(0, 10)).
 			Describe("on a stale sample, a fall stops at demand + this many widths of the measured noise (needs `leadWindow`)"),
-		profiled(Bool("saturationSurge", func(t *Trigger) *bool { return &t.Signal.SaturationSurge }, false),
-			func(o signal.Options) string { return strconv.FormatBool(o.SaturationSurge) }).
+		signalBool("saturationSurge", func(o *signal.Options) *bool { return &o.SaturationSurge }).
 			Describe("a saturated sample across n replicas asks for 2n (n + 4 when stale); held while the samples stay saturated, ended by the first that is not"),
-		profiled(Float("surgeLevel", func(t *Trigger) *float64 { return &t.Signal.SurgeLevel }, 0, Between(0, 1)),
-			func(o signal.Options) string { return formatFloat(o.SurgeLevel) }).
+		signalFloat("surgeLevel", func(o *signal.Options) *float64 { return &o.SurgeLevel }, Between(0, 1)).
 			Describe("dominant pressure at or above which a sample counts as saturated; 0 reads as 1"),
 		Float("activationWorkingSetTarget", func(t *Trigger) *float64 { return &t.ActivationWorkingSetTarget }, pressure.DefaultActivationWorkingSetTarget, Between(0, 1e15)).
 			Describe("working set per replica that reads 1.0; `0` turns the dimension off"),
@@ -206,6 +195,25 @@ func startProfile(t *Trigger, _ *Context) {
 	if err == nil { // the Enum admitted only known profiles
 		t.Signal = o
 	}
+}
+
+// signalFloat, signalDuration, signalInt and signalBool declare a key of
+// one of the signal's options whose default is the profile's (profiled),
+// from the option's field alone.
+func signalFloat(name string, f func(*signal.Options) *float64, r FloatRange) Key[Trigger] {
+	return profiled(Float(name, func(t *Trigger) *float64 { return f(&t.Signal) }, 0, r), func(o signal.Options) string { return formatFloat(*f(&o)) })
+}
+
+func signalDuration(name string, f func(*signal.Options) *time.Duration) Key[Trigger] {
+	return profiled(Duration(name, func(t *Trigger) *time.Duration { return f(&t.Signal) }, 0, 0, day, false), func(o signal.Options) string { return f(&o).String() })
+}
+
+func signalInt(name string, f func(*signal.Options) *int, hi int) Key[Trigger] {
+	return profiled(Int(name, func(t *Trigger) *int { return f(&t.Signal) }, 0, 0, hi), func(o signal.Options) string { return strconv.Itoa(*f(&o)) })
+}
+
+func signalBool(name string, f func(*signal.Options) *bool) Key[Trigger] {
+	return profiled(Bool(name, func(t *Trigger) *bool { return f(&t.Signal) }, false), func(o signal.Options) string { return strconv.FormatBool(*f(&o)) })
 }
 
 // profiled makes a signal option key's default the profile's: the key
