@@ -134,9 +134,12 @@ func TestPushActivatesFromZero(t *testing.T) {
 	w.scaledObject(map[string]any{
 		"type": "external-push", "metricType": "AverageValue",
 		"metadata": map[string]any{
-			"scalerAddress":   env.scaler.grpc,
-			"source":          "scrape",
-			"targets":         "http://" + front + "/metrics",
+			"scalerAddress": env.scaler.grpc,
+			"source":        "scrape",
+			"targets":       "http://" + front + "/metrics",
+			// The smoothing below is the original profile's option,
+			// as in every pressure scenario but the jump.
+			"profile":         "original",
 			"targetPressure":  "0.7",
 			"activationValue": "0.3",
 			"sampleInterval":  "1s",

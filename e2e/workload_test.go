@@ -173,13 +173,17 @@ func (w *workload) hold(d time.Duration, what string, ok func(record.Point) bool
 	}
 }
 
-// trigger returns the external trigger metadata for this workload: the
-// scrape source over the pods' headless-Service name.
+// pressureMetadata returns the external trigger metadata for this
+// workload: the scrape source over the pods' headless-Service name. It
+// names profile original: the scenarios built on it assert the gated,
+// smoothed scale-in and the 0.25 scale-in thresholds, which the default
+// profile (responsive) does not have (pkg/signal/profile.go).
 func (w *workload) pressureMetadata(extra map[string]string) map[string]any {
 	m := map[string]any{
 		"scalerAddress":     w.scaler.grpc,
 		"source":            "scrape",
 		"targets":           w.targets(),
+		"profile":           "original",
 		"targetPressure":    strconv.FormatFloat(targetPressure, 'f', -1, 64),
 		"minReplicas":       strconv.Itoa(w.min),
 		"sampleInterval":    "1s",

@@ -180,13 +180,19 @@ func (r *Recorder) Hold(ctx context.Context, d time.Duration, what string, ok fu
 	return nil
 }
 
+// Snapshot returns the run so far and keeps sampling, for a scenario that
+// measures before its cleanup stops the recording.
+func (r *Recorder) Snapshot() Run {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return Run{Points: append([]Point(nil), r.points...), Events: append([]Event(nil), r.events...), Every: r.every}
+}
+
 // Stop ends the sampling and returns the run.
 func (r *Recorder) Stop() Run {
 	r.cancel()
 	<-r.done
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return Run{Points: append([]Point(nil), r.points...), Events: append([]Event(nil), r.events...), Every: r.every}
+	return r.Snapshot()
 }
 
 func (p Point) String() string {

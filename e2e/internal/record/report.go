@@ -115,6 +115,37 @@ func (r Run) Metrics() Metrics {
 	return m
 }
 
+// Window returns the run cut to [from, to]: the state at from (the last
+// point at or before it) opens it and the state just before to closes it,
+// so its Metrics integrate exactly that span. Runs recorded from different
+// starts compare only over such a fixed window. A run that ends before to
+// closes at its last point.
+func (r Run) Window(from, to time.Duration) Run {
+	w := Run{Every: r.Every}
+	for _, e := range r.Events {
+		if e.T >= from && e.T <= to {
+			w.Events = append(w.Events, e)
+		}
+	}
+	for _, p := range r.Points {
+		switch {
+		case p.T <= from:
+			p.T = from
+			w.Points = []Point{p}
+		case p.T < to:
+			w.Points = append(w.Points, p)
+		default:
+			if n := len(w.Points); n > 0 {
+				last := w.Points[n-1]
+				last.T = to
+				w.Points = append(w.Points, last)
+			}
+			return w
+		}
+	}
+	return w
+}
+
 // Write writes name.json (points, events, metrics, measured times) and
 // name.svg into dir.
 func (r Run) Write(dir, name, title string) error {

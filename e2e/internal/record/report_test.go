@@ -84,3 +84,23 @@ func TestPointJSONWritesNaNAsNull(t *testing.T) {
 		t.Errorf("got %s, want %s", data, want)
 	}
 }
+
+func TestWindowIntegratesExactlyTheSpan(t *testing.T) {
+	// Supply 1, 2, 4, 2, 2 at 0..4 s; the window [1.5 s, 3.5 s] holds 2 for
+	// 0.5 s, 4 for 1 s and 2 for 0.5 s.
+	w := pts([]int{2, 2, 2, 2, 2}, []int{1, 2, 4, 2, 2}).Window(1500*time.Millisecond, 3500*time.Millisecond)
+	m := w.Metrics()
+	if !near(m.Seconds, 2) || !near(m.ReplicaSeconds, 6) || !near(m.ExcessSeconds, 2) || m.ShortfallSeconds != 0 {
+		t.Errorf("seconds %g replica-seconds %g excess %g shortfall %g", m.Seconds, m.ReplicaSeconds, m.ExcessSeconds, m.ShortfallSeconds)
+	}
+	if first, last := w.Points[0], w.Points[len(w.Points)-1]; first.T != 1500*time.Millisecond || last.T != 3500*time.Millisecond {
+		t.Errorf("window from %s to %s", first.T, last.T)
+	}
+}
+
+func TestWindowPastTheEndClosesAtTheLastPoint(t *testing.T) {
+	m := pts([]int{1, 1, 1}, []int{1, 3, 3}).Window(500*time.Millisecond, time.Minute).Metrics()
+	if !near(m.Seconds, 1.5) || !near(m.ReplicaSeconds, 0.5+3) {
+		t.Errorf("seconds %g replica-seconds %g", m.Seconds, m.ReplicaSeconds)
+	}
+}

@@ -1,0 +1,203 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/barometer-scaler/barometer/e2e/internal/record"
+)
+
+// The jump test of docs/decision-quality.md on the real KEDA and HPA: the
+// load steps at once from one replica's worth to five, under each profile.
+const (
+	jumpLow  = capacity * targetPressure         // 70 req/s: 1 replica
+	jumpHigh = highN * capacity * targetPressure // 350 req/s: 5 replicas
+	// jumpWindow is the span after the jump that both runs are measured
+	// over, the same for both so their replica-seconds compare. It is long
+	// enough for original (three scale-out steps of a KEDA poll and an HPA
+	// sync each, README "Profiles") to reach five and settle.
+	jumpWindow = 75 * time.Second
+	// jumpSettle is the end of the window in which both must be at five,
+	// decided and ready: what settled means here.
+	jumpSettle = 10 * time.Second
+)
+
+// jumpProfiles are the runs: the profile key's value ("" leaves it out, so
+// the run gets the default) and the profile it is.
+var jumpProfiles = []struct{ key, profile string }{
+	{"original", "original"},
+	{"", "responsive"},
+}
+
+// jumpResult is one run's figures, over [jump, jump + jumpWindow].
+type jumpResult struct {
+	Profile           string  `json:"profile"`
+	Default           bool    `json:"default"`
+	FirstScaleOut     float64 `json:"firstScaleOutSeconds"`
+	FiveReady         float64 `json:"fiveReadySeconds"`
+	WindowSeconds     float64 `json:"windowSeconds"`
+	ReplicaSeconds    float64 `json:"replicaSeconds"`
+	DemandSeconds     float64 `json:"demandReplicaSeconds"`
+	ShortfallSeconds  float64 `json:"shortfallReplicaSeconds"`
+	ExcessSeconds     float64 `json:"excessReplicaSeconds"`
+	Peak              int     `json:"peak"`
+	SettledAtFive     bool    `json:"settledAtFive"`
+	DecisionChanges   int     `json:"decisionChanges"`
+	DecisionReversals int     `json:"decisionReversals"`
+}
+
+// TestJumpOneToFiveByProfile: the load jumps from one replica's worth to
+// five; each profile runs on its own Deployment, in parallel, and is timed
+// from the jump to five ready replicas. The default profile must not be
+// slower than original (issue 11: the default never reacts more slowly to
+// a jump).
+func TestJumpOneToFiveByProfile(t *testing.T) {
+	skipUnlessUp(t)
+	t.Parallel()
+	var mu sync.Mutex
+	var results []jumpResult
+	// Cleanup runs once both parallel runs are done.
+	t.Cleanup(func() {
+		slices.SortFunc(results, func(a, b jumpResult) int { return strings.Compare(a.Profile, b.Profile) })
+		writeJumpResults(t, results)
+		compareJump(t, results)
+	})
+	for _, p := range jumpProfiles {
+		t.Run(p.profile, func(t *testing.T) {
+			t.Parallel()
+			r := jumpRun(t, p.key, p.profile)
+			mu.Lock()
+			results = append(results, r)
+			mu.Unlock()
+		})
+	}
+}
+
+// jumpRun rests a Deployment at one replica under one replica's worth of
+// load, jumps the load to five's, and measures the window after the jump.
+func jumpRun(t *testing.T, key, profile string) jumpResult {
+	w := newWorkload(t, "jump-"+profile, 1, 1, 10, env.scaler,
+		fmt.Sprintf("profile %s: load jumps from 1 replica's worth (%g req/s) to 5 (%g req/s)", profile, jumpLow, jumpHigh))
+	w.setLoad(jumpLow)
+	w.scaledObject(externalTrigger(jumpMetadata(w, key)), nil)
+	w.waitServed(60 * time.Second)
+	w.hold(5*time.Second, "rests at 1 under one replica's worth", func(p record.Point) bool { return p.Desired == 1 })
+
+	at := w.setLoad(jumpHigh)
+	first := w.waitFor(at, scaleOutDeadline, "first scale-out", func(p record.Point) bool { return p.Desired > 1 })
+	five := w.waitFor(at, scaleOutDeadline, "five ready", func(p record.Point) bool { return p.Ready >= highN })
+	measure(t, fmt.Sprintf("load %g->%g req/s: first scale-out decision", jumpLow, jumpHigh), first.T-at)
+	measure(t, fmt.Sprintf("load %g->%g req/s: five ready", jumpLow, jumpHigh), five.T-at)
+	end := at + jumpWindow
+	w.waitFor(end, jumpWindow+30*time.Second, "the end of the window", func(record.Point) bool { return true })
+
+	r := jumpFigures(w.rec.Snapshot().Window(at, end), profile, key == "")
+	r.FirstScaleOut, r.FiveReady = (first.T - at).Seconds(), (five.T - at).Seconds()
+	t.Logf("jump, profile %s: five ready after %.1fs; %.1f replica-seconds over %.0fs (demand %.1f, short %.1f, excess %.1f), peak %d",
+		profile, r.FiveReady, r.ReplicaSeconds, r.WindowSeconds, r.DemandSeconds, r.ShortfallSeconds, r.ExcessSeconds, r.Peak)
+	if !r.SettledAtFive {
+		t.Errorf("profile %s: not at five (decided and ready) for the last %s of the %s window", profile, jumpSettle, jumpWindow)
+	}
+	return r
+}
+
+// jumpMetadata is the trigger for a jump run: only what both profiles
+// share, so each runs with its own profile's options (pressureMetadata's
+// EWMA and gate would override them).
+func jumpMetadata(w *workload, profile string) map[string]any {
+	m := map[string]any{
+		"scalerAddress":  w.scaler.grpc,
+		"source":         "scrape",
+		"targets":        w.targets(),
+		"targetPressure": fmt.Sprint(targetPressure),
+		"minReplicas":    "1",
+		"sampleInterval": "1s",
+	}
+	if profile != "" {
+		m["profile"] = profile
+	}
+	return m
+}
+
+// jumpFigures reads a run's figures off its window.
+func jumpFigures(win record.Run, profile string, isDefault bool) jumpResult {
+	m := win.Metrics()
+	return jumpResult{
+		Profile: profile, Default: isDefault,
+		WindowSeconds: m.Seconds, ReplicaSeconds: m.ReplicaSeconds,
+		DemandSeconds:    m.ReplicaSeconds - m.ExcessSeconds + m.ShortfallSeconds,
+		ShortfallSeconds: m.ShortfallSeconds, ExcessSeconds: m.ExcessSeconds,
+		Peak: m.Peak, SettledAtFive: settledAtFive(win),
+		DecisionChanges: m.Changes, DecisionReversals: m.Oscillations,
+	}
+}
+
+// settledAtFive reports whether the window's last jumpSettle was at five,
+// decided and ready.
+func settledAtFive(win record.Run) bool {
+	if len(win.Points) == 0 {
+		return false
+	}
+	from := win.Points[len(win.Points)-1].T - jumpSettle
+	for _, p := range win.Points {
+		if p.T >= from && (p.Desired != highN || p.Ready != highN) {
+			return false
+		}
+	}
+	return true
+}
+
+// compareJump fails when the default profile reached five later than
+// original.
+func compareJump(t *testing.T, results []jumpResult) {
+	var orig, def *jumpResult
+	for i := range results {
+		switch {
+		case results[i].Default:
+			def = &results[i]
+		case results[i].Profile == "original":
+			orig = &results[i]
+		}
+	}
+	if orig == nil || def == nil {
+		return // a run failed before measuring; it reported why
+	}
+	if def.FiveReady > orig.FiveReady {
+		t.Errorf("the default profile (%s) reached five ready after %.1fs, later than original (%.1fs)", def.Profile, def.FiveReady, orig.FiveReady)
+	}
+}
+
+// writeJumpResults writes jump.md and jump.json into the results directory.
+func writeJumpResults(t *testing.T, results []jumpResult) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Jump from 1 replica's worth to 5 (%g -> %g req/s), by profile\n\n", jumpLow, jumpHigh)
+	fmt.Fprintf(&b, "Times from the jump; replica-seconds are ready replicas integrated over the %s after it (demand: 5 x the window).\n\n", jumpWindow)
+	b.WriteString("| profile | first scale-out (s) | five ready (s) | replica-seconds | demand | shortfall | excess | peak | settled at 5 |\n")
+	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n")
+	for _, r := range results {
+		name := r.Profile
+		if r.Default {
+			name += " (default)"
+		}
+		fmt.Fprintf(&b, "| %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %d | %t |\n",
+			name, r.FirstScaleOut, r.FiveReady, r.ReplicaSeconds, r.DemandSeconds, r.ShortfallSeconds, r.ExcessSeconds, r.Peak, r.SettledAtFive)
+	}
+	fmt.Print("\n=== e2e: jump by profile\n" + b.String())
+	if err := os.MkdirAll(resultsDir, 0o755); err != nil {
+		t.Errorf("results: %v", err)
+		return
+	}
+	data, _ := json.MarshalIndent(results, "", "  ")
+	for name, content := range map[string][]byte{"jump.md": []byte(b.String()), "jump.json": data} {
+		if err := os.WriteFile(filepath.Join(resultsDir, name), content, 0o644); err != nil {
+			t.Errorf("results: %v", err)
+		}
+	}
+}
