@@ -168,7 +168,10 @@ fail=0
 [[ ,$root_opts, == *,ro,* ]] || { echo "image: root filesystem mounted $root_opts, want ro" >&2; fail=1; }
 [ "$caps" = 0000000000000000 ] || { echo "image: effective capabilities $caps, want none" >&2; fail=1; }
 # The metrics endpoint answers too, and the gRPC port listens.
-in_netns curl -fsS --max-time 2 http://127.0.0.1:8080/metrics | grep -q '^barometer_targets ' ||
+# Read the whole body first: grep -q stops at its first match, and under
+# pipefail curl's failed write would then fail the check.
+metrics=$(in_netns curl -fsS --max-time 2 http://127.0.0.1:8080/metrics || true)
+grep -q '^barometer_targets ' <<<"$metrics" ||
   { echo "image: /metrics has no barometer_targets" >&2; fail=1; }
 in_netns bash -c 'exec 3<>/dev/tcp/127.0.0.1/6000' ||
   { echo "image: nothing listens on the gRPC port 6000" >&2; fail=1; }
