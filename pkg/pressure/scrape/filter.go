@@ -69,8 +69,12 @@ func keepLine(line []byte, want wantSet) bool {
 		if string(keyword) != "HELP" && string(keyword) != "TYPE" {
 			return false // a plain comment
 		}
-		name, _ := token(skipBlanks(rest))
-		return len(name) > 0 && name[0] == '"' || want.has(name)
+		rest = skipBlanks(rest)
+		if len(rest) > 0 && rest[0] == '"' {
+			return true
+		}
+		name, _ := token(rest)
+		return want.has(name)
 	}
 	name, _ := token(line)
 	return want.has(name)
@@ -83,14 +87,23 @@ func skipBlanks(b []byte) []byte {
 	return b
 }
 
-// token splits b at the first blank, newline or '{'.
+// token splits b at the first byte that cannot continue an unquoted metric
+// name, which is where expfmt's text parser ends the name: a sample line
+// "name+0" is the family "name" with the value +0, so stopping only at a
+// blank would drop a sample the parser reads
+// (testdata/fuzz/FuzzFilterAgreement/5d2c6f0e3a1b7c94).
 func token(b []byte) (tok, rest []byte) {
 	for i, c := range b {
-		if c == ' ' || c == '\t' || c == '\n' || c == '{' {
+		if !nameByte(c) {
 			return b[:i], b[i:]
 		}
 	}
 	return b, nil
+}
+
+// nameByte reports whether c may continue an unquoted metric name.
+func nameByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == ':'
 }
 
 // filterProto copies to dst the length-delimited MetricFamily messages of
