@@ -121,6 +121,15 @@ func (d *pressureDecider) Decide(now time.Time, obs pressure.Observation, in sig
 	return d.finish(sig, dec, visible(obs), now, false), nil
 }
 
+// Warm folds a past sample into the computer without deciding: the
+// sampler's backfill (signal.Warmer). The next decision compares with the
+// replicas it left.
+func (d *pressureDecider) Warm(now time.Time, obs pressure.Observation, in signal.Input) {
+	if signal.Unanswered(obs) == nil {
+		d.prev = d.computer.Compute(now, in).RecommendedReplicas
+	}
+}
+
 // queueDecider runs the queue-pressure policy with launch tracking.
 type queueDecider struct {
 	ledger

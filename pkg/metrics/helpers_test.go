@@ -26,7 +26,7 @@ type fixture struct {
 
 const interval = 5 * time.Second
 
-func newFixture(t *testing.T, scripts map[string]*registrytest.Script) *fixture {
+func newFixture(t testing.TB, scripts map[string]*registrytest.Script) *fixture {
 	t.Helper()
 	sources := trigger.NewSchema(trigger.Host(), registrytest.Kind("scripted", "", func(name string) *registrytest.Script { return scripts[name] }))
 	clock := signaltest.NewFakeClock(time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC))
@@ -36,7 +36,7 @@ func newFixture(t *testing.T, scripts map[string]*registrytest.Script) *fixture 
 
 // acquire starts (or joins) the target for raw metadata and waits for its
 // first sample attempt.
-func (f *fixture) acquire(t *testing.T, ref registry.Ref, raw map[string]string) *registry.Target {
+func (f *fixture) acquire(t testing.TB, ref registry.Ref, raw map[string]string) *registry.Target {
 	t.Helper()
 	md, err := f.reg.Parse(raw)
 	if err != nil {

@@ -1,6 +1,9 @@
 package pressure
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Source reads one Observation of the workload. Implementations must honour
 // ctx's deadline: the sampler gives each call a budget well inside the sample
@@ -8,6 +11,16 @@ import "context"
 // previous signal stands); a partial read is an Observation with Missing set.
 type Source interface {
 	Observe(ctx context.Context) (Observation, error)
+}
+
+// HistorySource is a source that can observe the past: what it would
+// have observed had it been asked at an earlier instant (a Prometheus
+// server evaluates its queries at any time it keeps data for). A sampler
+// that starts late folds the recent past from it, so it holds the same
+// state as a replica that has run all along (signal.SamplerConfig.Backfill).
+type HistorySource interface {
+	Source
+	ObserveAt(ctx context.Context, at time.Time) (Observation, error)
 }
 
 // SourceFunc adapts a function to Source.

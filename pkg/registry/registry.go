@@ -495,6 +495,7 @@ func (r *Registry) start(key string, tr *trigger.Trigger) (*Target, error) {
 		Decider:  decider,
 		Interval: tr.Interval,
 		Align:    r.cfg.AlignSamples,
+		Backfill: tr.Signal.WarmSamples(tr.Interval),
 		Clock:    r.cfg.Clock,
 		Logger:   logger,
 	})

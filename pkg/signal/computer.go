@@ -185,6 +185,14 @@ func (c *Computer) Decide(now time.Time, obs pressure.Observation, in Input) (Sc
 	return c.Compute(now, in), nil
 }
 
+// Warm folds a past sample into the computer's state (Warmer); a sample
+// Decide would fail is left out.
+func (c *Computer) Warm(now time.Time, obs pressure.Observation, in Input) {
+	if Unanswered(obs) == nil {
+		c.Compute(now, in)
+	}
+}
+
 // Unanswered fails an observation that expected replicas (obs.Missing)
 // and got no answer from any: it has nothing to fold, and reading it as
 // zero would make up a value. An observation with no replica and none

@@ -124,6 +124,24 @@ func DefaultOptions() Options {
 	}
 }
 
+// MaxBackfill bounds WarmSamples: the queries a starting sampler may send
+// to fold its past.
+const MaxBackfill = 60
+
+// WarmSamples is how many samples at interval fill the computer's memory:
+// the lead's window, the scale-in gate's window and five half-lives of the
+// smoothing (which leave 1/32 of the samples before them), at most
+// MaxBackfill. The windows are then exactly those of a computer that has
+// run all along; the smoothing (off in the responsive profile) only nearly.
+func (o Options) WarmSamples(interval time.Duration) int {
+	if interval <= 0 {
+		return 0
+	}
+	samples := func(d time.Duration) int { return int((d + interval - 1) / interval) }
+	n := max(o.LeadWindow, samples(o.ScaleInGateWindow), samples(5*o.EwmaHalfLife))
+	return min(n, MaxBackfill)
+}
+
 // floor is the lowest ScaleValue the options allow once a sample has landed.
 func (o Options) floor() float64 {
 	if o.MinReplicas <= 0 {

@@ -54,6 +54,14 @@ type Decider interface {
 	Decide(now time.Time, obs pressure.Observation, in Input) (ScalingSignal, error)
 }
 
+// Warmer is a Decider that can fold a past sample into its state without
+// deciding anything: no audit event, no log line, no count. The sampler's
+// backfill uses it (SamplerConfig.Backfill).
+type Warmer interface {
+	Decider
+	Warm(now time.Time, obs pressure.Observation, in Input)
+}
+
 // SamplerConfig wires a sampler.
 type SamplerConfig struct {
 	Source  pressure.Source
@@ -72,9 +80,19 @@ type SamplerConfig struct {
 	SplitFootprintTTL time.Duration
 	// Align samples at the multiples of Interval on the clock, after a
 	// first sample at once (see Run); otherwise every Interval from start.
-	Align  bool
-	Clock  Clock
-	Logger *slog.Logger
+	// An aligned sample is folded at its instant, the multiple of Interval
+	// it belongs to, not at the moment its source answered: two replicas
+	// then fold the same data at the same time and agree exactly.
+	Align bool
+	// Backfill is how many past aligned samples an aligned sampler folds
+	// before its first one, when its source can observe the past
+	// (pressure.HistorySource) and its decider can fold without deciding
+	// (Warmer). A replica that starts late then holds the state (the
+	// lead's window, the gate, the smoothing) of one that has run all
+	// along. 0 folds none.
+	Backfill int
+	Clock    Clock
+	Logger   *slog.Logger
 }
 
 // Sampler runs a source on a timer, folds each observation through the
@@ -125,6 +143,7 @@ func (s *Sampler) Interval() time.Duration { return s.cfg.Interval }
 // sample a workload at the same instants (to the precision of their
 // clocks), so the HPA reads the same value whichever it asks.
 func (s *Sampler) Run(ctx context.Context) {
+	s.backfill(ctx)
 	if wait := Aligned(s.cfg.Clock.Now(), s.cfg.Interval); s.cfg.Align && wait < s.cfg.Interval {
 		first, stopFirst := s.cfg.Clock.NewTicker(wait)
 		s.SampleOnce(ctx)
@@ -148,6 +167,34 @@ func (s *Sampler) Run(ctx context.Context) {
 	}
 }
 
+// backfill folds the Backfill aligned instants before now into the
+// decider, oldest first, without publishing. A past sample that fails is
+// left out, as a live one would be.
+func (s *Sampler) backfill(ctx context.Context) {
+	past, ok := s.cfg.Source.(pressure.HistorySource)
+	warmer, warms := s.decider.(Warmer)
+	if !s.cfg.Align || s.cfg.Backfill <= 0 || !ok || !warms {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	base := s.cfg.Clock.Now().Truncate(s.cfg.Interval)
+	folded := 0
+	for k := s.cfg.Backfill; k >= 1 && ctx.Err() == nil; k-- {
+		at := base.Add(-time.Duration(k) * s.cfg.Interval)
+		obsCtx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+		obs, err := past.ObserveAt(obsCtx, at)
+		cancel()
+		if err != nil {
+			s.cfg.Logger.Debug("backfill sample failed; left out", "at", at, "err", err)
+			continue
+		}
+		warmer.Warm(at, obs, s.input(obs, at, &Snapshot{}))
+		folded++
+	}
+	s.cfg.Logger.Debug("backfilled", "samples", folded, "of", s.cfg.Backfill)
+}
+
 // Aligned is how long after now the next multiple of interval falls (the
 // multiples are counted from the zero time, the same for every clock).
 // At a multiple it is a whole interval.
@@ -166,6 +213,10 @@ func (s *Sampler) SampleOnce(ctx context.Context) *Snapshot {
 	obs, err := s.cfg.Source.Observe(obsCtx)
 	cancel()
 	now := s.cfg.Clock.Now()
+	at := now
+	if s.cfg.Align {
+		at = start.Truncate(s.cfg.Interval)
+	}
 
 	prev := s.current.Load()
 	if err != nil && ctx.Err() != nil {
@@ -185,7 +236,7 @@ func (s *Sampler) SampleOnce(ctx context.Context) *Snapshot {
 	}
 	if err == nil {
 		var sig ScalingSignal
-		if sig, err = s.decide(obs, now, next); err == nil {
+		if sig, err = s.decide(obs, at, next); err == nil {
 			next.Signal = sig
 		}
 	}
@@ -200,6 +251,14 @@ func (s *Sampler) SampleOnce(ctx context.Context) *Snapshot {
 }
 
 func (s *Sampler) decide(obs pressure.Observation, now time.Time, snap *Snapshot) (ScalingSignal, error) {
+	sig, err := s.decider.Decide(now, obs, s.input(obs, now, snap))
+	sig.MeasuredAt = obs.MeasuredAt // every decider's signal says how old its data is
+	return sig, err
+}
+
+// input runs the collectors (and the split probe, when the options ask for
+// it) over a sample folded at now.
+func (s *Sampler) input(obs pressure.Observation, now time.Time, snap *Snapshot) Input {
 	in := Input{Compute: s.cfg.Compute.Collect(obs), MeasuredAt: obs.MeasuredAt}
 	if s.cfg.Storage != nil && obs.Trees != nil {
 		in.Storage = s.cfg.Storage.Collect(obs.Trees, now)
@@ -209,9 +268,7 @@ func (s *Sampler) decide(obs pressure.Observation, now time.Time, snap *Snapshot
 	if s.cfg.Options.SplitAwareScaleIn {
 		in.SplitInFlight = s.probeSplits(obs, now, snap)
 	}
-	sig, err := s.decider.Decide(now, obs, in)
-	sig.MeasuredAt = obs.MeasuredAt // every decider's signal says how old its data is
-	return sig, err
+	return in
 }
 
 // probeSplits fails open, per replica: a footprint that cannot be read

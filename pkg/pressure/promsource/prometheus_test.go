@@ -343,6 +343,23 @@ func TestAgainstPrometheus(t *testing.T) {
 		if !a.ObservedAt.Equal(b.ObservedAt) || !reflect.DeepEqual(a.Replicas, b.Replicas) {
 			t.Errorf("aligned replicas disagree:\n%+v\n%+v", a, b)
 		}
+
+		// A replica that starts later folds that instant from the past
+		// (the sampler's backfill) and reads what the first read live.
+		late, err := promsource.New(promsource.Options{ServerAddress: f.prom.URL, Queries: q, Align: time.Second,
+			Now: func() time.Time { return base.Add(time.Minute) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		past, err := late.ObserveAt(ctx, base.Add(300*time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !past.ObservedAt.Equal(a.ObservedAt) || !reflect.DeepEqual(past.Replicas, a.Replicas) {
+			t.Errorf("the past read differs from the live one:\n%+v\n%+v", past, a)
+		}
 	})
 
 	t.Run("agrees with the scrape source", func(t *testing.T) { f.agreement(t) })

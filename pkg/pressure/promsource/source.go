@@ -242,7 +242,14 @@ type result struct {
 
 // Observe runs every configured query at one instant and folds the answers.
 func (s *Source) Observe(ctx context.Context) (pressure.Observation, error) {
-	at := s.now()
+	return s.ObserveAt(ctx, s.now())
+}
+
+// ObserveAt is what Observe would have answered at the instant at: the
+// queries are evaluated there (and, aligned, at the same instant before it
+// that Observe would have chosen), so a sampler starting late reads the
+// same past its peer read live (pressure.HistorySource).
+func (s *Source) ObserveAt(ctx context.Context, at time.Time) (pressure.Observation, error) {
 	if s.align > 0 {
 		// A little before the aligned instant: a scrape stamped just
 		// before it may still be being ingested when the first replica

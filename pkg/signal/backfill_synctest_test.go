@@ -1,0 +1,116 @@
+package signal
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/barometer-scaler/barometer/pkg/pressure"
+)
+
+// pastSource answers as a Prometheus server would: what it reports for an
+// instant depends on that instant only (here a steady climb of CPU across
+// four replicas, measured half a second before it), whoever asks and
+// whenever. A live answer takes delay, which differs between replicas as
+// their distance to the server does.
+type pastSource struct{ interval, delay time.Duration }
+
+func (p pastSource) Observe(ctx context.Context) (pressure.Observation, error) {
+	now := time.Now()
+	time.Sleep(p.delay)
+	return p.ObserveAt(ctx, now)
+}
+
+func (p pastSource) ObserveAt(_ context.Context, at time.Time) (pressure.Observation, error) {
+	at = at.Truncate(p.interval)
+	step := float64(at.Unix() % 40)
+	obs := pressure.Observation{MeasuredAt: at.Add(-500 * time.Millisecond)}
+	for _, name := range []string{"a", "b", "c", "d"} {
+		obs.Replicas = append(obs.Replicas, pressure.ReplicaObservation{Name: name, CPUUtilisation: 0.2 + 0.02*step})
+	}
+	return obs, nil
+}
+
+// runAligned starts an aligned sampler on the system clock of the bubble
+// and records the signal it published for each instant.
+func runAligned(ctx context.Context, interval, delay time.Duration, backfill int) map[time.Time]ScalingSignal {
+	opts, _ := ProfileOptions(ProfileResponsive)
+	s := NewSampler(SamplerConfig{Source: pastSource{interval, delay}, Decider: NewComputer(opts), Interval: interval, Align: true, Backfill: backfill})
+	got := map[time.Time]ScalingSignal{}
+	go s.Run(ctx)
+	go func() {
+		for snap := s.Load(); ; {
+			select {
+			case <-ctx.Done():
+				return
+			case <-snap.Next():
+				snap = s.Load()
+				got[snap.Signal.SampledAt] = snap.Signal
+			}
+		}
+	}()
+	return got
+}
+
+// Two replicas that read the same history (a Prometheus-backed target)
+// and start 3.3 s apart, their answers arriving 10 and 40 ms after they
+// ask, publish identical signals for every instant both
+// sampled once the later one has folded its past; without the backfill the
+// later one's lead reads a shorter window, and the two differ.
+func TestBackfilledSamplersAgreeExactly(t *testing.T) {
+	for _, c := range []struct {
+		backfill int
+		agree    bool
+	}{{DefaultLeadWindow, true}, {0, false}} {
+		synctest.Test(t, func(t *testing.T) {
+			const interval = time.Second
+			ctx, cancel := context.WithCancel(context.Background())
+			first := runAligned(ctx, interval, 10*time.Millisecond, c.backfill)
+			time.Sleep(3300 * time.Millisecond)
+			second := runAligned(ctx, interval, 40*time.Millisecond, c.backfill)
+			time.Sleep(20 * interval)
+			synctest.Wait()
+			cancel()
+			synctest.Wait()
+			compared, differ := 0, 0
+			for at, b := range second {
+				a, ok := first[at]
+				if !ok {
+					continue
+				}
+				compared++
+				if a.ScaleValue != b.ScaleValue || a.Reason != b.Reason {
+					differ++
+					if c.agree {
+						t.Errorf("at %v: %v (%s) and %v (%s)", at, a.ScaleValue, a.Reason, b.ScaleValue, b.Reason)
+					}
+				}
+			}
+			if compared < 15 {
+				t.Fatalf("backfill %d: only %d instants both sampled", c.backfill, compared)
+			}
+			if !c.agree && differ == 0 {
+				t.Errorf("backfill 0: the replicas agreed at all %d instants; the test no longer shows what the backfill is for", compared)
+			}
+		})
+	}
+}
+
+func TestWarmSamplesCoverTheComputersMemory(t *testing.T) {
+	responsive, _ := ProfileOptions(ProfileResponsive)
+	for _, c := range []struct {
+		opts     Options
+		interval time.Duration
+		want     int
+	}{
+		{responsive, time.Second, DefaultLeadWindow},
+		{DefaultOptions(), 5 * time.Second, 30}, // five 30 s half-lives
+		{DefaultOptions(), time.Second, MaxBackfill},
+		{responsive, 0, 0},
+	} {
+		if got := c.opts.WarmSamples(c.interval); got != c.want {
+			t.Errorf("WarmSamples(%v) = %d, want %d", c.interval, got, c.want)
+		}
+	}
+}
