@@ -106,13 +106,13 @@ func abuse(ctx context.Context, bin, dir string, r *report, o options) error {
 	time.Sleep(2 * time.Second)
 	base := observe(ctx, p)
 	fmt.Println("baseline:", base)
-	r.add("base", "RSS / goroutines / heap in use", fmt.Sprintf("%s / %.0f / %s", mib(base.rss), base.goroutines, mib(base.heap)))
+	r.add("base", "RSS / goroutines / live heap", fmt.Sprintf("%s / %.0f / %s", mib(base.rss), base.goroutines, mib(base.heap)))
 	r.add("base", "default GetMetrics", base.reads)
 	if !o.loadOnly {
 		item1(ctx, p, r, o.longNames, o.shortNames)
 		item2(ctx, p, r, o.floodNamespaces, o.floodNS)
 		during := observe(ctx, p)
-		r.add("2", "during: RSS / goroutines / heap in use", fmt.Sprintf("%s / %.0f / %s", mib(during.rss), during.goroutines, mib(during.heap)))
+		r.add("2", "during: RSS / goroutines / live heap", fmt.Sprintf("%s / %.0f / %s", mib(during.rss), during.goroutines, mib(during.heap)))
 		item3(ctx, p, r, o.listFor)
 		afterIdle(ctx, p, r, base, o.idleMax)
 	}

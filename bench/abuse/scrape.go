@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -159,17 +160,24 @@ func item10(ctx context.Context, bin, logDir string, r *report, step time.Durati
 	time.Sleep(5 * time.Second)
 	for name, md := range sources {
 		req := &externalscaler.GetMetricsRequest{ScaledObjectRef: &externalscaler.ScaledObjectRef{Namespace: "agree", Name: name, ScalerMetadata: md}}
-		all, settled, failed := compareReplicas(ctx, procs[0], procs[1], req, replicas, step)
+		all, settled, same, failed := compareReplicas(ctx, procs[0], procs[1], req, replicas, step)
 		r.add("10", fmt.Sprintf("%s: 6 load steps of %v, every pair", name, step), fmt.Sprintf("%s; failed reads %d", all, failed))
 		r.add("10", name+": pairs 2 s or more after a step", settled.String())
+		r.add("10", name+": pairs of the same sample (/scale, equal sampledAt)", same.String())
 	}
 	return nil
 }
 
 // compareReplicas steps the replicas' load and reads a and b at once about
-// ten times a second.
-func compareReplicas(ctx context.Context, a, b *scalerProc, req *externalscaler.GetMetricsRequest, replicas []*demo.Workload, step time.Duration) (all, settled *agreement, failed int) {
-	all, settled = &agreement{}, &agreement{}
+// ten times a second. A pair read at once can still straddle a sample (one
+// replica has published the instant's sample, the other is still asking
+// its source), so same compares, from /scale, only the pairs whose signals
+// were sampled at the same instant: what two replicas that have folded the
+// same data answer.
+func compareReplicas(ctx context.Context, a, b *scalerProc, req *externalscaler.GetMetricsRequest, replicas []*demo.Workload, step time.Duration) (all, settled, same *agreement, failed int) {
+	all, settled, same = &agreement{}, &agreement{}, &agreement{}
+	ref := req.GetScaledObjectRef()
+	path := "/scale/" + ref.GetNamespace() + "/" + ref.GetName()
 	for _, rps := range []float64{20, 90, 40, 150, 10, 70} {
 		for _, w := range replicas {
 			w.SetLoad(rps)
@@ -188,10 +196,34 @@ func compareReplicas(ctx context.Context, a, b *scalerProc, req *externalscaler.
 					settled.add(va, vb)
 				}
 			}
+			if sa, sb, ok := scaleBoth(ctx, a, b, path); ok && sa.SampledAt != nil && sb.SampledAt != nil && sa.SampledAt.Equal(*sb.SampledAt) {
+				same.add(sa.ScaleValue, sb.ScaleValue)
+			}
 			time.Sleep(97 * time.Millisecond)
 		}
 	}
-	return all, settled, failed
+	return all, settled, same, failed
+}
+
+// scaled is the part of /scale the comparison reads.
+type scaled struct {
+	ScaleValue float64    `json:"scaleValue"`
+	SampledAt  *time.Time `json:"sampledAt"`
+}
+
+// scaleBoth reads path from both scalers at once.
+func scaleBoth(ctx context.Context, a, b *scalerProc, path string) (scaled, scaled, bool) {
+	var out [2]scaled
+	var ok [2]bool
+	var wg sync.WaitGroup
+	for i, p := range []*scalerProc{a, b} {
+		wg.Go(func() {
+			code, body := p.get(ctx, path)
+			ok[i] = code == 200 && json.Unmarshal(body, &out[i]) == nil
+		})
+	}
+	wg.Wait()
+	return out[0], out[1], ok[0] && ok[1]
 }
 
 // agreement compares paired answers of two scalers.

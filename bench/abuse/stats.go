@@ -54,20 +54,24 @@ func timeReads(ctx context.Context, c externalscaler.ExternalScalerClient, n int
 	return l
 }
 
-// observation is one look at a scaler: RSS, goroutines, heap, read latency.
+// observation is one look at a scaler: RSS, goroutines, heap, read
+// latency. heap is what the last GC marked live, the measure of what is
+// kept; heap in use also holds garbage not yet collected, up to GOGC %
+// more, so it swings with the moment of the look.
 type observation struct {
-	rss, goroutines, heap float64
-	reads                 string
+	rss, goroutines, heap, inuse float64
+	reads                        string
 }
 
 func observe(ctx context.Context, p *scalerProc) observation {
-	g := p.gauges(ctx, "go_goroutines", "go_memstats_heap_inuse_bytes")
-	return observation{rss: float64(p.rss()), goroutines: g["go_goroutines"], heap: g["go_memstats_heap_inuse_bytes"],
-		reads: timeReads(ctx, p.client, 20).summary()}
+	g := p.gauges(ctx, "go_goroutines", "go_gc_heap_live_bytes", "go_memstats_heap_inuse_bytes")
+	return observation{rss: float64(p.rss()), goroutines: g["go_goroutines"], heap: g["go_gc_heap_live_bytes"],
+		inuse: g["go_memstats_heap_inuse_bytes"], reads: timeReads(ctx, p.client, 20).summary()}
 }
 
 func (o observation) String() string {
-	return fmt.Sprintf("RSS %s, goroutines %.0f, heap in use %s, default GetMetrics %s", mib(o.rss), o.goroutines, mib(o.heap), o.reads)
+	return fmt.Sprintf("RSS %s, goroutines %.0f, live heap %s (in use %s), default GetMetrics %s",
+		mib(o.rss), o.goroutines, mib(o.heap), mib(o.inuse), o.reads)
 }
 
 func mib(b float64) string { return fmt.Sprintf("%.1f MiB", b/(1<<20)) }

@@ -10,6 +10,7 @@ package metrics
 
 import (
 	"net/http"
+	"regexp"
 
 	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"github.com/prometheus/client_golang/prometheus"
@@ -25,7 +26,9 @@ const Namespace = "barometer"
 // Metrics owns the scaler's Prometheus target. It is safe for concurrent
 // use: the HTTP server scrapes it while gRPC handlers record RPCs.
 type Metrics struct {
-	registry   *prometheus.Registry
+	registry *prometheus.Registry
+	// gatherer is the registry and the targets' signals (signalGatherer).
+	gatherer   prometheus.Gatherers
 	grpc       *grpcprom.ServerMetrics
 	certExpiry *certExpiry
 }
@@ -36,19 +39,24 @@ type Metrics struct {
 func New(reg *registry.Registry) *Metrics {
 	m := &Metrics{registry: prometheus.NewRegistry(), grpc: newGRPCMetrics(), certExpiry: newCertExpiry()}
 	m.registry.MustRegister(
-		collectors.NewGoCollector(),
+		// go_gc_heap_live_bytes beside the usual memstats: the heap the
+		// last GC marked live is what a leak shows in, where heap in use
+		// also counts the garbage not yet collected (up to GOGC% more).
+		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(
+			collectors.GoRuntimeMetricsRule{Matcher: regexp.MustCompile(`^/gc/heap/live:bytes$`)})),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewBuildInfoCollector(),
-		newSignalCollector(reg),
 		m.grpc,
 		m.certExpiry,
 	)
+	m.gatherer = prometheus.Gatherers{m.registry, &signalGatherer{reg: reg}}
 	return m
 }
 
 // Register adds another package's collector to the registry (the
 // connection profiles' reload errors, say), so that it is served with the
-// rest and checked against it for duplicates.
+// rest and checked against it for duplicates (against the signal's
+// families at each scrape, which then reports the clash).
 func (m *Metrics) Register(c prometheus.Collector) error { return m.registry.Register(c) }
 
 // Handler serves the registry in the Prometheus exposition formats.
@@ -58,11 +66,11 @@ func (m *Metrics) Register(c prometheus.Collector) error { return m.registry.Reg
 // metric because one was bad would hide exactly the scrape an operator
 // needs.
 func (m *Metrics) Handler() http.Handler {
-	return promhttp.InstrumentMetricHandler(m.registry, promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{
+	return promhttp.InstrumentMetricHandler(m.registry, promhttp.HandlerFor(m.gatherer, promhttp.HandlerOpts{
 		ErrorHandling: promhttp.ContinueOnError,
 		Registry:      m.registry,
 	}))
 }
 
-// Gatherer reads the registry directly, for tests and diagnostics.
-func (m *Metrics) Gatherer() prometheus.Gatherer { return m.registry }
+// Gatherer reads everything /metrics serves, for tests and diagnostics.
+func (m *Metrics) Gatherer() prometheus.Gatherer { return m.gatherer }

@@ -143,7 +143,7 @@ func TestHostTargetAndRuntimeCollectors(t *testing.T) {
 	if v := value(t, fams, "barometer_observed_replicas", lbl); v != 1 {
 		t.Errorf("host observed replicas %v, want 1", v)
 	}
-	for _, name := range []string{"go_goroutines", "process_cpu_seconds_total", "go_build_info", "promhttp_metric_handler_requests_total"} {
+	for _, name := range []string{"go_goroutines", "go_gc_heap_live_bytes", "process_cpu_seconds_total", "go_build_info", "promhttp_metric_handler_requests_total"} {
 		if _, ok := fams[name]; !ok {
 			t.Errorf("%s missing from the scrape", name)
 		}
