@@ -2,7 +2,6 @@ package trigger
 
 import (
 	"errors"
-	"fmt"
 	"maps"
 	"regexp"
 	"slices"
@@ -51,7 +50,11 @@ var profileNamePattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9._-]*[a-z0-9])?$`)
 func profileError(err error) error {
 	var pe *connprofile.Error
 	if errors.As(err, &pe) {
-		return &MetadataError{Key: pe.Key, Allowed: strings.TrimPrefix(pe.Error(), fmt.Sprintf("metadata key %q: ", pe.Key))}
+		allowed := pe.Reason
+		if pe.Profile != "" {
+			allowed = "connection profile " + Quote(pe.Profile) + ": " + pe.Reason
+		}
+		return &MetadataError{Key: pe.Key, Allowed: allowed}
 	}
 	return err
 }
