@@ -104,6 +104,13 @@ func abuse(ctx context.Context, bin, dir string, r *report, o options) error {
 	// The first reads wait for the default target's first sample.
 	timeReads(ctx, p.client, 5)
 	time.Sleep(2 * time.Second)
+	// The live heap is what the last GC marked, 0 before the first; an
+	// idle process collects at the runtime's forced GC, within 2 minutes.
+	for deadline := time.Now().Add(150 * time.Second); time.Now().Before(deadline); time.Sleep(time.Second) {
+		if p.gauges(ctx, "go_gc_heap_live_bytes")["go_gc_heap_live_bytes"] > 0 {
+			break
+		}
+	}
 	base := observe(ctx, p)
 	fmt.Println("baseline:", base)
 	r.add("base", "RSS / goroutines / live heap", fmt.Sprintf("%s / %.0f / %s", mib(base.rss), base.goroutines, mib(base.heap)))

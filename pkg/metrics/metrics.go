@@ -65,10 +65,17 @@ func (m *Metrics) Register(c prometheus.Collector) error { return m.registry.Reg
 // promhttp_metric_handler_errors_total) rather than a 500: losing every
 // metric because one was bad would hide exactly the scrape an operator
 // needs.
+//
+// The exposition is served uncompressed, whatever the scraper accepts:
+// gzip was five times the cost of the rest of a scrape (at 1,000 targets
+// 300 ms of CPU against 60, bench_test.go), CPU taken from the gRPC reads
+// beside it, to save bandwidth a cluster network does not miss (3 MB per
+// scrape interval at that size, 20 kB for a target or two).
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.InstrumentMetricHandler(m.registry, promhttp.HandlerFor(m.gatherer, promhttp.HandlerOpts{
-		ErrorHandling: promhttp.ContinueOnError,
-		Registry:      m.registry,
+		ErrorHandling:      promhttp.ContinueOnError,
+		Registry:           m.registry,
+		DisableCompression: true,
 	}))
 }
 
