@@ -404,6 +404,7 @@ func (r *Registry) List() []Info {
 func (r *Registry) ReapIdle() int {
 	cutoff := r.cfg.Clock.Now().Add(-r.cfg.IdleTimeout).UnixNano()
 	r.mu.Lock()
+	targets, refs, namespaces := len(r.targets), len(r.refs), len(r.started)
 	var stopped []*Target
 	for key, t := range r.targets {
 		if t.pinned || t.streams.Load() > 0 || t.lastUsed.Load() >= cutoff {
@@ -432,6 +433,7 @@ func (r *Registry) ReapIdle() int {
 			r.refs[ref] = bs
 		}
 	}
+	r.targets, r.refs, r.started = shrunk(r.targets, targets), shrunk(r.refs, refs), shrunk(r.started, namespaces)
 	r.mu.Unlock()
 	r.cache.forget(forgotten)
 	for _, t := range stopped {
