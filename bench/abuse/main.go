@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -103,6 +104,12 @@ func abuse(ctx context.Context, bin, dir string, r *report, o options) error {
 	defer p.kill()
 	// The first reads wait for the default target's first sample.
 	timeReads(ctx, p.client, 5)
+	// Every path the flood takes runs once before the baseline, so the
+	// comparison after it measures what the flood left, not what a first
+	// call builds once for good (JSON encoders, protobuf reflection, the
+	// error paths).
+	listTargets(ctx, p)
+	_ = spec(ctx, p.client, "warm", strings.Repeat("x", 300), nil)
 	time.Sleep(2 * time.Second)
 	// The live heap is what the last GC marked, 0 before the first; an
 	// idle process collects at the runtime's forced GC, within 2 minutes.
