@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -35,7 +37,14 @@ func TestScalerAcceptsExamples(t *testing.T) {
 		}
 		docs = append(docs, ds...)
 	}
-	grpcAddr, httpAddr := startScaler(t)
+	// A kubeconfig that names no reachable server: reading it does no I/O,
+	// so the k8s:// example's metadata is parsed as a scaler in a cluster
+	// parses it (its samples fail, which this test does not read).
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte(unreachableKubeconfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	grpcAddr, httpAddr := startScaler(t, "BAROMETER_KUBECONFIG="+kubeconfig, "BAROMETER_VICTIM_HINTS=true")
 
 	conn, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
@@ -122,3 +131,11 @@ func waitHTTP(t *testing.T, u string) []byte {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+const unreachableKubeconfig = `apiVersion: v1
+kind: Config
+clusters: [{name: none, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: none, user: {token: none}}]
+contexts: [{name: none, context: {cluster: none, user: none}}]
+current-context: none
+`

@@ -91,8 +91,12 @@ type SamplerConfig struct {
 	// lead's window, the gate, the smoothing) of one that has run all
 	// along. 0 folds none.
 	Backfill int
-	Clock    Clock
-	Logger   *slog.Logger
+	// After, when set, consumes each sample that was observed and
+	// decided, once its snapshot is published (victim hints): it reads
+	// what the decider read and changes nothing the surfaces serve.
+	After  func(ctx context.Context, obs pressure.Observation, in Input)
+	Clock  Clock
+	Logger *slog.Logger
 }
 
 // Sampler runs a source on a timer, folds each observation through the
@@ -234,9 +238,10 @@ func (s *Sampler) SampleOnce(ctx context.Context) *Snapshot {
 		SplitProbeFailures: prev.SplitProbeFailures,
 		next:               make(chan struct{}),
 	}
+	var in Input
 	if err == nil {
 		var sig ScalingSignal
-		if sig, err = s.decide(obs, at, next); err == nil {
+		if sig, in, err = s.decide(obs, at, next); err == nil {
 			next.Signal = sig
 		}
 	}
@@ -247,19 +252,25 @@ func (s *Sampler) SampleOnce(ctx context.Context) *Snapshot {
 	next.LastErr, next.LastDuration = err, s.cfg.Clock.Now().Sub(start)
 	s.current.Store(next)
 	close(prev.next)
+	if err == nil && s.cfg.After != nil {
+		afterCtx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+		s.cfg.After(afterCtx, obs, in)
+		cancel()
+	}
 	return next
 }
 
-func (s *Sampler) decide(obs pressure.Observation, now time.Time, snap *Snapshot) (ScalingSignal, error) {
-	sig, err := s.decider.Decide(now, obs, s.input(obs, now, snap))
+func (s *Sampler) decide(obs pressure.Observation, now time.Time, snap *Snapshot) (ScalingSignal, Input, error) {
+	in := s.input(obs, now, snap)
+	sig, err := s.decider.Decide(now, obs, in)
 	sig.MeasuredAt = obs.MeasuredAt // every decider's signal says how old its data is
-	return sig, err
+	return sig, in, err
 }
 
 // input runs the collectors (and the split probe, when the options ask for
 // it) over a sample folded at now.
 func (s *Sampler) input(obs pressure.Observation, now time.Time, snap *Snapshot) Input {
-	in := Input{Compute: s.cfg.Compute.Collect(obs), MeasuredAt: obs.MeasuredAt}
+	in := Input{Compute: s.cfg.Compute.Collect(obs), MeasuredAt: obs.MeasuredAt, Starting: obs.Starting, Terminating: obs.Terminating}
 	if s.cfg.Storage != nil && obs.Trees != nil {
 		in.Storage = s.cfg.Storage.Collect(obs.Trees, now)
 	} else {
