@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -39,7 +40,7 @@ var env struct {
 	cluster *cluster.Cluster
 	runner  *podrunner.Runner
 	hosts   string // the hosts file the pod runner keeps
-	podPort int    // every pod's port, on its own loopback address
+	podPort int    // every pod's port, on its own address in the pod network
 	scaler  *scaler
 }
 
@@ -76,12 +77,13 @@ func run(m *testing.M) int {
 	_ = c.WriteEnv(filepath.Join(workDir, "env.sh"))
 
 	env.hosts = filepath.Join(workDir, "hosts")
+	podNet := netip.MustParsePrefix(cluster.DefaultNetNS().PodNet)
 	// A port free on the pods' addresses, so no listener elsewhere on the
 	// machine (a wildcard one included) can be in the way.
-	env.podPort = cluster.FreePort("127.0.1.1")
+	env.podPort = cluster.FreePort(podNet.Addr().Next().String())
 	r, err := podrunner.Start(ctx, podrunner.Config{
 		Client: c.Client, Node: nodeName, DemoBin: filepath.Join(binDir, "demo-workload"),
-		LogDir: c.LogDir, HostsFile: env.hosts, Port: env.podPort, Logf: logf,
+		LogDir: c.LogDir, HostsFile: env.hosts, Port: env.podPort, PodNet: podNet, Logf: logf,
 	})
 	if err != nil {
 		fmt.Println("e2e: pod runner:", err)

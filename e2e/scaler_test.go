@@ -61,7 +61,9 @@ exec "$@"`
 	envs := []string{
 		"BAROMETER_GRPC_ADDR=" + s.grpc,
 		"BAROMETER_HTTP_ADDR=" + s.http,
-		"BAROMETER_ALLOWED_TARGETS=*.svc,127.0.0.0/8",
+		// The pods' own addresses (the pod network) besides names: a
+		// target that yields pod addresses is checked against them.
+		"BAROMETER_ALLOWED_TARGETS=*.svc,127.0.0.0/8," + cluster.DefaultNetNS().PodNet,
 		"BAROMETER_SAMPLE_INTERVAL=1s",
 		"BAROMETER_SHUTDOWN_TIMEOUT=5s",
 		"BAROMETER_LOG_LEVEL=debug",

@@ -115,7 +115,7 @@ func TestPushActivatesFromZero(t *testing.T) {
 	skipUnlessUp(t)
 	t.Parallel()
 	// The front end that sees the load while no replica runs: a demo
-	// workload process outside the Deployment, on its own loopback address.
+	// workload process outside the Deployment, on a loopback address of its own.
 	front := net.JoinHostPort("127.0.2.1", strconv.Itoa(cluster.FreePort("127.0.2.1")))
 	p, err := proc.Start(proc.Spec{Name: "push-front", Path: filepath.Join(binDir, "demo-workload"), LogDir: env.cluster.LogDir,
 		Args: []string{"-listen", front, "-replicas", "1"}})
