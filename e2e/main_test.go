@@ -42,6 +42,9 @@ var env struct {
 	hosts   string // the hosts file the pod runner keeps
 	podPort int    // every pod's port, on its own address in the pod network
 	scaler  *scaler
+	// scalerKubeconfig is the scalers' kubeconfig: a user with only
+	// scalerRules.
+	scalerKubeconfig string
 }
 
 func TestMain(m *testing.M) {
@@ -96,6 +99,11 @@ func run(m *testing.M) int {
 		fmt.Println("e2e:", err)
 		return 1
 	}
+	env.scalerKubeconfig, err = c.UserKubeconfig(ctx, "barometer-scaler", scalerRules)
+	if err != nil {
+		fmt.Println("e2e: the scalers' kubeconfig:", err)
+		return 1
+	}
 	env.scaler, err = startScaler(ctx, "scaler", nil)
 	if err != nil {
 		fmt.Println("e2e:", err)
@@ -111,6 +119,7 @@ func run(m *testing.M) int {
 		code = 1
 	}
 	writeSummary(logf)
+	writeDiscoveryComparison()
 	if code != 0 {
 		dumpLogs(c.LogDir)
 	}
