@@ -7,9 +7,10 @@
 //
 // The pod addresses are not loopback: kube-apiserver refuses loopback and
 // link-local addresses in EndpointSlices, and the EndpointSlice controller
-// copies every pod's podIP into its Service's slices. e2e/run makes the whole
-// pod network local to this machine (a "local" route, see cluster.PodNet),
-// so any address in it can be bound without adding it to an interface.
+// copies every pod's podIP into its Service's slices. The suite makes the
+// whole pod network local to this machine (a "local" route, see
+// cluster.NetNS), so any address in it can be bound without adding it to an
+// interface.
 //
 // A graceful deletion (deletionTimestamp set, the Pod still in the API) is
 // played the way a kubelet plays it: the pod stays Ready and its process
