@@ -117,7 +117,7 @@ func (w *workload) setPodLoads(loads map[string]float64) time.Duration {
 // and names it in the Reason: the load it alone carries stops counting
 // while it still answers.
 func TestTerminatingPodLeftOut(t *testing.T) {
-	skipUnlessUp(t)
+	skipUnlessKube(t, false)
 	t.Parallel()
 	const hold = 25 // seconds of preStop sleep
 	w := newWorkload(t, "terminating", 3, 3, 3, env.scaler, "a terminating pod is left out of the sample",
@@ -264,7 +264,7 @@ type victimTrial struct {
 // trials record what the ReplicaSet controller removed. Each trial has its
 // own Deployment; results/victims.md has them all.
 func TestVictimHints(t *testing.T) {
-	skipUnlessUp(t)
+	skipUnlessKube(t, false)
 	t.Parallel()
 	var mu sync.Mutex
 	var results []victimTrial
@@ -282,6 +282,7 @@ func TestVictimHints(t *testing.T) {
 		trials int
 	}{{"on", true, 5}, {"off", false, 3}} {
 		t.Run(lane.name, func(t *testing.T) {
+			skipUnlessKube(t, lane.hints)
 			t.Parallel()
 			for i := 1; i <= lane.trials; i++ {
 				trial := fmt.Sprintf("%s-%d", lane.name, i)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -45,6 +46,10 @@ var env struct {
 	// scalerKubeconfig is the scalers' kubeconfig: a user with only
 	// scalerRules.
 	scalerKubeconfig string
+	// kubeTargets and victimHints say the scaler built has k8s:// targets
+	// and the victimHints trigger key (its `scaler keys` reference names
+	// them): the kube scenarios skip, saying so, on a scaler without.
+	kubeTargets, victimHints bool
 }
 
 func TestMain(m *testing.M) {
@@ -104,6 +109,14 @@ func run(m *testing.M) int {
 		fmt.Println("e2e: the scalers' kubeconfig:", err)
 		return 1
 	}
+	if keys, err := exec.Command(filepath.Join(binDir, "scaler"), "keys").Output(); err != nil {
+		fmt.Println("e2e: scaler keys:", err)
+		return 1
+	} else {
+		env.kubeTargets = strings.Contains(string(keys), "k8s://")
+		env.victimHints = strings.Contains(string(keys), "`victimHints`")
+		logf("scaler: k8s:// targets %v, victimHints %v", env.kubeTargets, env.victimHints)
+	}
 	env.scaler, err = startScaler(ctx, "scaler", nil)
 	if err != nil {
 		fmt.Println("e2e:", err)
@@ -150,6 +163,19 @@ func skipUnlessUp(t *testing.T) {
 	t.Helper()
 	if !env.up {
 		t.Skip("the e2e environment is not up (run e2e/run)")
+	}
+}
+
+// skipUnlessKube skips a scenario the scaler built cannot run: one that
+// needs k8s:// targets, and with hints also the victimHints key.
+func skipUnlessKube(t *testing.T, hints bool) {
+	t.Helper()
+	skipUnlessUp(t)
+	if !env.kubeTargets {
+		t.Skip("the scaler has no k8s:// targets (its `scaler keys` does not name them)")
+	}
+	if hints && !env.victimHints {
+		t.Skip("the scaler has no victimHints trigger key (its `scaler keys` does not name it)")
 	}
 }
 

@@ -69,7 +69,7 @@ func TestScaleOutThenGatedScaleIn(t *testing.T) {
 // steps and the same assertions. The two run at the same time;
 // results/discovery.md sets their reaction times side by side.
 func TestScaleOutThenGatedScaleInEndpointSlices(t *testing.T) {
-	skipUnlessUp(t)
+	skipUnlessKube(t, false)
 	t.Parallel()
 	gatedScaleIn(t, "pressure-eps", "EndpointSlice discovery: prompt scale-out, gated scale-in", options{kube: true})
 }
