@@ -39,8 +39,12 @@ type config struct {
 	// ConnectionProfiles is the path of the connection profile file
 	// (pkg/pressure/connprofile), mounted from a Secret; empty: none.
 	ConnectionProfiles string `env:"BAROMETER_CONNECTION_PROFILES"`
-	LogLevel           string `env:"BAROMETER_LOG_LEVEL" envDefault:"info"`
-	LogFormat          string `env:"BAROMETER_LOG_FORMAT" envDefault:"text"`
+	// Kubeconfig is the kubeconfig file k8s:// targets reach Kubernetes
+	// through when the scaler runs outside a pod; in a pod, unset, the
+	// service account is used (pkg/pressure/kube).
+	Kubeconfig string `env:"BAROMETER_KUBECONFIG"`
+	LogLevel   string `env:"BAROMETER_LOG_LEVEL" envDefault:"info"`
+	LogFormat  string `env:"BAROMETER_LOG_FORMAT" envDefault:"text"`
 }
 
 func loadConfig() (config, error) {

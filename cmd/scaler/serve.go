@@ -25,6 +25,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/httpapi"
 	"github.com/barometer-scaler/barometer/pkg/metrics"
 	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
+	"github.com/barometer-scaler/barometer/pkg/pressure/kube"
 	"github.com/barometer-scaler/barometer/pkg/registry"
 	"github.com/barometer-scaler/barometer/pkg/scaler"
 	"github.com/barometer-scaler/barometer/pkg/signalapi"
@@ -55,10 +56,11 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- li
 	if err != nil {
 		return err
 	}
+	k8s := connectKube(cfg.Kubeconfig, logger)
 	runCtx, stopSamplers := context.WithCancel(context.Background())
 	defer stopSamplers()
 	reg := registry.NewRegistry(runCtx, registry.Config{
-		Schema:          newSchema(allowed, profiles),
+		Schema:          newSchema(allowed, profiles, k8s),
 		DefaultInterval: cfg.SampleInterval,
 		IdleTimeout:     cfg.IdleTimeout,
 		AuditSize:       cfg.AuditSize,
@@ -203,9 +205,25 @@ func loadProfiles(path string, allowed *allow.List, logger *slog.Logger) (*connp
 	return set, nil
 }
 
+// connectKube builds the scaler's one Kubernetes discovery, shared by every
+// k8s:// target. Without a configuration the scaler still serves every
+// other target, and refuses k8s:// ones saying why; a kubeconfig that is
+// set but unreadable is refused the same way and logged, never its
+// contents.
+func connectKube(kubeconfig string, logger *slog.Logger) trigger.Kube {
+	client, err := kube.Connect(kubeconfig)
+	if err != nil {
+		if !errors.Is(err, kube.ErrNoConfig) {
+			logger.Warn("Kubernetes unavailable: k8s:// targets are refused", "err", err)
+		}
+		return trigger.Kube{Unavailable: err}
+	}
+	return trigger.Kube{Discovery: kube.NewDiscovery(client)}
+}
+
 // newSchema is the trigger language this binary speaks: its source kinds
 // and their keys. Addresses that metadata names are reached only when the
 // allow-list admits them.
-func newSchema(allowed *allow.List, profiles *connprofile.Set) *trigger.Schema {
-	return trigger.NewSchema(trigger.Host(), trigger.Scrape(allowed, profiles), trigger.Prometheus(allowed, profiles))
+func newSchema(allowed *allow.List, profiles *connprofile.Set, k trigger.Kube) *trigger.Schema {
+	return trigger.NewSchema(trigger.Host(), trigger.Scrape(allowed, profiles, k), trigger.Prometheus(allowed, profiles))
 }

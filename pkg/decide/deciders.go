@@ -96,8 +96,13 @@ func (l *ledger) record(d policy.Decision) {
 // that answered, whose queue gauges the source folded. A sample in which
 // replicas were expected and none answered fails (signal.Unanswered); one
 // whose source saw no replica at all is a valid sample of zero replicas,
-// from which a policy can scale up.
-func visible(obs pressure.Observation) int { return len(obs.Replicas) + len(obs.Missing) }
+// from which a policy can scale up. A replica the source saw starting
+// (Kubernetes discovery) exists too: counting it resolves its launch as
+// soon as its pod appears, so a start slower than the launch TTL is not
+// asked for twice.
+func visible(obs pressure.Observation) int {
+	return len(obs.Replicas) + len(obs.Missing) + len(obs.Starting)
+}
 
 // pressureDecider folds samples with the pressure computer; its decision
 // compares the replicas recommended now with the previous sample's.

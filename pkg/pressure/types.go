@@ -95,6 +95,9 @@ func Clamp01(v float64) float64 {
 type ReplicaObservation struct {
 	// Name identifies the replica (its address or pod name).
 	Name string
+	// Pod is the replica's Kubernetes pod, where the source knows it
+	// (k8s:// scrape targets); "" otherwise.
+	Pod string
 	// WorkingSet is the replica's activation working set (a count).
 	WorkingSet float64
 	// CPUUtilisation is CPU in use over the CPU limit, 0..1.
@@ -135,6 +138,12 @@ type TreeObservation struct {
 type Observation struct {
 	Replicas []ReplicaObservation
 	Missing  []MissingReplica
+	// Starting names the replicas that exist but are not ready yet, and
+	// Terminating those on their way out; neither was read. Only a source
+	// that can tell (Kubernetes discovery) sets them. Starting replicas
+	// count as launched (launch tracking); terminating ones count nowhere.
+	Starting    []string
+	Terminating []string
 	// Trees is the storage axis; nil when the source has no storage view.
 	Trees []TreeObservation
 	// Queue is the work queue; nil when the source has no queue view.

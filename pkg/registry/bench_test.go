@@ -29,7 +29,7 @@ func BenchmarkResolve(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			schema := trigger.NewSchema(append(testSources().Kinds(), trigger.Scrape(nil, nil))...)
+			schema := trigger.NewSchema(append(testSources().Kinds(), trigger.Scrape(nil, nil, trigger.Kube{}))...)
 			reg := NewRegistry(ctx, Config{Schema: schema, IdleTimeout: time.Hour})
 			ref := Ref{Namespace: "shop", Name: "orders"}
 			if _, _, err := reg.Resolve(ref, c.raw); err != nil {

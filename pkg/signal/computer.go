@@ -23,6 +23,9 @@ type Input struct {
 	// (pressure.Observation.MeasuredAt); zero means at the sample's time.
 	// Its age is part of the lag the compensation covers.
 	MeasuredAt time.Time
+	// Starting and Terminating name the replicas the source saw but did
+	// not read (pressure.Observation), for the reason.
+	Starting, Terminating []string
 }
 
 // Computer folds samples into scaling signals. It keeps the smoothing and
@@ -104,7 +107,7 @@ func (c *Computer) Compute(now time.Time, in Input) ScalingSignal {
 		RecommendedReplicas: max(c.opts.MinReplicas, int(math.Ceil(scale))),
 		Compute:             cp,
 		Storage:             in.Storage,
-		Reason:              c.reason(dominant, value, replicas, held, comp, cp.Missing),
+		Reason:              c.reason(dominant, value, replicas, held, comp, cp.Missing, in),
 		SampledAt:           now,
 		RawScaleValue:       raw,
 		Dominant:            dominant,
@@ -205,7 +208,7 @@ func Unanswered(obs pressure.Observation) error {
 // The compensation's lead ("; lead +0.30", in replicas of demand) and
 // surge ("; saturation surge") follow, then the replicas that did not
 // answer, so a partial sample is visible wherever the reason is read.
-func (c *Computer) reason(d Dimension, v float64, replicas int, held bool, comp compensated, missing []string) string {
+func (c *Computer) reason(d Dimension, v float64, replicas int, held bool, comp compensated, missing []string, in Input) string {
 	b := append(c.reasonBuf[:0], d.String()...)
 	b = append(b, " pressure "...)
 	// Ties round away from zero (docs/semantics.md, "Reason strings"):
@@ -224,14 +227,23 @@ func (c *Computer) reason(d Dimension, v float64, replicas int, held bool, comp 
 	if comp.surging {
 		b = append(b, "; saturation surge"...)
 	}
-	for i, name := range missing {
+	b = appendNames(b, "; no answer from ", missing)
+	b = appendNames(b, "; starting: ", in.Starting)
+	b = appendNames(b, "; terminating, left out: ", in.Terminating)
+	c.reasonBuf = b
+	return string(b)
+}
+
+// appendNames appends prefix and the names, comma-separated, when there are
+// any.
+func appendNames(b []byte, prefix string, names []string) []byte {
+	for i, name := range names {
 		if i == 0 {
-			b = append(b, "; no answer from "...)
+			b = append(b, prefix...)
 		} else {
 			b = append(b, ", "...)
 		}
 		b = append(b, name...)
 	}
-	c.reasonBuf = b
-	return string(b)
+	return b
 }

@@ -200,7 +200,7 @@ func (s *Sampler) SampleOnce(ctx context.Context) *Snapshot {
 }
 
 func (s *Sampler) decide(obs pressure.Observation, now time.Time, snap *Snapshot) (ScalingSignal, error) {
-	in := Input{Compute: s.cfg.Compute.Collect(obs), MeasuredAt: obs.MeasuredAt}
+	in := Input{Compute: s.cfg.Compute.Collect(obs), MeasuredAt: obs.MeasuredAt, Starting: obs.Starting, Terminating: obs.Terminating}
 	if s.cfg.Storage != nil && obs.Trees != nil {
 		in.Storage = s.cfg.Storage.Collect(obs.Trees, now)
 	} else {

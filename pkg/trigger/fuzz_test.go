@@ -19,7 +19,7 @@ const maxErrorBytes = 4096
 
 // fuzzSchema is the scaler's schema, as cmd/scaler builds it.
 func fuzzSchema() *trigger.Schema {
-	return trigger.NewSchema(trigger.Host(), trigger.Scrape(nil, nil), trigger.Prometheus(nil, nil))
+	return trigger.NewSchema(trigger.Host(), trigger.Scrape(nil, nil, trigger.Kube{}), trigger.Prometheus(nil, nil))
 }
 
 // decodeMetadata reads a fuzz input as scalerMetadata: one key=value per

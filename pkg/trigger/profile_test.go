@@ -27,7 +27,7 @@ func TestConnectionProfileKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	schema := NewSchema(Host(), Prometheus(nil, set), Scrape(nil, set))
+	schema := NewSchema(Host(), Prometheus(nil, set), Scrape(nil, set, Kube{}))
 	parse := func(ns string, kv ...string) (*Trigger, error) {
 		raw := map[string]string{"source": "prometheus"}
 		for i := 0; i+1 < len(kv); i += 2 {
@@ -72,7 +72,7 @@ func TestConnectionProfileKeys(t *testing.T) {
 // By default a ScaledObject's metadata reaches only the Services of its own
 // namespace; a wider pattern is the operator's choice.
 func TestTenancy(t *testing.T) {
-	schema := NewSchema(Host(), Scrape(nil, nil), Prometheus(nil, nil))
+	schema := NewSchema(Host(), Scrape(nil, nil, Kube{}), Prometheus(nil, nil))
 	var me *MetadataError
 	for _, c := range []struct {
 		ns, source, key, addr string

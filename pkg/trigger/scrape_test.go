@@ -12,6 +12,7 @@ import (
 
 	"github.com/barometer-scaler/barometer/examples/demo-workload/demo"
 	"github.com/barometer-scaler/barometer/pkg/allow"
+	"github.com/barometer-scaler/barometer/pkg/pressure/discovery"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
 	"github.com/barometer-scaler/barometer/pkg/pressure/scrape"
 )
@@ -24,7 +25,7 @@ func parseScrapeMD(t *testing.T, list *allow.List, kv map[string]string) (scrape
 	t.Helper()
 	raw := map[string]string{"source": SourceScrape, "targets": scrapeTarget}
 	maps.Copy(raw, kv)
-	s := NewSchema(Scrape(list, nil))
+	s := NewSchema(Scrape(list, nil, Kube{}))
 	md, err := s.Parse(raw, 5*time.Second)
 	if err != nil {
 		return scrapeSpec{}, err
@@ -199,3 +200,35 @@ func TestScrapeSourceEndToEnd(t *testing.T) {
 		_ = c.Close()
 	}
 }
+
+// TestScrapeKubeTargets: a k8s:// target is refused, naming the key and
+// why, when the scaler has no Kubernetes access or the trigger no
+// namespace; with both it reads its ScaledObject's namespace, which splits
+// the sampler by namespace.
+func TestScrapeKubeTargets(t *testing.T) {
+	md := map[string]string{"source": SourceScrape, "targets": "k8s://web:metrics"}
+	_, err := NewSchema(Scrape(nil, nil, Kube{Unavailable: errors.New("no config here")})).ParseIn("shop", md, 5*time.Second)
+	var me *MetadataError
+	if !errors.As(err, &me) || me.Key != "targets" || !strings.Contains(err.Error(), "no config here") {
+		t.Fatalf("without Kubernetes: %v", err)
+	}
+	s := NewSchema(Scrape(nil, nil, Kube{Discovery: noDiscovery{}}))
+	if _, err := s.Parse(md, 5*time.Second); !errors.As(err, &me) || !strings.Contains(err.Error(), "namespace") {
+		t.Fatalf("default target: %v", err)
+	}
+	a, err := s.ParseIn("shop", md, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.ParseIn("other", md, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Identity() == b.Identity() || a.Source.(scrapeSpec).opts.Namespace != "shop" {
+		t.Errorf("identities %s and %s: one Service name in two namespaces must not share a sampler", a.Identity(), b.Identity())
+	}
+}
+
+type noDiscovery struct{}
+
+func (noDiscovery) Acquire(string) (discovery.Namespace, func()) { return nil, func() {} }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/allow"
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
+	"github.com/barometer-scaler/barometer/pkg/pressure/discovery"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
 	"github.com/barometer-scaler/barometer/pkg/pressure/scrape"
 )
@@ -29,18 +31,19 @@ const MaxScrapeTargets = 1000
 // source, every address a DNS target expands to and every address dialled.
 //
 // profiles are the connection profiles a trigger may reach its replicas
-// through (nil: none).
-func Scrape(list *allow.List, profiles *connprofile.Set) Kind {
+// through (nil: none); kube is the scaler's access to Kubernetes, which
+// k8s:// targets need.
+func Scrape(list *allow.List, profiles *connprofile.Set, kube Kube) Kind {
 	if list == nil {
 		list = allow.Default()
 	}
 	keys := []Key[scrapeConfig]{
 		connectionProfileKey(func(c *scrapeConfig) *string { return &c.profile }),
 		Text("targets", func(c *scrapeConfig) *[]scrape.Target { return &c.opts.Targets }, nil,
-			"comma-separated http://, https:// or dns+http:// URLs", func(s string, c *Context) ([]scrape.Target, string, bool) {
-				return scrapeTargets(s, list, c.Namespace)
+			"comma-separated http://, https://, dns+http:// or k8s:// URLs", func(s string, c *Context) ([]scrape.Target, string, bool) {
+				return scrapeTargets(s, list, c.Namespace, kube)
 			}, targetsText).Require().
-			Describe("comma-separated `http://`, `https://` or `dns+http://name:port/path` URLs; a `dns+http` name expands to every A/AAAA record (one replica each) on each sample; at most 1,000"),
+			Describe("comma-separated `http://`, `https://`, `dns+http://name:port/path` or `k8s://service:port/path` URLs; a `dns+http` name expands to every A/AAAA record (one replica each) on each sample; a `k8s` Service of the ScaledObject's namespace to its ready EndpointSlice endpoints, one replica per pod, `port` a number or a port name (docs/kubernetes.md); at most 1,000"),
 		cpuLimitCoresKey(func(c *scrapeConfig) *float64 { return &c.opts.CPULimitCores }),
 		Duration("scrapeTimeout", func(c *scrapeConfig) *time.Duration { return &c.opts.Timeout }, scrape.DefaultTimeout, 10*time.Millisecond, time.Minute, false).
 			Describe("bound of one scrape, always inside the sample's own budget"),
@@ -55,9 +58,17 @@ func Scrape(list *allow.List, profiles *connprofile.Set) Kind {
 		"a metric name: valid UTF-8, at most 200 bytes",
 		func(s string) bool { return len(s) <= 200 && model.UTF8Validation.IsValidMetricName(s) })...)
 	return NewKind(SourceScrape, "reads the pressure exposition contract straight from the replicas",
-		func() scrapeConfig { return scrapeConfig{opts: scrape.Options{Allow: list}, profiles: profiles} }, keys,
+		func() scrapeConfig {
+			return scrapeConfig{opts: scrape.Options{Allow: list, Discovery: kube.Discovery}, profiles: profiles}
+		}, keys,
 		[]Check[scrapeConfig]{
 			func(c *scrapeConfig, _ *Context, _ func(string) bool) error { return uniqueNames(c.opts.Names) },
+			func(c *scrapeConfig, ctx *Context, _ func(string) bool) error {
+				if slices.ContainsFunc(c.opts.Targets, func(t scrape.Target) bool { return t.Kube != nil }) {
+					c.opts.Namespace = ctx.Namespace
+				}
+				return nil
+			},
 			resolveScrapeProfile,
 		},
 		func(c scrapeConfig) (SourceSpec, error) { return scrapeSpec{opts: c.opts}, nil })
@@ -77,6 +88,16 @@ func resolveScrapeProfile(c *scrapeConfig, ctx *Context, _ func(string) bool) er
 	urls := make([]string, len(c.opts.Targets))
 	for i, t := range c.opts.Targets {
 		urls[i] = strings.TrimPrefix(t.String(), "dns+")
+		if t.Kube != nil {
+			// A profile matches the Service's cluster-local name; a
+			// port name is no URL port, so it is left out.
+			u := *t.URL
+			u.Host = t.Kube.Host(ctx.Namespace)
+			if _, err := strconv.ParseUint(t.Kube.Port, 10, 16); err == nil {
+				u.Host += ":" + t.Kube.Port
+			}
+			urls[i] = u.String()
+		}
 	}
 	p, err := c.profiles.ResolveTargets(c.profile, urls, ctx.Namespace)
 	if err != nil {
@@ -86,7 +107,16 @@ func resolveScrapeProfile(c *scrapeConfig, ctx *Context, _ func(string) bool) er
 	return nil
 }
 
-func scrapeTargets(raw string, list *allow.List, namespace string) ([]scrape.Target, string, bool) {
+// Kube is the scrape source's access to Kubernetes.
+type Kube struct {
+	// Discovery expands k8s:// targets; nil refuses them, saying
+	// Unavailable.
+	Discovery discovery.Discovery
+	// Unavailable says why the scaler has no Discovery.
+	Unavailable error
+}
+
+func scrapeTargets(raw string, list *allow.List, namespace string, kube Kube) ([]scrape.Target, string, bool) {
 	var out []scrape.Target
 	seen := map[string]bool{}
 	for entry := range strings.SplitSeq(raw, ",") {
@@ -96,9 +126,19 @@ func scrapeTargets(raw string, list *allow.List, namespace string) ([]scrape.Tar
 		}
 		t, err := scrape.ParseTarget(entry)
 		if err != nil {
-			return nil, fmt.Sprintf("%s: %v; each target is an http://, https:// or dns+http:// URL", Quote(entry), err), false
+			return nil, fmt.Sprintf("%s: %v; each target is an http://, https://, dns+http:// or k8s:// URL", Quote(entry), err), false
 		}
-		if err := list.HostIn(namespace, t.Host()); err != nil {
+		host := t.Host()
+		if t.Kube != nil {
+			switch {
+			case kube.Discovery == nil:
+				return nil, fmt.Sprintf("%s: k8s:// targets are not available in this scaler: %v", Quote(entry), kube.Unavailable), false
+			case namespace == "":
+				return nil, Quote(entry) + ": a k8s:// target reads its ScaledObject's namespace, and the scaler's own default target has none", false
+			}
+			host = t.Kube.Host(namespace)
+		}
+		if err := list.HostIn(namespace, host); err != nil {
 			return nil, fmt.Sprintf("%s: %v", Quote(entry), err), false
 		}
 		if seen[t.String()] {
@@ -167,6 +207,10 @@ func (s scrapeSpec) Key() string {
 	}
 	if o.Profile != nil {
 		fmt.Fprintf(&b, " connectionProfile=%q", o.Profile.Name())
+	}
+	if o.Namespace != "" {
+		// The same k8s:// target in two namespaces is two Services.
+		fmt.Fprintf(&b, " namespace=%s", o.Namespace)
 	}
 	sum := sha256.Sum256([]byte(b.String()))
 	more := ""

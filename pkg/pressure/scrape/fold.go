@@ -15,6 +15,7 @@ import (
 // result is one replica's outcome in one sample.
 type result struct {
 	name   string
+	pod    string
 	at     time.Time // when the scrape started: the CPU counter's timestamp
 	sample replicaSample
 	err    error
@@ -105,6 +106,7 @@ func (s *Source) replica(r result, st *replicaState) pressure.ReplicaObservation
 	x := r.sample
 	out := pressure.ReplicaObservation{
 		Name:          r.name,
+		Pod:           r.pod,
 		WorkingSet:    x.activations.v,
 		WalSaturation: x.wal,
 	}

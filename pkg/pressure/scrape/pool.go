@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/allow"
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
+	"github.com/barometer-scaler/barometer/pkg/pressure/discovery"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
 )
 
@@ -69,6 +71,10 @@ type Options struct {
 	Profile *connprofile.Profile
 	// Resolver expands DNS targets; nil means net.DefaultResolver.
 	Resolver Resolver
+	// Discovery expands k8s:// targets, in Namespace (the ScaledObject's);
+	// required when a target is one.
+	Discovery discovery.Discovery
+	Namespace string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Logger receives debug lines about CPU rates; nil discards.
@@ -83,6 +89,8 @@ type Source struct {
 	log    *slog.Logger
 
 	sampling sync.Mutex // one sample at a time: CPU marks need an order
+
+	kube *kubeSpace // nil without k8s:// targets
 
 	mu       sync.Mutex // guards replicas and queue
 	replicas map[string]*replicaState
@@ -121,6 +129,13 @@ func New(opts Options) (*Source, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	var kube *kubeSpace
+	if slices.ContainsFunc(opts.Targets, func(t Target) bool { return t.Kube != nil }) {
+		if opts.Discovery == nil || opts.Namespace == "" {
+			return nil, errors.New("scrape: a k8s:// target needs a Kubernetes discovery and a namespace")
+		}
+		kube = &kubeSpace{disc: opts.Discovery, namespace: opts.Namespace}
+	}
 	want := wantSet{}
 	for _, n := range opts.Names.Families() {
 		want[n] = struct{}{}
@@ -131,6 +146,7 @@ func New(opts Options) (*Source, error) {
 		opts:     opts,
 		client:   c,
 		log:      opts.Logger,
+		kube:     kube,
 		replicas: map[string]*replicaState{},
 	}, nil
 }
@@ -151,17 +167,18 @@ func (s *Source) Observe(ctx context.Context) (pressure.Observation, error) {
 	at := s.opts.Now()
 
 	expandCtx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
-	jobs, missing := expand(expandCtx, s.opts.Targets, s.opts.Resolver, s.opts.Allow, s.opts.Concurrency)
+	exp := expand(expandCtx, s.opts.Targets, s.opts.Resolver, s.kube, s.opts.Allow, s.opts.Concurrency)
 	cancel()
 
-	results := make([]result, len(jobs))
-	forEach(len(jobs), s.opts.Concurrency, func(i int) {
-		results[i] = s.scrapeOne(ctx, jobs[i])
+	results := make([]result, len(exp.jobs))
+	forEach(len(exp.jobs), s.opts.Concurrency, func(i int) {
+		results[i] = s.scrapeOne(ctx, exp.jobs[i])
 	})
 
 	s.mu.Lock()
-	obs := s.fold(results, missing, at)
+	obs := s.fold(results, exp.missing, at)
 	s.mu.Unlock()
+	obs.Starting, obs.Terminating = exp.starting, exp.terminating
 	if len(obs.Replicas) == 0 && len(obs.Missing) > 0 {
 		return pressure.Observation{}, noAnswer(obs.Missing)
 	}
@@ -169,7 +186,7 @@ func (s *Source) Observe(ctx context.Context) (pressure.Observation, error) {
 }
 
 func (s *Source) scrapeOne(ctx context.Context, j job) result {
-	r := result{name: j.name, at: s.opts.Now()}
+	r := result{name: j.name, pod: j.pod, at: s.opts.Now()}
 	if err := ctx.Err(); err != nil {
 		// Queued behind slow replicas past the sample's deadline.
 		r.err = fmt.Errorf("not scraped before the sample deadline: %w", err)
@@ -181,7 +198,7 @@ func (s *Source) scrapeOne(ctx context.Context, j job) result {
 	if d, ok := sctx.Deadline(); ok {
 		budget = time.Until(d)
 	}
-	fams, err := s.client.scrape(sctx, j.name, budget)
+	fams, err := s.client.scrape(sctx, j.url, budget)
 	if err == nil {
 		r.sample, err = readSample(fams, &s.opts.Names, s.client.want)
 	}
@@ -210,10 +227,11 @@ func (s *Source) ErrorCounts() map[string]uint64 {
 	return out
 }
 
-// Close releases the kept-alive connections. Observe still works after it,
-// reconnecting.
+// Close releases the kept-alive connections and this source's use of its
+// namespace's Kubernetes watch. Observe still works after it, reconnecting.
 func (s *Source) Close() error {
 	s.client.close()
+	s.kube.close()
 	return nil
 }
 

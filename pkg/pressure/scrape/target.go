@@ -24,18 +24,26 @@ const DefaultPath = "/metrics"
 // Target is one configured scrape target.
 type Target struct {
 	// URL is an http or https URL. For a DNS target it is the http URL
-	// whose host is the name to expand.
+	// whose host is the name to expand; for a Kubernetes target, the http
+	// URL whose host is the Service and whose port is the one it names.
 	URL *url.URL
 	// DNS says the host is expanded on every sample.
 	DNS bool
+	// Kube, when set, says the target is a Service's EndpointSlices,
+	// expanded on every sample (kube.go).
+	Kube *KubeService
 }
 
-// ParseTarget reads "http://host:port/path", "https://..." or
-// "dns+http://name:port/path". The path defaults to DefaultPath. Credentials
-// and fragments are refused: metadata is not a secret store, and a fragment
-// would never reach the server.
+// ParseTarget reads "http://host:port/path", "https://...",
+// "dns+http://name:port/path" or "k8s://service:port/path". The path
+// defaults to DefaultPath. Credentials and fragments are refused: metadata
+// is not a secret store, and a fragment would never reach the server.
 func ParseTarget(s string) (Target, error) {
-	u, err := url.Parse(strings.TrimSpace(s))
+	s = strings.TrimSpace(s)
+	if scheme, rest, ok := strings.Cut(s, "://"); ok && strings.EqualFold(scheme, KubeScheme) {
+		return parseKube(rest)
+	}
+	u, err := url.Parse(s)
 	if err != nil {
 		return Target{}, err
 	}
@@ -47,7 +55,7 @@ func ParseTarget(s string) (Target, error) {
 		t.DNS = true
 		u.Scheme = "http"
 	default:
-		return Target{}, fmt.Errorf("scheme %q: use http://, https:// or %s://", u.Scheme, DNSScheme)
+		return Target{}, fmt.Errorf("scheme %q: use http://, https://, %s:// or %s://", u.Scheme, DNSScheme, KubeScheme)
 	}
 	switch {
 	case u.Host == "" || u.Hostname() == "":
@@ -70,7 +78,10 @@ func ParseTarget(s string) (Target, error) {
 // String is the target's canonical form, as configured.
 func (t Target) String() string {
 	s := t.URL.String()
-	if t.DNS {
+	switch {
+	case t.Kube != nil:
+		return KubeScheme + strings.TrimPrefix(s, "http")
+	case t.DNS:
 		return "dns+" + s
 	}
 	return s
@@ -87,8 +98,20 @@ type Resolver interface {
 
 // job is one replica to scrape in one sample.
 type job struct {
-	name string // the replica's name: the URL scraped
+	name string // the replica's name: the URL scraped, or its pod's name
+	url  string // the URL scraped
+	pod  string // the replica's pod, where the target knows it
 	key  string // the endpoint dialled, see endpoint
+}
+
+// expansion is what a sample's targets expand to: the replicas to scrape,
+// those that could not be reached, and, from Kubernetes targets, the pods
+// that exist but are not (or no longer) replicas.
+type expansion struct {
+	jobs        []job
+	missing     []pressure.MissingReplica
+	starting    []string
+	terminating []string
 }
 
 // expand turns the targets into this sample's replicas. A static target is
@@ -98,23 +121,38 @@ type job struct {
 // than scraped. A name that does not exist, or has no address, is a
 // Service with no ready pods: it adds no replica and nothing missing.
 //
+// A Kubernetes target expands as kube.go says.
+//
 // An endpoint reached through several targets (a Service named short and
 // fully qualified, a static URL that is also a DNS expansion) is one
 // replica, scraped once under the first target's name: scraping it twice
 // would count its pressure, and its queue, twice.
-func expand(ctx context.Context, targets []Target, r Resolver, guard *allow.List, conc int) ([]job, []pressure.MissingReplica) {
-	perTarget := make([][]job, len(targets))
-	missing := make([][]pressure.MissingReplica, len(targets))
+func expand(ctx context.Context, targets []Target, r Resolver, k *kubeSpace, guard *allow.List, conc int) expansion {
+	per := make([]expansion, len(targets))
 	forEach(len(targets), conc, func(i int) {
 		t := targets[i]
-		if !t.DNS {
+		switch {
+		case t.Kube != nil:
+			per[i] = k.expand(ctx, t, guard)
+		case t.DNS:
+			per[i].jobs, per[i].missing = resolve(ctx, t, r, guard)
+		default:
 			u := t.URL.String()
-			perTarget[i] = []job{{name: u, key: endpoint(t.URL)}}
-			return
+			per[i].jobs = []job{{name: u, url: u, key: endpoint(t.URL)}}
 		}
-		perTarget[i], missing[i] = resolve(ctx, t, r, guard)
 	})
-	return dedupe(slices.Concat(perTarget...), slices.Concat(missing...))
+	var out expansion
+	for _, e := range per {
+		out.jobs = append(out.jobs, e.jobs...)
+		out.missing = append(out.missing, e.missing...)
+		out.starting = append(out.starting, e.starting...)
+		out.terminating = append(out.terminating, e.terminating...)
+	}
+	out.jobs, out.missing = dedupe(out.jobs, out.missing)
+	slices.Sort(out.starting)
+	slices.Sort(out.terminating)
+	out.starting, out.terminating = slices.Compact(out.starting), slices.Compact(out.terminating)
+	return out
 }
 
 // dedupe keeps the first job of each endpoint, and drops a missing replica
@@ -188,7 +226,7 @@ func resolve(ctx context.Context, t Target, r Resolver, guard *allow.List) ([]jo
 				continue
 			}
 		}
-		jobs = append(jobs, job{name: name, key: endpoint(&u)})
+		jobs = append(jobs, job{name: name, url: name, key: endpoint(&u)})
 	}
 	return jobs, missing
 }
