@@ -209,7 +209,7 @@ func TestTerminatingPodLeftOut(t *testing.T) {
 		t.Errorf("left out only %.1fs after the deletion, after the %ds preStop sleep", time.Since(deleted).Seconds(), hold)
 	}
 	t.Logf("during: rawScaleValue %.3g scaleValue %.3g reason %q (the pod still served: %v)", during.RawScaleValue, during.ScaleValue, during.Reason, serving)
-	writeJSON(t, "terminating.json", map[string]any{
+	writeJSON(t, "terminating-pod.json", map[string]any{
 		"pod": victim, "preStopSleepSeconds": hold,
 		"before":              map[string]any{"rawScaleValue": before.RawScaleValue, "scaleValue": before.ScaleValue, "reason": before.Reason},
 		"during":              map[string]any{"rawScaleValue": during.RawScaleValue, "scaleValue": during.ScaleValue, "reason": during.Reason, "podStillServing": serving},
