@@ -43,8 +43,11 @@ type config struct {
 	// through when the scaler runs outside a pod; in a pod, unset, the
 	// service account is used (pkg/pressure/kube).
 	Kubeconfig string `env:"BAROMETER_KUBECONFIG"`
-	LogLevel   string `env:"BAROMETER_LOG_LEVEL" envDefault:"info"`
-	LogFormat  string `env:"BAROMETER_LOG_FORMAT" envDefault:"text"`
+	// VictimHints lets triggers ask for victimHints: the scaler then
+	// patches the pod-deletion-cost annotation of their pods (pkg/victim).
+	VictimHints bool   `env:"BAROMETER_VICTIM_HINTS" envDefault:"false"`
+	LogLevel    string `env:"BAROMETER_LOG_LEVEL" envDefault:"info"`
+	LogFormat   string `env:"BAROMETER_LOG_FORMAT" envDefault:"text"`
 }
 
 func loadConfig() (config, error) {

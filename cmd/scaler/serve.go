@@ -24,13 +24,16 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/health"
 	"github.com/barometer-scaler/barometer/pkg/httpapi"
 	"github.com/barometer-scaler/barometer/pkg/metrics"
+	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
 	"github.com/barometer-scaler/barometer/pkg/pressure/kube"
 	"github.com/barometer-scaler/barometer/pkg/registry"
 	"github.com/barometer-scaler/barometer/pkg/scaler"
+	"github.com/barometer-scaler/barometer/pkg/signal"
 	"github.com/barometer-scaler/barometer/pkg/signalapi"
 	"github.com/barometer-scaler/barometer/pkg/tlsreload"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
+	"github.com/barometer-scaler/barometer/pkg/victim"
 	barometerv1 "github.com/barometer-scaler/barometer/proto/barometer/v1"
 )
 
@@ -56,7 +59,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- li
 	if err != nil {
 		return err
 	}
-	k8s := connectKube(cfg.Kubeconfig, logger)
+	k8s, hints := connectKube(cfg.Kubeconfig, cfg.VictimHints, logger)
 	runCtx, stopSamplers := context.WithCancel(context.Background())
 	defer stopSamplers()
 	reg := registry.NewRegistry(runCtx, registry.Config{
@@ -65,6 +68,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- li
 		IdleTimeout:     cfg.IdleTimeout,
 		AuditSize:       cfg.AuditSize,
 		AlignSamples:    true,
+		After:           hints.after,
 		Limits: registry.Limits{
 			Targets: cfg.MaxTargets, TargetsPerNamespace: cfg.MaxTargetsPerNamespace, RefsPerTarget: cfg.MaxRefsPerTarget,
 		},
@@ -91,6 +95,11 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- li
 	defer httpLis.Close()
 
 	m := metrics.New(reg)
+	if hints != nil {
+		if err := m.Register(hints.Hints); err != nil {
+			return fmt.Errorf("victim hint metrics: %w", err)
+		}
+	}
 	if profiles != nil {
 		if err := m.Register(profiles); err != nil {
 			return fmt.Errorf("connection profile metrics: %w", err)
@@ -210,15 +219,33 @@ func loadProfiles(path string, allowed *allow.List, logger *slog.Logger) (*connp
 // other target, and refuses k8s:// ones saying why; a kubeconfig that is
 // set but unreadable is refused the same way and logged, never its
 // contents.
-func connectKube(kubeconfig string, logger *slog.Logger) trigger.Kube {
+func connectKube(kubeconfig string, victimHints bool, logger *slog.Logger) (trigger.Kube, *hintWriter) {
 	client, err := kube.Connect(kubeconfig)
 	if err != nil {
 		if !errors.Is(err, kube.ErrNoConfig) {
 			logger.Warn("Kubernetes unavailable: k8s:// targets are refused", "err", err)
 		}
-		return trigger.Kube{Unavailable: err}
+		return trigger.Kube{Unavailable: err}, nil
 	}
-	return trigger.Kube{Discovery: kube.NewDiscovery(client)}
+	k := trigger.Kube{Discovery: kube.NewDiscovery(client), Hints: victimHints}
+	if !victimHints {
+		return k, nil
+	}
+	return k, &hintWriter{victim.New(kube.NewPatcher(client))}
+}
+
+// hintWriter gives each target that asks for victim hints its ranker.
+type hintWriter struct{ *victim.Hints }
+
+// after is the registry's After: nil (nothing to consume) for a target
+// without hints, and on a nil writer (hints off, where the schema refuses
+// them anyway).
+func (h *hintWriter) after(tr *trigger.Trigger) func(context.Context, pressure.Observation, signal.Input) {
+	ns, on := tr.VictimHints()
+	if h == nil || !on {
+		return nil
+	}
+	return h.For(ns, !tr.Policy.Replicas()).Sample
 }
 
 // newSchema is the trigger language this binary speaks: its source kinds

@@ -122,6 +122,9 @@ type Config struct {
 	// on the clock (signal.SamplerConfig.Align), so that scaler replicas
 	// sample at the same instants.
 	AlignSamples bool
+	// After, when set, builds what consumes a target's samples besides
+	// its decider (victim hints); a nil result: nothing.
+	After func(tr *trigger.Trigger) func(ctx context.Context, obs pressure.Observation, in signal.Input)
 	// Clock is the one source of time of the registry and of every surface
 	// that reads it (Registry.Now).
 	Clock  signal.Clock
@@ -487,6 +490,10 @@ func (r *Registry) start(key string, tr *trigger.Trigger) (*Target, error) {
 		decider.Close()
 		return nil, fmt.Errorf("start source %s: %w", tr.SourceKey(), err)
 	}
+	var after func(context.Context, pressure.Observation, signal.Input)
+	if r.cfg.After != nil {
+		after = r.cfg.After(tr)
+	}
 	sampler := signal.NewSampler(signal.SamplerConfig{
 		Source:   src,
 		Compute:  pressure.ComputeCollector{ActivationWorkingSetTarget: tr.ActivationWorkingSetTarget},
@@ -495,6 +502,7 @@ func (r *Registry) start(key string, tr *trigger.Trigger) (*Target, error) {
 		Decider:  decider,
 		Interval: tr.Interval,
 		Align:    r.cfg.AlignSamples,
+		After:    after,
 		Clock:    r.cfg.Clock,
 		Logger:   logger,
 	})

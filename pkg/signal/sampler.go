@@ -72,7 +72,11 @@ type SamplerConfig struct {
 	SplitFootprintTTL time.Duration
 	// Align samples at the multiples of Interval on the clock, after a
 	// first sample at once (see Run); otherwise every Interval from start.
-	Align  bool
+	Align bool
+	// After, when set, consumes each sample that was observed and
+	// decided, once its snapshot is published (victim hints): it reads
+	// what the decider read and changes nothing the surfaces serve.
+	After  func(ctx context.Context, obs pressure.Observation, in Input)
 	Clock  Clock
 	Logger *slog.Logger
 }
@@ -183,9 +187,10 @@ func (s *Sampler) SampleOnce(ctx context.Context) *Snapshot {
 		SplitProbeFailures: prev.SplitProbeFailures,
 		next:               make(chan struct{}),
 	}
+	var in Input
 	if err == nil {
 		var sig ScalingSignal
-		if sig, err = s.decide(obs, now, next); err == nil {
+		if sig, in, err = s.decide(obs, now, next); err == nil {
 			next.Signal = sig
 		}
 	}
@@ -196,10 +201,15 @@ func (s *Sampler) SampleOnce(ctx context.Context) *Snapshot {
 	next.LastErr, next.LastDuration = err, s.cfg.Clock.Now().Sub(start)
 	s.current.Store(next)
 	close(prev.next)
+	if err == nil && s.cfg.After != nil {
+		afterCtx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+		s.cfg.After(afterCtx, obs, in)
+		cancel()
+	}
 	return next
 }
 
-func (s *Sampler) decide(obs pressure.Observation, now time.Time, snap *Snapshot) (ScalingSignal, error) {
+func (s *Sampler) decide(obs pressure.Observation, now time.Time, snap *Snapshot) (ScalingSignal, Input, error) {
 	in := Input{Compute: s.cfg.Compute.Collect(obs), MeasuredAt: obs.MeasuredAt, Starting: obs.Starting, Terminating: obs.Terminating}
 	if s.cfg.Storage != nil && obs.Trees != nil {
 		in.Storage = s.cfg.Storage.Collect(obs.Trees, now)
@@ -211,7 +221,7 @@ func (s *Sampler) decide(obs pressure.Observation, now time.Time, snap *Snapshot
 	}
 	sig, err := s.decider.Decide(now, obs, in)
 	sig.MeasuredAt = obs.MeasuredAt // every decider's signal says how old its data is
-	return sig, err
+	return sig, in, err
 }
 
 // probeSplits fails open, per replica: a footprint that cannot be read

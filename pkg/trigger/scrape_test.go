@@ -232,3 +232,26 @@ func TestScrapeKubeTargets(t *testing.T) {
 type noDiscovery struct{}
 
 func (noDiscovery) Acquire(string) (discovery.Namespace, func()) { return nil, func() {} }
+
+// TestScrapeVictimHints: victimHints is refused, naming the setting, while
+// the scaler does not allow hints, and with a target that is not k8s://.
+func TestScrapeVictimHints(t *testing.T) {
+	md := map[string]string{"source": SourceScrape, "targets": "k8s://web:metrics", "victimHints": "true"}
+	off := NewSchema(Scrape(nil, nil, Kube{Discovery: noDiscovery{}}))
+	var me *MetadataError
+	if _, err := off.ParseIn("shop", md, 5*time.Second); !errors.As(err, &me) || me.Key != "victimHints" || !strings.Contains(err.Error(), "BAROMETER_VICTIM_HINTS") {
+		t.Fatalf("hints off: %v", err)
+	}
+	on := NewSchema(Scrape(nil, nil, Kube{Discovery: noDiscovery{}, Hints: true}))
+	tr, err := on.ParseIn("shop", md, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ns, ok := tr.VictimHints(); !ok || ns != "shop" {
+		t.Errorf("VictimHints() = %q, %v", ns, ok)
+	}
+	md["targets"] = "k8s://web:metrics,http://web-0.web.shop.svc:9100/metrics"
+	if _, err := on.ParseIn("shop", md, 5*time.Second); !errors.As(err, &me) || me.Key != "victimHints" || !strings.Contains(err.Error(), "k8s://") {
+		t.Fatalf("mixed targets: %v", err)
+	}
+}

@@ -44,6 +44,8 @@ func Scrape(list *allow.List, profiles *connprofile.Set, kube Kube) Kind {
 				return scrapeTargets(s, list, c.Namespace, kube)
 			}, targetsText).Require().
 			Describe("comma-separated `http://`, `https://`, `dns+http://name:port/path` or `k8s://service:port/path` URLs; a `dns+http` name expands to every A/AAAA record (one replica each) on each sample; a `k8s` Service of the ScaledObject's namespace to its ready EndpointSlice endpoints, one replica per pod, `port` a number or a port name (docs/kubernetes.md); at most 1,000"),
+		Bool("victimHints", func(c *scrapeConfig) *bool { return &c.hints }, false).
+			Describe("keep each pod's `controller.kubernetes.io/pod-deletion-cost` in the order of its load, so scale-in removes an idle pod first; only with `k8s://` targets and when the scaler allows it (`BAROMETER_VICTIM_HINTS`; docs/kubernetes.md)"),
 		cpuLimitCoresKey(func(c *scrapeConfig) *float64 { return &c.opts.CPULimitCores }),
 		Duration("scrapeTimeout", func(c *scrapeConfig) *time.Duration { return &c.opts.Timeout }, scrape.DefaultTimeout, 10*time.Millisecond, time.Minute, false).
 			Describe("bound of one scrape, always inside the sample's own budget"),
@@ -67,11 +69,11 @@ func Scrape(list *allow.List, profiles *connprofile.Set, kube Kube) Kind {
 				if slices.ContainsFunc(c.opts.Targets, func(t scrape.Target) bool { return t.Kube != nil }) {
 					c.opts.Namespace = ctx.Namespace
 				}
-				return nil
+				return checkHints(c, kube)
 			},
 			resolveScrapeProfile,
 		},
-		func(c scrapeConfig) (SourceSpec, error) { return scrapeSpec{opts: c.opts}, nil })
+		func(c scrapeConfig) (SourceSpec, error) { return scrapeSpec{opts: c.opts, hints: c.hints}, nil })
 }
 
 // scrapeConfig is a scrape trigger's keys: the source's options and the
@@ -80,6 +82,22 @@ type scrapeConfig struct {
 	opts     scrape.Options
 	profiles *connprofile.Set
 	profile  string
+	hints    bool
+}
+
+// checkHints refuses victimHints where they cannot work: the scaler does
+// not allow them, or a target has no pods to annotate.
+func checkHints(c *scrapeConfig, kube Kube) error {
+	if !c.hints {
+		return nil
+	}
+	if !kube.Hints {
+		return &MetadataError{Key: "victimHints", Value: "true", Allowed: "victim hints are off in this scaler: set BAROMETER_VICTIM_HINTS=true (the scaler then needs patch on pods; the chart's victimHints.enabled grants it)"}
+	}
+	if slices.ContainsFunc(c.opts.Targets, func(t scrape.Target) bool { return t.Kube == nil }) {
+		return &MetadataError{Key: "victimHints", Value: "true", Allowed: "only when every target is a k8s:// target, whose replicas are pods"}
+	}
+	return nil
 }
 
 // resolveScrapeProfile picks the connection profile of the replicas: the
@@ -114,6 +132,8 @@ type Kube struct {
 	Discovery discovery.Discovery
 	// Unavailable says why the scaler has no Discovery.
 	Unavailable error
+	// Hints says the scaler allows victim hints (BAROMETER_VICTIM_HINTS).
+	Hints bool
 }
 
 func scrapeTargets(raw string, list *allow.List, namespace string, kube Kube) ([]scrape.Target, string, bool) {
@@ -190,8 +210,11 @@ func uniqueNames(names exposition.Names) error {
 
 // scrapeSpec is the parsed configuration of a scrape source.
 type scrapeSpec struct {
-	opts scrape.Options
+	opts  scrape.Options
+	hints bool
 }
+
+func (s scrapeSpec) victimHints() (string, bool) { return s.opts.Namespace, s.hints }
 
 // Key names the first target and hashes the full, resolved configuration:
 // equal meanings give equal keys, and a thousand targets still give a key
@@ -211,6 +234,9 @@ func (s scrapeSpec) Key() string {
 	if o.Namespace != "" {
 		// The same k8s:// target in two namespaces is two Services.
 		fmt.Fprintf(&b, " namespace=%s", o.Namespace)
+	}
+	if s.hints {
+		b.WriteString(" victimHints=true")
 	}
 	sum := sha256.Sum256([]byte(b.String()))
 	more := ""

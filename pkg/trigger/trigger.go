@@ -71,6 +71,15 @@ func (t *Trigger) SamplerOptions() signal.Options {
 	return opts
 }
 
+// VictimHints reports whether the trigger asks for victim hints
+// (victimHints), and the namespace of the pods they rank.
+func (t *Trigger) VictimHints() (namespace string, on bool) {
+	if h, ok := t.Source.(interface{ victimHints() (string, bool) }); ok {
+		return h.victimHints()
+	}
+	return "", false
+}
+
 // PolicySpec is a trigger's policy configuration, validated: the `policy`
 // key and the keys that tune it.
 type PolicySpec struct {

@@ -140,3 +140,17 @@ func TestAcquireIsRefCounted(t *testing.T) {
 		}
 	})
 }
+
+func TestPatcherWritesTheAnnotation(t *testing.T) {
+	client := fake.NewClientset(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-a"}})
+	if err := NewPatcher(client).SetDeletionCost(context.Background(), "shop", "web-a", 3); err != nil {
+		t.Fatal(err)
+	}
+	pod, err := client.CoreV1().Pods("shop").Get(context.Background(), "web-a", metav1.GetOptions{})
+	if err != nil || pod.Annotations[deletionCost] != "3" {
+		t.Fatalf("annotations %v, %v", pod.Annotations, err)
+	}
+	if err := NewPatcher(client).SetDeletionCost(context.Background(), "shop", "gone", 1); err == nil {
+		t.Error("patching a missing pod succeeded")
+	}
+}
