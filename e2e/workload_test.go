@@ -348,6 +348,10 @@ func (w *workload) cleanup(title string) {
 			return err
 		}
 		if n := len(pods.Items); n > 0 {
+			// A ReplicaSet controller sync that began before its
+			// ReplicaSet went can still create a pod after the first
+			// DeleteCollection: delete again.
+			_ = c.Client.CoreV1().Pods(namespace).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{LabelSelector: sel})
 			return fmt.Errorf("%d left", n)
 		}
 		return nil
