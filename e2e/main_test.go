@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -39,8 +41,15 @@ var env struct {
 	cluster *cluster.Cluster
 	runner  *podrunner.Runner
 	hosts   string // the hosts file the pod runner keeps
-	podPort int    // every pod's port, on its own loopback address
+	podPort int    // every pod's port, on its own address in the pod network
 	scaler  *scaler
+	// scalerKubeconfig is the scalers' kubeconfig: a user with only
+	// scalerRules.
+	scalerKubeconfig string
+	// kubeTargets and victimHints say the scaler built has k8s:// targets
+	// and the victimHints trigger key (its `scaler keys` reference names
+	// them): the kube scenarios skip, saying so, on a scaler without.
+	kubeTargets, victimHints bool
 }
 
 func TestMain(m *testing.M) {
@@ -76,12 +85,13 @@ func run(m *testing.M) int {
 	_ = c.WriteEnv(filepath.Join(workDir, "env.sh"))
 
 	env.hosts = filepath.Join(workDir, "hosts")
+	podNet := netip.MustParsePrefix(cluster.DefaultNetNS().PodNet)
 	// A port free on the pods' addresses, so no listener elsewhere on the
 	// machine (a wildcard one included) can be in the way.
-	env.podPort = cluster.FreePort("127.0.1.1")
+	env.podPort = cluster.FreePort(podNet.Addr().Next().String())
 	r, err := podrunner.Start(ctx, podrunner.Config{
 		Client: c.Client, Node: nodeName, DemoBin: filepath.Join(binDir, "demo-workload"),
-		LogDir: c.LogDir, HostsFile: env.hosts, Port: env.podPort, Logf: logf,
+		LogDir: c.LogDir, HostsFile: env.hosts, Port: env.podPort, PodNet: podNet, Logf: logf,
 	})
 	if err != nil {
 		fmt.Println("e2e: pod runner:", err)
@@ -93,6 +103,19 @@ func run(m *testing.M) int {
 	if err := setupNamespace(ctx); err != nil {
 		fmt.Println("e2e:", err)
 		return 1
+	}
+	env.scalerKubeconfig, err = c.UserKubeconfig(ctx, "barometer-scaler", scalerRules)
+	if err != nil {
+		fmt.Println("e2e: the scalers' kubeconfig:", err)
+		return 1
+	}
+	if keys, err := exec.Command(filepath.Join(binDir, "scaler"), "keys").Output(); err != nil {
+		fmt.Println("e2e: scaler keys:", err)
+		return 1
+	} else {
+		env.kubeTargets = strings.Contains(string(keys), "k8s://")
+		env.victimHints = strings.Contains(string(keys), "`victimHints`")
+		logf("scaler: k8s:// targets %v, victimHints %v", env.kubeTargets, env.victimHints)
 	}
 	env.scaler, err = startScaler(ctx, "scaler", nil)
 	if err != nil {
@@ -109,6 +132,7 @@ func run(m *testing.M) int {
 		code = 1
 	}
 	writeSummary(logf)
+	writeDiscoveryComparison()
 	if code != 0 {
 		dumpLogs(c.LogDir)
 	}
@@ -139,6 +163,19 @@ func skipUnlessUp(t *testing.T) {
 	t.Helper()
 	if !env.up {
 		t.Skip("the e2e environment is not up (run e2e/run)")
+	}
+}
+
+// skipUnlessKube skips a scenario the scaler built cannot run: one that
+// needs k8s:// targets, and with hints also the victimHints key.
+func skipUnlessKube(t *testing.T, hints bool) {
+	t.Helper()
+	skipUnlessUp(t)
+	if !env.kubeTargets {
+		t.Skip("the scaler has no k8s:// targets (its `scaler keys` does not name them)")
+	}
+	if hints && !env.victimHints {
+		t.Skip("the scaler has no victimHints trigger key (its `scaler keys` does not name it)")
 	}
 }
 

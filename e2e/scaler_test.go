@@ -12,9 +12,25 @@ import (
 	"strconv"
 	"time"
 
+	rbacv1 "k8s.io/api/rbac/v1"
+
 	"github.com/barometer-scaler/barometer/e2e/internal/cluster"
 	"github.com/barometer-scaler/barometer/e2e/internal/proc"
 )
+
+// victimHintsEnv is the scaler-wide switch of victim hints (off by
+// default in the scaler; every scaler of the suite has it on, and only a
+// trigger with victimHints: true uses it).
+const victimHintsEnv = "BAROMETER_VICTIM_HINTS"
+
+// scalerRules are the rights the scalers' user has: what a k8s:// target
+// reads (EndpointSlices and Services) and what victim hints write (pod
+// annotations). Nothing else: the suite proves the scaler needs no more.
+var scalerRules = []rbacv1.PolicyRule{
+	{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: []string{"get", "list", "watch"}},
+	{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"get", "list", "watch"}},
+	{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch", "patch"}},
+}
 
 // scaler is one Barometer process. It runs in its own mount namespace,
 // where /etc/hosts is the pod runner's hosts file (so a dns+http:// target
@@ -61,11 +77,18 @@ exec "$@"`
 	envs := []string{
 		"BAROMETER_GRPC_ADDR=" + s.grpc,
 		"BAROMETER_HTTP_ADDR=" + s.http,
-		"BAROMETER_ALLOWED_TARGETS=*.svc,127.0.0.0/8",
+		// The pods' own addresses (the pod network) besides names: a
+		// target that yields pod addresses is checked against them.
+		"BAROMETER_ALLOWED_TARGETS=*.svc,127.0.0.0/8," + cluster.DefaultNetNS().PodNet,
 		"BAROMETER_SAMPLE_INTERVAL=1s",
 		"BAROMETER_SHUTDOWN_TIMEOUT=5s",
 		"BAROMETER_LOG_LEVEL=debug",
 		"GODEBUG=netdns=go",
+		// k8s:// targets and victim hints: an RBAC-limited user
+		// (scalerRules), and the scaler-wide switch that lets a trigger's
+		// victimHints take effect.
+		"BAROMETER_KUBECONFIG=" + env.scalerKubeconfig,
+		victimHintsEnv + "=true",
 	}
 	if tls != nil {
 		envs = append(envs,

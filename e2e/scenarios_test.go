@@ -56,10 +56,26 @@ func scaleOut(t *testing.T, w *workload) {
 
 // TestScaleOutThenGatedScaleIn: load rises, the pressure signal scales out
 // promptly; load falls, scale-in waits for the gate window, then proceeds.
+// The pods are found through DNS (the headless Service's records).
 func TestScaleOutThenGatedScaleIn(t *testing.T) {
 	skipUnlessUp(t)
 	t.Parallel()
-	w := newWorkload(t, "pressure", 1, 1, 10, env.scaler, "load rises, then falls: prompt scale-out, gated scale-in")
+	gatedScaleIn(t, "pressure", "load rises, then falls: prompt scale-out, gated scale-in")
+}
+
+// TestScaleOutThenGatedScaleInEndpointSlices is TestScaleOutThenGatedScaleIn
+// with the pods found through the Service's EndpointSlices (a k8s://
+// target), which the real EndpointSlice controller keeps: the same load
+// steps and the same assertions. The two run at the same time;
+// results/discovery.md sets their reaction times side by side.
+func TestScaleOutThenGatedScaleInEndpointSlices(t *testing.T) {
+	skipUnlessKube(t, false)
+	t.Parallel()
+	gatedScaleIn(t, "pressure-eps", "EndpointSlice discovery: prompt scale-out, gated scale-in", options{kube: true})
+}
+
+func gatedScaleIn(t *testing.T, name, title string, opt ...options) {
+	w := newWorkload(t, name, 1, 1, 10, env.scaler, title, opt...)
 	w.setLoad(lowLoad)
 	w.scaledObject(externalTrigger(w.pressureMetadata(nil)), nil)
 	w.waitServed(60 * time.Second)
@@ -115,7 +131,7 @@ func TestPushActivatesFromZero(t *testing.T) {
 	skipUnlessUp(t)
 	t.Parallel()
 	// The front end that sees the load while no replica runs: a demo
-	// workload process outside the Deployment, on its own loopback address.
+	// workload process outside the Deployment, on a loopback address of its own.
 	front := net.JoinHostPort("127.0.2.1", strconv.Itoa(cluster.FreePort("127.0.2.1")))
 	p, err := proc.Start(proc.Spec{Name: "push-front", Path: filepath.Join(binDir, "demo-workload"), LogDir: env.cluster.LogDir,
 		Args: []string{"-listen", front, "-replicas", "1"}})

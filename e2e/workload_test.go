@@ -7,15 +7,18 @@ import (
 	"math"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/barometer-scaler/barometer/e2e/internal/cluster"
 	"github.com/barometer-scaler/barometer/e2e/internal/podrunner"
@@ -58,6 +61,12 @@ type workload struct {
 	// demandLoad, when set, is the load that demand follows instead of the
 	// pods' (the push scenario's front end).
 	demandLoad func() float64
+	// demand, when not zero, is the demand the recording shows instead of
+	// load / perReplica: a scenario that loads one pod only knows it.
+	demand atomic.Int32
+	// kube: the workload has a Service (with a selector, so the
+	// EndpointSlice controller keeps its slices) and its target is k8s://.
+	kube bool
 }
 
 // options shape a workload.
@@ -66,6 +75,11 @@ type options struct {
 	args []string
 	// perReplica overrides capacity x targetPressure.
 	perReplica float64
+	// kube gives the workload a Service and a k8s:// target.
+	kube bool
+	// grace is the pods' terminationGracePeriodSeconds (0: deleted at
+	// once), preStop their preStop sleep (the pod runner serves through it).
+	grace, preStop int64
 }
 
 // newWorkload creates the Deployment at replicas and waits for them to be
@@ -76,16 +90,37 @@ func newWorkload(t *testing.T, name string, replicas, lo, hi int, s *scaler, tit
 	ctx := t.Context()
 	w := &workload{t: t, ctx: ctx, name: name, min: lo, max: hi, scaler: s, perReplica: capacity * targetPressure}
 	var args []string
+	var grace int64
+	var lifecycle *corev1.Lifecycle
 	for _, o := range opt {
 		args = append(args, o.args...)
 		if o.perReplica > 0 {
 			w.perReplica = o.perReplica
 		}
+		w.kube = w.kube || o.kube
+		grace = max(grace, o.grace)
+		if o.preStop > 0 {
+			lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: o.preStop}}}
+		}
 	}
 	labels := map[string]string{podrunner.AppLabel: name}
 	r := int32(replicas)
-	zero := int64(0)
 	off := false
+	if w.kube {
+		svc := &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: labels},
+			Spec: corev1.ServiceSpec{
+				Selector:  maps.Clone(labels),
+				ClusterIP: corev1.ClusterIPNone,
+				Ports: []corev1.ServicePort{{
+					Name: "metrics", Port: int32(env.podPort), TargetPort: intstr.FromString("metrics"), Protocol: corev1.ProtocolTCP,
+				}},
+			},
+		}
+		if _, err := env.cluster.Client.CoreV1().Services(namespace).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("create service: %v", err)
+		}
+	}
 	d := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: labels},
 		Spec: appsv1.DeploymentSpec{
@@ -96,9 +131,9 @@ func newWorkload(t *testing.T, name string, replicas, lo, hi int, s *scaler, tit
 				Spec: corev1.PodSpec{
 					NodeName:                      nodeName,
 					AutomountServiceAccountToken:  &off,
-					TerminationGracePeriodSeconds: &zero,
+					TerminationGracePeriodSeconds: &grace,
 					Containers: []corev1.Container{{
-						Name: "demo", Image: "barometer/demo-workload:e2e", Args: args,
+						Name: "demo", Image: "barometer/demo-workload:e2e", Args: args, Lifecycle: lifecycle,
 						Ports: []corev1.ContainerPort{{Name: "metrics", ContainerPort: int32(env.podPort)}},
 					}},
 				},
@@ -128,6 +163,9 @@ func newWorkload(t *testing.T, name string, replicas, lo, hi int, s *scaler, tit
 			load := env.runner.Load(namespace, name)
 			if w.demandLoad != nil {
 				load = w.demandLoad()
+			}
+			if d := w.demand.Load(); d > 0 {
+				return load, int(d)
 			}
 			return load, demandOf(load, w.perReplica, w.min, w.max)
 		},
@@ -197,8 +235,12 @@ func (w *workload) pressureMetadata(extra map[string]string) map[string]any {
 }
 
 // targets is the scrape target of the workload's pods: its headless
-// Service name, expanded to the ready pods.
+// Service name, expanded to the ready pods (the pod runner's hosts file);
+// or for a kube workload its Service's EndpointSlices.
 func (w *workload) targets() string {
+	if w.kube {
+		return "k8s://" + w.name + ":" + strconv.Itoa(env.podPort) + "/metrics"
+	}
 	return "dns+http://" + podrunner.ServiceName(namespace, w.name) + ":" + strconv.Itoa(env.podPort) + "/metrics"
 }
 
@@ -292,13 +334,24 @@ func (w *workload) cleanup(title string) {
 	_ = c.Client.AppsV1().Deployments(namespace).Delete(ctx, w.name, metav1.DeleteOptions{})
 	sel := podrunner.AppLabel + "=" + w.name
 	_ = c.Client.AppsV1().ReplicaSets(namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: sel})
-	_ = c.Client.CoreV1().Pods(namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: sel})
+	zero := int64(0)
+	_ = c.Client.CoreV1().Pods(namespace).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{LabelSelector: sel})
+	if w.kube {
+		// No garbage collector runs: the Service's slices go by hand.
+		_ = c.Client.CoreV1().Services(namespace).Delete(ctx, w.name, metav1.DeleteOptions{})
+		_ = c.Client.DiscoveryV1().EndpointSlices(namespace).DeleteCollection(ctx, metav1.DeleteOptions{},
+			metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + w.name})
+	}
 	err := cluster.Poll(ctx, 60*time.Second, w.name+": pods gone", func(ctx context.Context) error {
 		pods, err := c.Client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
 		if err != nil {
 			return err
 		}
 		if n := len(pods.Items); n > 0 {
+			// A ReplicaSet controller sync that began before its
+			// ReplicaSet went can still create a pod after the first
+			// DeleteCollection: delete again.
+			_ = c.Client.CoreV1().Pods(namespace).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{LabelSelector: sel})
 			return fmt.Errorf("%d left", n)
 		}
 		return nil

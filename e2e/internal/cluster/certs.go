@@ -111,6 +111,12 @@ func (c *certs) path(name string) string { return filepath.Join(c.dir, name) }
 
 // kubeconfig writes an admin kubeconfig for server.
 func (c *certs) kubeconfig(path, server string) error {
+	return c.userKubeconfig(path, server, c.admin)
+}
+
+// userKubeconfig writes a kubeconfig for server that authenticates with
+// the client certificate user.
+func (c *certs) userKubeconfig(path, server string, user pki.Pair) error {
 	b64 := base64.StdEncoding.EncodeToString
 	cfg := fmt.Sprintf(`apiVersion: v1
 kind: Config
@@ -130,6 +136,6 @@ contexts:
     cluster: e2e
     user: admin
 current-context: e2e
-`, server, b64(c.ca.CertPEM), b64(c.admin.CertPEM), b64(c.admin.KeyPEM))
+`, server, b64(c.ca.CertPEM), b64(user.CertPEM), b64(user.KeyPEM))
 	return os.WriteFile(path, []byte(cfg), 0o600)
 }

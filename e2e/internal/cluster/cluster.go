@@ -1,7 +1,7 @@
 // Package cluster starts a small real Kubernetes control plane for the
 // end-to-end suite: etcd, kube-apiserver, kube-controller-manager (only the
-// deployment, replicaset, serviceaccount, serviceaccount-token and
-// horizontal-pod-autoscaler controllers), the KEDA operator and the KEDA
+// deployment, replicaset, endpointslice, serviceaccount, serviceaccount-token
+// and horizontal-pod-autoscaler controllers), the KEDA operator and the KEDA
 // metrics adapter behind the v1beta1.external.metrics.k8s.io APIService.
 //
 // Everything listens on loopback, except what the aggregator must reach:
@@ -69,6 +69,7 @@ type Cluster struct {
 	LogDir string
 
 	certs              *certs
+	server             string // the apiserver's URL
 	procs              []*proc.Proc
 	netUp              bool
 	etcdURL            string
@@ -230,6 +231,7 @@ func (c *Cluster) apiserver(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	c.server = server
 	c.Kubeconfig = filepath.Join(c.cfg.WorkDir, "admin.kubeconfig")
 	if err := ct.kubeconfig(c.Kubeconfig, server); err != nil {
 		return err
@@ -265,7 +267,7 @@ func (c *Cluster) controllerManager(ctx context.Context) error {
 		"--bind-address=127.0.0.1",
 		"--secure-port=" + strconv.Itoa(FreePort("127.0.0.1")),
 		"--cert-dir=" + filepath.Join(c.cfg.WorkDir, "kcm"),
-		"--controllers=deployment-controller,replicaset-controller,serviceaccount-controller,serviceaccount-token-controller,horizontal-pod-autoscaler-controller",
+		"--controllers=deployment-controller,replicaset-controller,endpointslice-controller,serviceaccount-controller,serviceaccount-token-controller,horizontal-pod-autoscaler-controller",
 		"--horizontal-pod-autoscaler-sync-period=" + c.cfg.HPASyncPeriod.String(),
 		"--service-account-private-key-file=" + ct.saKey,
 		"--root-ca-file=" + ct.path("ca.crt"),

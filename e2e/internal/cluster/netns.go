@@ -9,6 +9,13 @@ import (
 // NetNS is the suite's network namespace: a veth pair whose host end and
 // namespace end share a private /30. Traffic goes only between this machine
 // and the namespace; nothing is routed anywhere else.
+//
+// It also carries the pod network: PodNet is a "local" route on the host
+// end, so every address in it is this machine's own (as 127.0.0.0/8 is on
+// lo) and the pod runner binds each pod's process to one without adding
+// addresses. Pods need addresses that are not loopback, because
+// kube-apiserver refuses loopback (and link-local) addresses in
+// EndpointSlices. The route goes with the veth pair.
 type NetNS struct {
 	Name   string // the namespace
 	HostIf string // the host end of the veth pair
@@ -16,11 +23,12 @@ type NetNS struct {
 	HostIP string // address of the host end
 	NSIP   string // address of the namespace end
 	Prefix int    // prefix length of both
+	PodNet string // the pod network, a CIDR local to this machine
 }
 
 // DefaultNetNS is the namespace the suite creates.
 func DefaultNetNS() NetNS {
-	return NetNS{Name: "barometer-e2e", HostIf: "brme2e0", NSIf: "brme2e1", HostIP: "10.213.0.1", NSIP: "10.213.0.2", Prefix: 30}
+	return NetNS{Name: "barometer-e2e", HostIf: "brme2e0", NSIf: "brme2e1", HostIP: "10.213.0.1", NSIP: "10.213.0.2", Prefix: 30, PodNet: "10.214.0.0/24"}
 }
 
 // Up creates the namespace, removing a stale one of the same name first
@@ -36,6 +44,9 @@ func (n NetNS) Up() error {
 		{"-n", n.Name, "addr", "add", fmt.Sprintf("%s/%d", n.NSIP, n.Prefix), "dev", n.NSIf},
 		{"-n", n.Name, "link", "set", n.NSIf, "up"},
 		{"-n", n.Name, "link", "set", "lo", "up"},
+	}
+	if n.PodNet != "" {
+		steps = append(steps, []string{"route", "add", "local", n.PodNet, "dev", n.HostIf})
 	}
 	for _, s := range steps {
 		if err := ip(s...); err != nil {

@@ -1,14 +1,32 @@
 // Package podrunner plays the kubelet for the end-to-end suite. It registers
 // a Node, watches the Pods bound to it, and for each one starts a
-// demo-workload process on its own loopback address (127.0.1.N, one port),
-// reports the Pod Running and Ready with that address as its podIP, and
-// when the Pod is deleted stops the process and confirms the deletion.
+// demo-workload process on its own address in the pod network (Config.PodNet,
+// one port), reports the Pod Running and Ready with that address as its
+// podIP, and when the Pod is deleted stops the process and confirms the
+// deletion.
+//
+// The pod addresses are not loopback: kube-apiserver refuses loopback and
+// link-local addresses in EndpointSlices, and the EndpointSlice controller
+// copies every pod's podIP into its Service's slices. The suite makes the
+// whole pod network local to this machine (a "local" route, see
+// cluster.NetNS), so any address in it can be bound without adding it to an
+// interface.
+//
+// A graceful deletion (deletionTimestamp set, the Pod still in the API) is
+// played the way a kubelet plays it: the pod stays Ready and its process
+// serves through its preStop hook (a container's lifecycle.preStop.sleep,
+// bounded by the deletion's grace period), so the EndpointSlice controller
+// publishes it as serving and terminating; then the process is stopped and
+// the deletion confirmed with grace 0.
 //
 // It also plays the Service in front of the pods: a workload's request rate
 // is set as a total (SetLoad) and spread evenly over its ready pods, as a
-// load balancer would; and it keeps a hosts file naming every ready pod of a
-// workload under "<app>.<namespace>.svc", which the scaler (in its own mount
-// namespace) reads as a headless Service's DNS records.
+// load balancer would, or set per pod (SetPodLoads); and it keeps a hosts
+// file naming every ready pod of a workload under "<app>.<namespace>.svc",
+// which the scaler (in its own mount namespace) reads as a headless
+// Service's DNS records. A terminating pod gets no share of new load and
+// leaves the hosts file, as it leaves a Service's ready endpoints; it keeps
+// the load it last had (its in-flight work) until it stops.
 //
 // Every pod's container is the demo workload, run with the container's args
 // after the runner's own (-listen, -replicas 1).
@@ -18,8 +36,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -60,6 +80,10 @@ type Config struct {
 	HostsFile string
 	// Port is every pod's port; 9100 when zero.
 	Port int
+	// PodNet is where pod addresses come from; every address in it must be
+	// bindable on this machine. Its first address and its last are never
+	// given to a pod.
+	PodNet netip.Prefix
 	// Logf reports pod events.
 	Logf func(format string, args ...any)
 }
@@ -74,7 +98,8 @@ type Runner struct {
 
 	mu      sync.Mutex
 	pods    map[types.UID]*pod
-	ips     map[string]bool
+	ips     map[netip.Addr]bool
+	lastIP  netip.Addr
 	traffic map[string]*traffic // by workload key
 
 	applyMu sync.Mutex // one rebalance at a time, in order
@@ -89,6 +114,14 @@ type pod struct {
 	addr      string
 	ready     bool
 	readyAt   time.Time
+	// terminating is set on a graceful deletion: the process still
+	// serves, but gets no new load and is out of the hosts file.
+	terminating bool
+	// terminate is closed (once) on a graceful deletion; hold is how long
+	// the process goes on serving after it (its preStop sleep, bounded by
+	// the deletion's grace period).
+	terminate chan struct{}
+	hold      time.Duration
 	cancel    context.CancelFunc
 	done      chan struct{}
 }
@@ -96,6 +129,9 @@ type pod struct {
 type traffic struct {
 	rps    float64
 	splits float64
+	// perPod, when not nil, replaces the spread of rps: each ready pod
+	// named gets its rate, every other ready pod none.
+	perPod map[string]float64
 }
 
 // Start registers the Node and starts watching its pods.
@@ -106,12 +142,17 @@ func Start(ctx context.Context, cfg Config) (*Runner, error) {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
+	if !cfg.PodNet.IsValid() || !cfg.PodNet.Addr().Is4() || cfg.PodNet.Bits() > 30 {
+		return nil, fmt.Errorf("pod network %v: need an IPv4 prefix of at least 4 addresses", cfg.PodNet)
+	}
+	cfg.PodNet = cfg.PodNet.Masked()
 	ctx, cancel := context.WithCancel(ctx)
 	r := &Runner{
 		cfg: cfg, ctx: ctx, cancel: cancel,
 		http:    &http.Client{Timeout: 5 * time.Second},
 		pods:    map[types.UID]*pod{},
-		ips:     map[string]bool{},
+		ips:     map[netip.Addr]bool{},
+		lastIP:  cfg.PodNet.Addr(),
 		traffic: map[string]*traffic{},
 	}
 	if err := r.writeHosts(); err != nil {
@@ -197,13 +238,44 @@ func (r *Runner) observe(obj any) {
 	r.mu.Unlock()
 	switch {
 	case p.DeletionTimestamp != nil && known != nil:
-		known.cancel()
+		r.startTermination(known, p)
 	case p.DeletionTimestamp != nil:
 		// Never started (or started by an earlier runner): just confirm.
 		r.confirmDelete(p.Namespace, p.Name, p.UID)
 	case known == nil && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed:
 		r.admit(p)
 	}
+}
+
+// startTermination starts a graceful deletion's end of a running pod: the
+// process serves for its preStop sleep (at most the deletion's grace
+// period), then stops.
+func (r *Runner) startTermination(p *pod, k *corev1.Pod) {
+	hold := preStopSleep(k)
+	if g := k.DeletionGracePeriodSeconds; g != nil {
+		hold = min(hold, time.Duration(*g)*time.Second)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	select {
+	case <-p.terminate:
+		return // seen already: the hold started then
+	default:
+	}
+	p.hold = hold
+	close(p.terminate)
+}
+
+// preStopSleep is the first container's preStop sleep, the one preStop
+// action the runner plays; zero without one.
+func preStopSleep(k *corev1.Pod) time.Duration {
+	if len(k.Spec.Containers) == 0 {
+		return 0
+	}
+	if l := k.Spec.Containers[0].Lifecycle; l != nil && l.PreStop != nil && l.PreStop.Sleep != nil {
+		return time.Duration(l.PreStop.Sleep.Seconds) * time.Second
+	}
+	return 0
 }
 
 func (r *Runner) gone(uid types.UID) {
@@ -221,23 +293,17 @@ func (r *Runner) admit(k *corev1.Pod) {
 	if r.ctx.Err() != nil || r.pods[k.UID] != nil {
 		return
 	}
-	ip := ""
-	for i := 1; i < 255; i++ {
-		if c := "127.0.1." + strconv.Itoa(i); !r.ips[c] {
-			ip = c
-			break
-		}
-	}
-	if ip == "" {
-		r.cfg.Logf("podrunner: no free loopback address for %s/%s", k.Namespace, k.Name)
+	ip, ok := r.nextIP()
+	if !ok {
+		r.cfg.Logf("podrunner: no free address in %v for %s/%s", r.cfg.PodNet, k.Namespace, k.Name)
 		return
 	}
 	r.ips[ip] = true
 	ctx, cancel := context.WithCancel(r.ctx)
 	p := &pod{
 		uid: k.UID, namespace: k.Namespace, name: k.Name, app: k.Labels[AppLabel],
-		ip: ip, addr: net.JoinHostPort(ip, strconv.Itoa(r.cfg.Port)),
-		cancel: cancel, done: make(chan struct{}),
+		ip: ip.String(), addr: net.JoinHostPort(ip.String(), strconv.Itoa(r.cfg.Port)),
+		terminate: make(chan struct{}), cancel: cancel, done: make(chan struct{}),
 	}
 	r.pods[k.UID] = p
 	r.wg.Add(1)
@@ -248,12 +314,31 @@ func (r *Runner) admit(k *corev1.Pod) {
 	}()
 }
 
+// nextIP is the next free pod address after the last one given, so an
+// address is reused as late as possible: a scaler's view of a Service (its
+// slices, its hosts file) may still name a pod that just went. r.mu is held.
+func (r *Runner) nextIP() (netip.Addr, bool) {
+	first := r.cfg.PodNet.Addr().Next()
+	a := r.lastIP
+	for range 1 << (32 - r.cfg.PodNet.Bits()) {
+		a = a.Next()
+		if !r.cfg.PodNet.Contains(a.Next()) { // the last address: wrap
+			a = first
+		}
+		if !r.ips[a] {
+			r.lastIP = a
+			return a, true
+		}
+	}
+	return netip.Addr{}, false
+}
+
 // run is one pod's life: start, report ready, wait for deletion, stop.
 func (r *Runner) run(ctx context.Context, p *pod, k *corev1.Pod) {
 	defer func() {
 		r.mu.Lock()
 		delete(r.pods, p.uid)
-		delete(r.ips, p.ip)
+		delete(r.ips, netip.MustParseAddr(p.ip))
 		r.mu.Unlock()
 	}()
 	started := time.Now()
@@ -284,6 +369,24 @@ func (r *Runner) run(ctx context.Context, p *pod, k *corev1.Pod) {
 	}
 	select {
 	case <-ctx.Done():
+	case <-p.terminate:
+		// A graceful deletion: the process goes on serving through the
+		// preStop hold, Ready as it is, so the EndpointSlice controller
+		// keeps it as serving and terminating.
+		r.mu.Lock()
+		p.terminating = true
+		hold := p.hold
+		if !p.ready {
+			hold = 0 // never served: nothing to drain
+		}
+		r.mu.Unlock()
+		r.changed(p.namespace, p.app)
+		r.cfg.Logf("podrunner: %s/%s terminating: serving for %s more", p.namespace, p.name, hold)
+		select {
+		case <-ctx.Done():
+		case <-pr.Done():
+		case <-time.After(hold):
+		}
 	case <-pr.Done():
 		r.cfg.Logf("podrunner: %s/%s process exited:\n%s", p.namespace, p.name, pr.Tail(1000))
 		<-ctx.Done()
@@ -345,6 +448,10 @@ func (r *Runner) reportRunning(ctx context.Context, k *corev1.Pod, p *pod, start
 		}
 		now := metav1.Now()
 		start := metav1.NewTime(started)
+		if cur.DeletionTimestamp != nil {
+			// Deleted while starting: it never becomes ready.
+			return fmt.Errorf("pod is being deleted")
+		}
 		cur.Status.Phase = corev1.PodRunning
 		cur.Status.HostIP = "127.0.0.1"
 		cur.Status.HostIPs = []corev1.HostIP{{IP: "127.0.0.1"}}
@@ -385,11 +492,26 @@ func key(namespace, app string) string { return namespace + "/" + app }
 // ServiceName is the name the hosts file gives a workload's ready pods.
 func ServiceName(namespace, app string) string { return app + "." + namespace + ".svc" }
 
-// SetLoad sets a workload's total request rate, spread over its ready pods.
+// SetLoad sets a workload's total request rate, spread over its ready
+// pods; it ends a SetPodLoads.
 func (r *Runner) SetLoad(namespace, app string, rps float64) error {
 	r.mu.Lock()
 	t := r.trafficOf(namespace, app)
-	t.rps = rps
+	t.rps, t.perPod = rps, nil
+	r.mu.Unlock()
+	return r.apply(namespace, app)
+}
+
+// SetPodLoads sets the request rate of each named pod of a workload, and
+// none on its other pods (nor on a pod that starts later), until the next
+// SetLoad. A pod named but not running gets its rate when it is ready.
+func (r *Runner) SetPodLoads(namespace, app string, loads map[string]float64) error {
+	r.mu.Lock()
+	t := r.trafficOf(namespace, app)
+	t.perPod = maps.Clone(loads)
+	if t.perPod == nil {
+		t.perPod = map[string]float64{}
+	}
 	r.mu.Unlock()
 	return r.apply(namespace, app)
 }
@@ -403,26 +525,70 @@ func (r *Runner) SetSplits(namespace, app string, n float64) error {
 	return r.apply(namespace, app)
 }
 
-// Load is a workload's total request rate.
+// Load is a workload's total request rate: the SetLoad total, or after
+// SetPodLoads the sum of the rates of its pods that are ready and not
+// terminating.
 func (r *Runner) Load(namespace, app string) float64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.trafficOf(namespace, app).rps
+	t := r.trafficOf(namespace, app)
+	if t.perPod == nil {
+		return t.rps
+	}
+	sum := 0.0
+	for _, p := range r.pods {
+		if p.serving() && p.namespace == namespace && p.app == app {
+			sum += t.perPod[p.name]
+		}
+	}
+	return sum
 }
 
-// Ready lists the addresses of a workload's ready pods.
+// Ready lists the addresses of a workload's ready pods (terminating ones
+// left out).
 func (r *Runner) Ready(namespace, app string) []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []string
 	for _, p := range r.pods {
-		if p.ready && p.namespace == namespace && p.app == app {
+		if p.serving() && p.namespace == namespace && p.app == app {
 			out = append(out, p.addr)
 		}
 	}
 	slices.Sort(out)
 	return out
 }
+
+// Pod is what the runner knows of one pod it runs.
+type Pod struct {
+	Name string
+	IP   string
+	// Addr is the workload's host:port.
+	Addr string
+	// Ready: the process served and the Pod was reported Ready.
+	Ready bool
+	// Terminating: a graceful deletion is under way; the process still
+	// serves while Ready is also true.
+	Terminating bool
+}
+
+// Pods lists the pods of a workload the runner runs, by name.
+func (r *Runner) Pods(namespace, app string) []Pod {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []Pod
+	for _, p := range r.pods {
+		if p.namespace == namespace && p.app == app {
+			out = append(out, Pod{Name: p.name, IP: p.ip, Addr: p.addr, Ready: p.ready, Terminating: p.terminating})
+		}
+	}
+	slices.SortFunc(out, func(a, b Pod) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// serving is ready and not terminating: a Service's ready endpoint. r.mu
+// is held.
+func (p *pod) serving() bool { return p.ready && !p.terminating }
 
 func (r *Runner) trafficOf(namespace, app string) *traffic {
 	t := r.traffic[key(namespace, app)]
@@ -444,16 +610,17 @@ func (r *Runner) changed(namespace, app string) {
 	}
 }
 
-// apply sends every ready pod of a workload its share of the load and the
-// splits in flight.
+// apply sends every ready, not terminating pod of a workload its load (its
+// share of the total, or its own rate) and the splits in flight.
 func (r *Runner) apply(namespace, app string) error {
 	r.applyMu.Lock()
 	defer r.applyMu.Unlock()
 	r.mu.Lock()
 	t := *r.trafficOf(namespace, app)
+	perPod := maps.Clone(t.perPod)
 	var ready []*pod
 	for _, p := range r.pods {
-		if p.ready && p.namespace == namespace && p.app == app {
+		if p.serving() && p.namespace == namespace && p.app == app {
 			ready = append(ready, p)
 		}
 	}
@@ -464,10 +631,14 @@ func (r *Runner) apply(namespace, app string) error {
 	share := t.rps / float64(len(ready))
 	var errs []error
 	for _, p := range ready {
+		rps := share
+		if t.perPod != nil {
+			rps = perPod[p.name]
+		}
 		for _, set := range []struct {
 			path, param string
 			v           float64
-		}{{"/load", "rps", share}, {"/splits", "n", t.splits}} {
+		}{{"/load", "rps", rps}, {"/splits", "n", t.splits}} {
 			if err := r.post(p.addr, set.path, set.param, set.v); err != nil {
 				errs = append(errs, fmt.Errorf("%s/%s %s: %w", p.namespace, p.name, set.path, err))
 			}
@@ -498,7 +669,7 @@ func (r *Runner) writeHosts() error {
 	r.mu.Lock()
 	var lines []string
 	for _, p := range r.pods {
-		if p.ready {
+		if p.serving() {
 			name := ServiceName(p.namespace, p.app)
 			lines = append(lines, p.ip+"\t"+name+" "+name+".cluster.local")
 		}
