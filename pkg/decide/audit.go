@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/barometer-scaler/barometer/internal/mapsize"
 	"github.com/barometer-scaler/barometer/pkg/policy"
 )
 
@@ -17,6 +18,7 @@ type auditLog struct {
 
 	mu      sync.Mutex
 	targets map[string]*ring
+	peak    int // the most targets has held (mapsize.Shrunk)
 }
 
 // ring holds up to size events; once full, start is the oldest.
@@ -84,7 +86,9 @@ func (a *auditLog) All() []policy.Event {
 func (a *auditLog) Forget(target string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.peak = max(a.peak, len(a.targets))
 	delete(a.targets, target)
+	a.targets = mapsize.Shrunk(a.targets, &a.peak)
 }
 
 func (r *ring) appendTo(dst []policy.Event) []policy.Event {

@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/barometer-scaler/barometer/internal/mapsize"
 	"github.com/barometer-scaler/barometer/pkg/policy"
 	"github.com/barometer-scaler/barometer/pkg/signal"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
@@ -42,7 +43,8 @@ type Engine struct {
 	// owners is the live decider of each target key. A reaped target's
 	// decider closes after its sampler stops, which can be after a new
 	// decider took the same key; its release must not undo the new one.
-	owners map[string]*ledger
+	owners     map[string]*ledger
+	ownersPeak int // the most owners has held (mapsize.Shrunk)
 }
 
 // NewEngine returns an engine with an empty audit trail.
@@ -179,7 +181,9 @@ func (e *Engine) release(l *ledger, member *elasticDecider) {
 	}
 	superseded := e.owners[l.key] != l
 	if !superseded {
+		e.ownersPeak = max(e.ownersPeak, len(e.owners))
 		delete(e.owners, l.key)
+		e.owners = mapsize.Shrunk(e.owners, &e.ownersPeak)
 	}
 	e.mu.Unlock()
 	if superseded {

@@ -259,6 +259,15 @@ func TestTargetsListsTheRegistry(t *testing.T) {
 	if c.Default || !slices.Equal(c.ScaledObjects, want) {
 		t.Errorf("shared target %+v, want both ScaledObjects %v", c, want)
 	}
+	// Encoded a target at a time, the listing is still the one JSON
+	// encoding of the whole list.
+	whole, err := json.Marshal(f.reg.List())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(r.body) != string(whole)+"\n" {
+		t.Errorf("body\n%s\nwant\n%s", r.body, whole)
+	}
 }
 
 func TestMetricsEndpoint(t *testing.T) {

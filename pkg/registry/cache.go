@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/barometer-scaler/barometer/internal/mapsize"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
 )
 
@@ -89,21 +90,6 @@ func (c *bindings) add(sum uint64, b *binding, tr *trigger.Trigger, raw map[stri
 	c.n++
 }
 
-// shrunk is m in a map of its own size when it holds less than a quarter of
-// the before entries it had (and that was many): a Go map keeps the memory
-// of the most it ever held, so a flood's ScaledObjects and targets would
-// otherwise stay allocated once they are gone.
-func shrunk[K comparable, V any](m map[K]V, before int) map[K]V {
-	if before < 256 || len(m) >= before/4 {
-		return m
-	}
-	out := make(map[K]V, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
-}
-
 // forget drops the entries of bindings that are gone. It touches only
 // their own entries, so a reaping of many targets holds the write lock for
 // as long as their entries take, not for a walk of the whole cache.
@@ -114,7 +100,7 @@ func (c *bindings) forget(gone []*binding) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	before := len(c.entries)
-	defer func() { c.entries = shrunk(c.entries, before) }()
+	defer func() { c.entries = mapsize.Shrunk(c.entries, &before) }()
 	for _, b := range gone {
 		for _, sum := range b.sums {
 			es := slices.DeleteFunc(c.entries[sum], func(e cached) bool { return e.b == b })

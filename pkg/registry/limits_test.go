@@ -95,30 +95,3 @@ func TestDefaultTargetReleasesIdleNames(t *testing.T) {
 		t.Fatal("the default target was stopped")
 	}
 }
-
-// A map that has lost most of a flood is copied to one of its own size
-// (a Go map keeps the memory of the most it held); one that has not is
-// kept, so a steady registry does not copy its maps at every reaping.
-func TestShrunkCopiesOnlyAfterAFlood(t *testing.T) {
-	m := map[int]int{}
-	for i := range 1000 {
-		m[i] = i
-	}
-	for i := 10; i < 1000; i++ {
-		delete(m, i)
-	}
-	out := shrunk(m, 1000)
-	out[-1] = 0 // a copy: m must not see it
-	if _, shared := m[-1]; shared || len(out) != 11 {
-		t.Errorf("after losing 990 of 1000: not a copy of the 10 left (len %d)", len(out))
-	}
-	steady := map[int]int{}
-	for i := range 400 {
-		steady[i] = i
-	}
-	out = shrunk(steady, 500)
-	out[-1] = 0
-	if _, same := steady[-1]; !same {
-		t.Error("a map that kept most of its entries was copied")
-	}
-}

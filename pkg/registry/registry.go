@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/barometer-scaler/barometer/internal/mapsize"
 	"github.com/barometer-scaler/barometer/pkg/decide"
 	"github.com/barometer-scaler/barometer/pkg/policy"
 	"github.com/barometer-scaler/barometer/pkg/pressure"
@@ -436,7 +437,9 @@ func (r *Registry) ReapIdle() int {
 			r.refs[ref] = bs
 		}
 	}
-	r.targets, r.refs, r.started = shrunk(r.targets, targets), shrunk(r.refs, refs), shrunk(r.started, namespaces)
+	r.targets = mapsize.Shrunk(r.targets, &targets)
+	r.refs = mapsize.Shrunk(r.refs, &refs)
+	r.started = mapsize.Shrunk(r.started, &namespaces)
 	r.mu.Unlock()
 	r.cache.forget(forgotten)
 	for _, t := range stopped {
