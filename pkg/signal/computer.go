@@ -26,6 +26,11 @@ type Input struct {
 	// Starting and Terminating name the replicas the source saw but did
 	// not read (pressure.Observation), for the reason.
 	Starting, Terminating []string
+	// MeasuredStartup is how long the latest replicas took from starting
+	// to ready, as a source that tells them apart saw them (the sampler's
+	// startupClock); 0 when none was seen. The lag counts the longer of it
+	// and Options.ReplicaStartup.
+	MeasuredStartup time.Duration
 }
 
 // Computer folds samples into scaling signals. It keeps the smoothing and
@@ -98,7 +103,7 @@ func (c *Computer) Compute(now time.Time, in Input) ScalingSignal {
 	}
 	c.lastFinal = final
 
-	lag := c.lag(now, in.MeasuredAt)
+	lag := c.lag(now, in.MeasuredAt, in.MeasuredStartup)
 	comp := c.compensate(final, raw, value, replicas, lag, in.MeasuredAt, now)
 	c.last = comp
 	scale := max(comp.value, c.opts.floor())
@@ -128,14 +133,17 @@ type compensated struct {
 }
 
 // lag is how far the sample's data trails the moment a replica asked for
-// now will count: its age plus ReplicaStartup. A measurement time after
-// now (a skewed clock) counts as age 0.
-func (c *Computer) lag(now, measuredAt time.Time) time.Duration {
+// now will count: its age plus the start-up, the configured ReplicaStartup
+// or the measured one, whichever is longer (the configured value may hold
+// delays the measurement cannot see, and a measurement shows when the
+// workload starts slower than configured). A measurement time after now (a
+// skewed clock) counts as age 0.
+func (c *Computer) lag(now, measuredAt time.Time, measuredStartup time.Duration) time.Duration {
 	age := time.Duration(0)
 	if !measuredAt.IsZero() {
 		age = max(0, now.Sub(measuredAt))
 	}
-	return age + c.opts.ReplicaStartup
+	return age + max(c.opts.ReplicaStartup, measuredStartup)
 }
 
 // compensate applies the lead, the saturation surge and the stale-sample

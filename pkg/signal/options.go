@@ -69,8 +69,10 @@ type Options struct {
 	// ReplicaStartup is how long a replica the autoscaler adds takes to
 	// count: its start-up plus readiness, plus any delay the source does
 	// not report (see Input.MeasuredAt). A sample's lag is its age
-	// (now - MeasuredAt) plus this; the lead forecasts that far ahead, and
-	// a sample with a lag > 0 is stale. Default 0; range 0..1h.
+	// (now - MeasuredAt) plus this, or plus the start-up the sampler
+	// measured (Input.MeasuredStartup) when that is longer; the lead
+	// forecasts that far ahead, and a sample with a lag > 0 is stale.
+	// Default 0; range 0..1h.
 	ReplicaStartup time.Duration
 	// LeadWindow is how many distinct samples of raw demand the lead reads
 	// its trend and noise from; 0 turns the lead (and the noise margin)

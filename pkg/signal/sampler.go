@@ -106,6 +106,7 @@ type Sampler struct {
 	cfg     SamplerConfig
 	decider Decider
 	splits  *splitTracker
+	starts  startupClock // owned by the sampling goroutine (under mu)
 
 	mu      sync.Mutex // serialises sampling
 	current atomic.Pointer[Snapshot]
@@ -270,7 +271,8 @@ func (s *Sampler) decide(obs pressure.Observation, now time.Time, snap *Snapshot
 // input runs the collectors (and the split probe, when the options ask for
 // it) over a sample folded at now.
 func (s *Sampler) input(obs pressure.Observation, now time.Time, snap *Snapshot) Input {
-	in := Input{Compute: s.cfg.Compute.Collect(obs), MeasuredAt: obs.MeasuredAt, Starting: obs.Starting, Terminating: obs.Terminating}
+	in := Input{Compute: s.cfg.Compute.Collect(obs), MeasuredAt: obs.MeasuredAt, Starting: obs.Starting, Terminating: obs.Terminating,
+		MeasuredStartup: s.starts.observe(obs, now)}
 	if s.cfg.Storage != nil && obs.Trees != nil {
 		in.Storage = s.cfg.Storage.Collect(obs.Trees, now)
 	} else {

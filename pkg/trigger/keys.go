@@ -107,7 +107,7 @@ func commonKeys(s *Schema) []Key[Trigger] {
 		Bool("splitAwareScaleIn", func(t *Trigger) *bool { return &t.Signal.SplitAwareScaleIn }, true).For(onlyPressure...).
 			Describe("hold scale-in while a split is in flight"),
 		Duration("replicaStartup", func(t *Trigger) *time.Duration { return &t.Signal.ReplicaStartup }, 0, 0, time.Hour, false).For(onlyPressure...).
-			Describe("how long a new replica takes to count (start-up, readiness, any delay the source does not report); added to the sample's age, it is the lag the lead covers (docs/compensation.md)"),
+			Describe("how long a new replica takes to count (start-up, readiness, any delay the source does not report); added to the sample's age, it is the lag the lead covers; a `k8s://` target's measured start-up counts when longer (docs/compensation.md)"),
 		signalInt("leadWindow", func(o *signal.Options) *int { return &o.LeadWindow }, signal.MaxLeadWindow).
 			Describe("samples of raw demand the lead reads its trend and noise from, 0 (no lead, no noise margin) or 3 and more"),
 		signalFloat("leadSignificance", func(o *signal.Options) *float64 { return &o.LeadSignificance }, Between(0, 10)).
