@@ -20,24 +20,13 @@ import (
 func loadTest(ctx context.Context, p *scalerProc, r *report, base observation, callers, streams int, d time.Duration) error {
 	fmt.Printf("== load: %d GetMetrics callers + %d StreamIsActive streams for %v ==\n", callers, streams, d)
 	const conns = 16
-	clients := make([]externalscaler.ExternalScalerClient, conns)
-	var open []*grpc.ClientConn
 	// Closed before goroutines are counted again: each connection holds
 	// goroutines of the scaler's own.
-	closeAll := func() {
-		for _, c := range open {
-			c.Close()
-		}
+	clients, closeAll, err := openClients(p, conns)
+	if err != nil {
+		return err
 	}
 	defer closeAll()
-	for i := range clients {
-		c, err := p.newConn()
-		if err != nil {
-			return err
-		}
-		open = append(open, c)
-		clients[i] = externalscaler.NewExternalScalerClient(c)
-	}
 	// Cancelled, not timed out: a deadline would travel with every call and
 	// could end one on the server's side first, as DeadlineExceeded.
 	runCtx, cancel := context.WithCancel(ctx)
@@ -73,7 +62,6 @@ func loadTest(ctx context.Context, p *scalerProc, r *report, base observation, c
 		fmt.Sprintf("%d GetMetrics (%.0f/s), errors [%s], stream errors [%s]", calls.Load(), float64(calls.Load())/d.Seconds(), errs, streamErrs))
 	r.add("load", "during: RSS / goroutines", fmt.Sprintf("%s / %.0f", mib(during.rss), during.goroutines))
 	closeAll()
-	open = nil
 	after := waitGoroutines(ctx, p, base.goroutines, 30*time.Second)
 	r.add("load", "goroutines after vs baseline", fmt.Sprintf("%.0f vs %.0f (within 10%%: %v)", after.goroutines, base.goroutines, within(after.goroutines, base.goroutines)))
 	return nil
@@ -107,4 +95,59 @@ func waitGoroutines(ctx context.Context, p *scalerProc, base float64, max time.D
 		}
 		time.Sleep(time.Second)
 	}
+}
+
+// warmGoroutines holds n StreamIsActive streams until the scaler runs at
+// least n more goroutines than now, then ends them and waits for the count
+// to come back. The Go runtime keeps a goroutine's descriptor (480 bytes on
+// amd64) for the life of the process and reuses it, so a baseline taken
+// before the process ever ran as many goroutines as the flood's samplers
+// would count half a MiB of runtime bookkeeping as the flood's residue; run
+// once before the baseline, like every other path the flood takes.
+func warmGoroutines(ctx context.Context, p *scalerProc, n int) error {
+	before := observe(ctx, p).goroutines
+	const conns = 16
+	clients, closeAll, err := openClients(p, conns)
+	if err != nil {
+		return err
+	}
+	defer closeAll()
+	holdCtx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { _ = holdStream(holdCtx, clients[i%conns], fmt.Sprintf("warm-%d", i%10)) })
+	}
+	peak := before
+	for deadline := time.Now().Add(30 * time.Second); peak < before+float64(n) && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		peak = max(peak, p.gauges(ctx, "go_goroutines")["go_goroutines"])
+	}
+	cancel()
+	wg.Wait()
+	closeAll()
+	waitGoroutines(ctx, p, before, 30*time.Second)
+	fmt.Printf("  goroutine warm-up: %.0f at the peak (%d streams)\n", peak, n)
+	return nil
+}
+
+// openClients opens n connections to p, a client on each; closeAll closes
+// them, and may be called again.
+func openClients(p *scalerProc, n int) ([]externalscaler.ExternalScalerClient, func(), error) {
+	var open []*grpc.ClientConn
+	closeAll := func() {
+		for _, c := range open {
+			c.Close()
+		}
+		open = nil
+	}
+	clients := make([]externalscaler.ExternalScalerClient, n)
+	for i := range clients {
+		c, err := p.newConn()
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		open = append(open, c)
+		clients[i] = externalscaler.NewExternalScalerClient(c)
+	}
+	return clients, closeAll, nil
 }

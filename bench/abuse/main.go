@@ -107,14 +107,23 @@ func abuse(ctx context.Context, bin, dir string, r *report, o options) error {
 	// Every path the flood takes runs once before the baseline, so the
 	// comparison after it measures what the flood left, not what a first
 	// call builds once for good (JSON encoders, protobuf reflection, the
-	// error paths).
+	// error paths, the runtime's goroutine descriptors).
 	listTargets(ctx, p)
 	_ = spec(ctx, p.client, "warm", strings.Repeat("x", 300), nil)
+	if !o.loadOnly {
+		if err := warmGoroutines(ctx, p, o.floodNamespaces*o.floodNS); err != nil {
+			return err
+		}
+	}
 	time.Sleep(2 * time.Second)
-	// The live heap is what the last GC marked, 0 before the first; an
-	// idle process collects at the runtime's forced GC, within 2 minutes.
+	// The live heap is what the last GC marked: wait for two GCs after the
+	// warm-up (the first may have begun during it), so the baseline holds
+	// none of its garbage. An
+	// idle process collects at the runtime's forced GC, within 2 minutes;
+	// reading /metrics every second allocates enough to bring one sooner.
+	warm := p.gauges(ctx, "go_gc_duration_seconds_count")["go_gc_duration_seconds_count"]
 	for deadline := time.Now().Add(150 * time.Second); time.Now().Before(deadline); time.Sleep(time.Second) {
-		if p.gauges(ctx, "go_gc_heap_live_bytes")["go_gc_heap_live_bytes"] > 0 {
+		if p.gauges(ctx, "go_gc_duration_seconds_count")["go_gc_duration_seconds_count"] >= warm+2 {
 			break
 		}
 	}

@@ -135,14 +135,20 @@ type Config struct {
 // Registry owns the samplers: it starts one on first use, shares it between
 // identical configurations and stops it once idle. Safe for concurrent use.
 type Registry struct {
-	cfg    Config
-	ctx    context.Context
+	cfg Config
+	// base is the samplers' parent: the registry's context without its
+	// cancellation. A context keeps its cancelable children in a map that
+	// never shrinks, so samplers started under ctx itself would leave a
+	// flood's worth of map in it after they are reaped; instead the end of
+	// ctx stops every sampler through stopping.
+	base   context.Context
 	engine *decide.Engine
 
-	mu      sync.Mutex
-	targets map[string]*Target
-	refs    map[Ref][]*binding // ScaledObject -> its triggers
-	def     *Target
+	mu       sync.Mutex
+	stopping bool // ctx has ended: every sampler is cancelled, new ones at once
+	targets  map[string]*Target
+	refs     map[Ref][]*binding // ScaledObject -> its triggers
+	def      *Target
 
 	cache   bindings
 	started map[string]int // namespace -> targets it started
@@ -170,8 +176,20 @@ func NewRegistry(ctx context.Context, cfg Config) *Registry {
 		cfg.MaxBindings = DefaultMaxBindings
 	}
 	cfg.Limits = cfg.Limits.withDefaults()
-	return &Registry{cfg: cfg, ctx: ctx, engine: decide.NewEngine(decide.Config{AuditSize: cfg.AuditSize}),
+	r := &Registry{cfg: cfg, base: context.WithoutCancel(ctx), engine: decide.NewEngine(decide.Config{AuditSize: cfg.AuditSize}),
 		targets: map[string]*Target{}, refs: map[Ref][]*binding{}, cache: newBindings(cfg.MaxBindings), started: map[string]int{}}
+	context.AfterFunc(ctx, r.cancelAll)
+	return r
+}
+
+// cancelAll cancels every sampler, and every sampler started from now on.
+func (r *Registry) cancelAll() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stopping = true
+	for _, t := range r.targets {
+		t.cancel()
+	}
 }
 
 // Now is the registry's clock: every surface reads time here, so staleness,
@@ -512,7 +530,10 @@ func (r *Registry) start(key string, tr *trigger.Trigger) (*Target, error) {
 		Clock:    r.cfg.Clock,
 		Logger:   logger,
 	})
-	ctx, cancel := context.WithCancel(r.ctx)
+	ctx, cancel := context.WithCancel(r.base)
+	if r.stopping {
+		cancel()
+	}
 	t := &Target{Key: key, Trigger: tr, sampler: sampler, cancel: cancel, done: make(chan struct{}), source: src, decider: decider}
 	go func() {
 		defer close(t.done)

@@ -149,3 +149,32 @@ func TestLookupWithSeveralTriggersAndStreams(t *testing.T) {
 		t.Fatalf("reaped %d after the stream ended, want 1", n)
 	}
 }
+
+// The end of the registry's context stops every sampler, and one acquired
+// after it stops at once.
+func TestContextEndStopsEverySampler(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	reg := NewRegistry(ctx, Config{Schema: testSources(), IdleTimeout: time.Minute})
+	acquire := func(name string) *Target {
+		t.Helper()
+		md, err := reg.Parse(map[string]string{"source": "const", "name": name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tg, err := reg.Acquire(Ref{Namespace: "shop", Name: name}, md)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tg
+	}
+	before := acquire("before")
+	cancel()
+	after := acquire("after")
+	for _, tg := range []*Target{before, after} {
+		select {
+		case <-tg.done:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("sampler %s still running after the registry's context ended", tg.Key)
+		}
+	}
+}
