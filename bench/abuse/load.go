@@ -97,16 +97,17 @@ func waitGoroutines(ctx context.Context, p *scalerProc, base float64, max time.D
 	}
 }
 
-// warmGoroutines holds n StreamIsActive streams until the scaler runs at
-// least n more goroutines than now, then ends them and waits for the count
-// to come back. The Go runtime keeps a goroutine's descriptor (480 bytes on
-// amd64) for the life of the process and reuses it, so a baseline taken
-// before the process ever ran as many goroutines as the flood's samplers
-// would count half a MiB of runtime bookkeeping as the flood's residue; run
-// once before the baseline, like every other path the flood takes.
-func warmGoroutines(ctx context.Context, p *scalerProc, n int) error {
+// warmGoroutines opens StreamIsActive streams, a batch at a time, until the
+// scaler runs extra more goroutines than now, then ends them and waits for
+// the count to come back. The Go runtime keeps a goroutine's descriptor
+// (480 bytes on amd64) for the life of the process and reuses it, so a
+// baseline taken before the process ever ran as many goroutines as the
+// flood's samplers would count half a MiB of runtime bookkeeping as the
+// flood's residue; run once before the baseline, like every other path the
+// flood takes.
+func warmGoroutines(ctx context.Context, p *scalerProc, extra int) error {
 	before := observe(ctx, p).goroutines
-	const conns = 16
+	const conns, batch = 16, 50
 	clients, closeAll, err := openClients(p, conns)
 	if err != nil {
 		return err
@@ -114,18 +115,21 @@ func warmGoroutines(ctx context.Context, p *scalerProc, n int) error {
 	defer closeAll()
 	holdCtx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() { _ = holdStream(holdCtx, clients[i%conns], fmt.Sprintf("warm-%d", i%10)) })
-	}
-	peak := before
-	for deadline := time.Now().Add(30 * time.Second); peak < before+float64(n) && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+	peak, streams := before, 0
+	for deadline := time.Now().Add(30 * time.Second); peak < before+float64(extra) && time.Now().Before(deadline); {
+		for range batch {
+			i := streams
+			wg.Go(func() { _ = holdStream(holdCtx, clients[i%conns], fmt.Sprintf("warm-%d", i%10)) })
+			streams++
+		}
+		time.Sleep(100 * time.Millisecond)
 		peak = max(peak, p.gauges(ctx, "go_goroutines")["go_goroutines"])
 	}
 	cancel()
 	wg.Wait()
 	closeAll()
 	waitGoroutines(ctx, p, before, 30*time.Second)
-	fmt.Printf("  goroutine warm-up: %.0f at the peak (%d streams)\n", peak, n)
+	fmt.Printf("  goroutine warm-up: %.0f at the peak (%d streams)\n", peak, streams)
 	return nil
 }
 

@@ -111,7 +111,9 @@ func abuse(ctx context.Context, bin, dir string, r *report, o options) error {
 	listTargets(ctx, p)
 	_ = spec(ctx, p.client, "warm", strings.Repeat("x", 300), nil)
 	if !o.loadOnly {
-		if err := warmGoroutines(ctx, p, o.floodNamespaces*o.floodNS); err != nil {
+		// The flood runs one sampler goroutine per target, at most the
+		// default BAROMETER_MAX_TARGETS.
+		if err := warmGoroutines(ctx, p, 1000+50); err != nil {
 			return err
 		}
 	}
