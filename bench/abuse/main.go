@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/barometer-scaler/barometer/pkg/registry"
 )
 
 // options are the bounds of one run.
@@ -113,16 +115,16 @@ func abuse(ctx context.Context, bin, dir string, r *report, o options) error {
 	if !o.loadOnly {
 		// The flood runs one sampler goroutine per target, at most the
 		// default BAROMETER_MAX_TARGETS.
-		if err := warmGoroutines(ctx, p, 1000+50); err != nil {
+		if err := warmGoroutines(ctx, p, registry.DefaultMaxTargets+50); err != nil {
 			return err
 		}
 	}
 	time.Sleep(2 * time.Second)
 	// The live heap is what the last GC marked: wait for two GCs after the
 	// warm-up (the first may have begun during it), so the baseline holds
-	// none of its garbage. An
-	// idle process collects at the runtime's forced GC, within 2 minutes;
-	// reading /metrics every second allocates enough to bring one sooner.
+	// none of its garbage. An idle process collects at the runtime's forced
+	// GC, within 2 minutes; reading /metrics every second allocates enough
+	// to bring one sooner.
 	warm := p.gauges(ctx, "go_gc_duration_seconds_count")["go_gc_duration_seconds_count"]
 	for deadline := time.Now().Add(150 * time.Second); time.Now().Before(deadline); time.Sleep(time.Second) {
 		if p.gauges(ctx, "go_gc_duration_seconds_count")["go_gc_duration_seconds_count"] >= warm+2 {

@@ -140,7 +140,7 @@ type Registry struct {
 	// cancellation. A context keeps its cancelable children in a map that
 	// never shrinks, so samplers started under ctx itself would leave a
 	// flood's worth of map in it after they are reaped; instead the end of
-	// ctx stops every sampler through stopping.
+	// ctx stops every sampler through cancelAll.
 	base   context.Context
 	engine *decide.Engine
 

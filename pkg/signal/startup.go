@@ -12,10 +12,11 @@ import (
 // enough that it follows a workload whose start-up changed.
 const startupSamples = 5
 
-// MaxMeasuredStartup bounds one measured start-up, as the replicaStartup
-// key is bounded: a replica that stayed not ready for longer was stuck, not
-// starting, and its wait says nothing about the next replica's.
-const MaxMeasuredStartup = time.Hour
+// MaxReplicaStartup bounds the start-up the lag counts: the replicaStartup
+// key's range, and each measured start-up (a replica that stayed not ready
+// for longer was stuck, not starting, and its wait says nothing about the
+// next replica's).
+const MaxReplicaStartup = time.Hour
 
 // startupClock measures how long replicas take to start, from a source that
 // tells starting replicas from ready ones (pressure.Observation.Starting,
@@ -86,7 +87,7 @@ func readyIn(obs pressure.Observation, name string) bool {
 }
 
 func (c *startupClock) record(d time.Duration) {
-	c.recent[c.next] = min(max(d, 0), MaxMeasuredStartup)
+	c.recent[c.next] = min(max(d, 0), MaxReplicaStartup)
 	c.next = (c.next + 1) % startupSamples
 	c.n = min(c.n+1, startupSamples)
 }

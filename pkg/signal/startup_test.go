@@ -48,7 +48,7 @@ func TestStartupClockMeasuresStartingToReady(t *testing.T) {
 		}
 	}
 	// The median of the latest five: one slow start does not set it, and
-	// a start-up past MaxMeasuredStartup counts as that bound.
+	// a start-up past MaxReplicaStartup counts as that bound.
 	for i, d := range []time.Duration{30 * time.Second, 2 * time.Hour, 40 * time.Second, 50 * time.Second} {
 		name := string(rune('e' + i))
 		begin := at(100 + 10000*i)
@@ -59,8 +59,8 @@ func TestStartupClockMeasuresStartingToReady(t *testing.T) {
 	if got := c.measured(); got != 40*time.Second {
 		t.Errorf("median of the latest five = %v, want 40s", got)
 	}
-	if c.recent[(c.next+startupSamples-3)%startupSamples] != MaxMeasuredStartup {
-		t.Errorf("a 2h start-up held as %v, want the bound %v", c.recent[(c.next+startupSamples-3)%startupSamples], MaxMeasuredStartup)
+	if c.recent[(c.next+startupSamples-3)%startupSamples] != MaxReplicaStartup {
+		t.Errorf("a 2h start-up held as %v, want the bound %v", c.recent[(c.next+startupSamples-3)%startupSamples], MaxReplicaStartup)
 	}
 	if len(c.since) != 0 {
 		t.Errorf("replicas still tracked: %v", c.since)

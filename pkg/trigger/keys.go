@@ -106,7 +106,7 @@ func commonKeys(s *Schema) []Key[Trigger] {
 			Describe("WAL dispatch at or above this blocks scale-in"),
 		Bool("splitAwareScaleIn", func(t *Trigger) *bool { return &t.Signal.SplitAwareScaleIn }, true).For(onlyPressure...).
 			Describe("hold scale-in while a split is in flight"),
-		Duration("replicaStartup", func(t *Trigger) *time.Duration { return &t.Signal.ReplicaStartup }, 0, 0, time.Hour, false).For(onlyPressure...).
+		Duration("replicaStartup", func(t *Trigger) *time.Duration { return &t.Signal.ReplicaStartup }, 0, 0, signal.MaxReplicaStartup, false).For(onlyPressure...).
 			Describe("how long a new replica takes to count (start-up, readiness, any delay the source does not report); added to the sample's age, it is the lag the lead covers; a `k8s://` target's measured start-up counts when longer (docs/compensation.md)"),
 		signalInt("leadWindow", func(o *signal.Options) *int { return &o.LeadWindow }, signal.MaxLeadWindow).
 			Describe("samples of raw demand the lead reads its trend and noise from, 0 (no lead, no noise margin) or 3 and more"),
