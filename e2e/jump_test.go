@@ -158,7 +158,9 @@ func settledAtFive(win record.Run) bool {
 }
 
 // compareJump fails when the default profile reached five later than
-// original.
+// original. Each run's recorder reads on its own ticks, so two runs that
+// reach five at the same moment can read up to one tick apart: later means
+// by more than that.
 func compareJump(t *testing.T, results []jumpResult) {
 	var orig, def *jumpResult
 	for i := range results {
@@ -172,7 +174,7 @@ func compareJump(t *testing.T, results []jumpResult) {
 	if orig == nil || def == nil {
 		return // a run failed before measuring; it reported why
 	}
-	if def.FiveReady > orig.FiveReady {
+	if def.FiveReady > orig.FiveReady+recordEvery.Seconds() {
 		t.Errorf("the default profile (%s) reached five ready after %.1fs, later than original (%.1fs)", def.Profile, def.FiveReady, orig.FiveReady)
 	}
 }

@@ -39,6 +39,10 @@ const (
 	targetPressure = 0.7
 )
 
+// recordEvery is how often a workload's recorder reads the Deployment: the
+// resolution of every time the suite measures.
+const recordEvery = 500 * time.Millisecond
+
 // demandOf is the replicas a total load needs when one replica should
 // carry perReplica of it, clamped to [lo, hi].
 func demandOf(load, perReplica float64, lo, hi int) int {
@@ -158,7 +162,7 @@ func newWorkload(t *testing.T, name string, replicas, lo, hi int, s *scaler, tit
 	}
 	// The recording outlives the test's context (cancelled before
 	// cleanups run): cleanup stops it and writes it.
-	w.rec = record.Start(context.Background(), env.cluster.Client, namespace, name, 500*time.Millisecond, record.Probe{
+	w.rec = record.Start(context.Background(), env.cluster.Client, namespace, name, recordEvery, record.Probe{
 		Load: func() (float64, int) {
 			load := env.runner.Load(namespace, name)
 			if w.demandLoad != nil {
