@@ -72,7 +72,7 @@ func run(m *testing.M) int {
 	c, err := cluster.Up(ctx, cluster.Config{
 		BinDir: binDir, CRDDir: crdDir, WorkDir: workDir,
 		NetNS:         cluster.DefaultNetNS(),
-		HPASyncPeriod: 5 * time.Second,
+		HPASyncPeriod: hpaSyncPeriod,
 		Logf:          logf,
 	})
 	if err != nil {

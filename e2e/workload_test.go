@@ -43,6 +43,10 @@ const (
 // resolution of every time the suite measures.
 const recordEvery = 500 * time.Millisecond
 
+// hpaSyncPeriod is the HPA controller's sync period in the suite's
+// cluster: a replica count changes only at one of its syncs.
+const hpaSyncPeriod = 5 * time.Second
+
 // demandOf is the replicas a total load needs when one replica should
 // carry perReplica of it, clamped to [lo, hi].
 func demandOf(load, perReplica float64, lo, hi int) int {
