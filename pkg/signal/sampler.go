@@ -194,7 +194,7 @@ func (s *Sampler) backfill(ctx context.Context) {
 			s.cfg.Logger.Debug("backfill sample failed; left out", "at", at, "err", err)
 			continue
 		}
-		warmer.Warm(at, obs, s.input(obs, at, &Snapshot{}))
+		warmer.Warm(at, obs, s.input(obs, at, obs.MeasuredAt, &Snapshot{}))
 		folded++
 	}
 	s.cfg.Logger.Debug("backfilled", "samples", folded, "of", s.cfg.Backfill)
@@ -242,7 +242,7 @@ func (s *Sampler) SampleOnce(ctx context.Context) *Snapshot {
 	var in Input
 	if err == nil {
 		var sig ScalingSignal
-		if sig, in, err = s.decide(obs, at, next); err == nil {
+		if sig, in, err = s.decide(obs, at, foldedMeasuredAt(obs.MeasuredAt, at, now), next); err == nil {
 			next.Signal = sig
 		}
 	}
@@ -261,8 +261,8 @@ func (s *Sampler) SampleOnce(ctx context.Context) *Snapshot {
 	return next
 }
 
-func (s *Sampler) decide(obs pressure.Observation, now time.Time, snap *Snapshot) (ScalingSignal, Input, error) {
-	in := s.input(obs, now, snap)
+func (s *Sampler) decide(obs pressure.Observation, now, measuredAt time.Time, snap *Snapshot) (ScalingSignal, Input, error) {
+	in := s.input(obs, now, measuredAt, snap)
 	sig, err := s.decider.Decide(now, obs, in)
 	sig.MeasuredAt = obs.MeasuredAt // every decider's signal says how old its data is
 	return sig, in, err
@@ -270,8 +270,8 @@ func (s *Sampler) decide(obs pressure.Observation, now time.Time, snap *Snapshot
 
 // input runs the collectors (and the split probe, when the options ask for
 // it) over a sample folded at now.
-func (s *Sampler) input(obs pressure.Observation, now time.Time, snap *Snapshot) Input {
-	in := Input{Compute: s.cfg.Compute.Collect(obs), MeasuredAt: obs.MeasuredAt, Starting: obs.Starting, Terminating: obs.Terminating,
+func (s *Sampler) input(obs pressure.Observation, now, measuredAt time.Time, snap *Snapshot) Input {
+	in := Input{Compute: s.cfg.Compute.Collect(obs), MeasuredAt: measuredAt, Starting: obs.Starting, Terminating: obs.Terminating,
 		MeasuredStartup: s.starts.observe(obs, now)}
 	if s.cfg.Storage != nil && obs.Trees != nil {
 		in.Storage = s.cfg.Storage.Collect(obs.Trees, now)
@@ -296,4 +296,20 @@ func (s *Sampler) probeSplits(obs pressure.Observation, now time.Time, snap *Sna
 		s.cfg.Logger.Warn("split probe failed; assuming no split in flight where the footprint was unreadable", "err", obs.SplitsErr)
 	}
 	return s.splits.update(obs, now) > 0
+}
+
+// foldedMeasuredAt is the measurement time the computer sees for data
+// measured at measuredAt, in a sample folded at at and finished at now. An
+// aligned sample folds at the multiple of its interval it began at, so data
+// measured after that instant (a scrape that answered a few milliseconds
+// into the sample) would read as measured at or after the fold: no age,
+// and never stale. It is folded as measured as long before at as it was
+// before now, which keeps its real age. Data measured before at (a
+// Prometheus evaluation at the aligned instant) is kept as it is, so two
+// replicas fold it alike; so is an unknown (zero) measurement time.
+func foldedMeasuredAt(measuredAt, at, now time.Time) time.Time {
+	if measuredAt.IsZero() || !measuredAt.After(at) {
+		return measuredAt
+	}
+	return at.Add(-max(0, now.Sub(measuredAt)))
 }

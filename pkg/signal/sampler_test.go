@@ -325,3 +325,36 @@ func TestSamplerStoppedMidSampleIsQuiet(t *testing.T) {
 		t.Fatalf("after a stop: %d failures, %d samples, logs %q", snap.Failures, snap.Samples, logs.String())
 	}
 }
+
+// An aligned sample folds at the instant it began; data measured after that
+// instant keeps its real age, so a scrape's sample is stale as it is
+// unaligned, and data measured before it (a Prometheus evaluation) keeps
+// its own measurement time.
+func TestAlignedSampleKeepsTheDataAge(t *testing.T) {
+	clock := signaltest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 3, 0, time.UTC))
+	var measuredAt time.Time
+	src := pressure.SourceFunc(func(context.Context) (pressure.Observation, error) {
+		obs, _ := replicas(0.5)()
+		obs.MeasuredAt = measuredAt
+		if measuredAt.IsZero() {
+			obs.MeasuredAt = clock.Now() // a scrape: answered now, read 20ms later
+		}
+		clock.Advance(20 * time.Millisecond)
+		return obs, nil
+	})
+	opts := responsive(t)
+	computer := NewComputer(opts)
+	s := NewSampler(SamplerConfig{Source: src, Options: opts, Decider: computer, Interval: 5 * time.Second, Align: true, Clock: clock})
+	if snap := s.SampleOnce(context.Background()); snap.LastErr != nil || snap.Signal.SampledAt.Second() != 0 {
+		t.Fatalf("sample folded at %v (err %v), want :00", snap.Signal.SampledAt, snap.LastErr)
+	}
+	if computer.last.lag != 20*time.Millisecond {
+		t.Errorf("scrape measured 3s after the fold instant: lag %v, want its real age 20ms", computer.last.lag)
+	}
+	clock.Advance(5 * time.Second)
+	measuredAt = time.Date(2026, 1, 1, 0, 0, 4, 0, time.UTC) // evaluated 1s before the fold at :05
+	s.SampleOnce(context.Background())
+	if computer.last.lag != time.Second {
+		t.Errorf("data measured 1s before the fold instant: lag %v, want 1s", computer.last.lag)
+	}
+}
