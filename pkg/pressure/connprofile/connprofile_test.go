@@ -358,3 +358,42 @@ profiles:
 		t.Errorf("reload errors = %v, want the bad certificate counted", n)
 	}
 }
+
+// TestUnknownFieldNamesTheProfile: a misspelt key names the file's line,
+// as yaml does, and the profile it is in.
+func TestUnknownFieldNamesTheProfile(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "password", secret)
+	path := write(t, dir, "profiles.yaml", `
+profiles:
+  - name: team-a
+    url: http://a
+    namespaces: [team-a]
+  - name: team-b
+    url: http://b
+    namespaces: [team-b]
+    basic_auth:
+      username: u
+      passwd_file: password
+`)
+	_, err := connprofile.Load(path, connprofile.Options{})
+	t.Log(err)
+	for _, want := range []string{path, `profile "team-b"`, "line 11", "passwd_file"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %v, want it to name %s", err, want)
+		}
+	}
+	if err != nil && strings.Contains(err.Error(), "team-a") {
+		t.Errorf("err names a profile that is fine: %v", err)
+	}
+	// At the top level, there is no profile to name.
+	path = write(t, dir, "top.yaml", "profile:\n  - name: team-a\n")
+	if _, err = connprofile.Load(path, connprofile.Options{}); err == nil || !strings.Contains(err.Error(), "line 1") || strings.Contains(err.Error(), "team-a") {
+		t.Errorf("a misspelt top-level key: %v", err)
+	}
+	// A profile's own key misspelt, in the flow style.
+	_, err = parse(t, dir, `profiles: [{name: team-c, url: "http://c", namespaces: ["*"], tenent: x}]`)
+	if err == nil || !strings.Contains(err.Error(), `profile "team-c"`) || !strings.Contains(err.Error(), "tenent") {
+		t.Errorf("a misspelt profile key: %v", err)
+	}
+}

@@ -179,7 +179,7 @@ func redactYAML(err error) error {
 	if errors.As(err, &te) {
 		lines := make([]string, len(te.Errors))
 		for i, e := range te.Errors {
-			e = strings.ReplaceAll(e, "in type connprofile.plain", "in a profile") // the type is ours, not the reader's
+			e = notFound.ReplaceAllString(e, "unknown key $1") // the Go type is ours, not the reader's
 			lines[i] = backquoted.ReplaceAllString(e, "`<redacted>`")
 		}
 		return errors.New("yaml: " + strings.Join(lines, "; "))
@@ -187,7 +187,10 @@ func redactYAML(err error) error {
 	return errors.New(backquoted.ReplaceAllString(err.Error(), "`<redacted>`"))
 }
 
-var backquoted = regexp.MustCompile("`[^`]*`")
+var (
+	backquoted = regexp.MustCompile("`[^`]*`")
+	notFound   = regexp.MustCompile(`field (\S+) not found in type \S+`)
+)
 
 // profileAtFault is the name of the first profile that fails strict
 // decoding on its own, for an error that otherwise gives only a line of

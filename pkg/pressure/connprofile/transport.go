@@ -44,9 +44,9 @@ func (t *namingTransport) hint(err error) string {
 	case errors.As(err, &unknownCA):
 		return "the profile sets no tls_config.ca_file, so only the system's CAs are trusted"
 	case errors.As(err, &hostname):
-		return "the server's certificate is not for this host name (the profile's tls_config.server_name sets the name checked)"
+		return "the server's certificate is not for the name checked: the URL's host, or the profile's tls_config.server_name"
 	case refusedCertificate(err.Error()):
-		return "the server refused the client certificate (the profile's tls_config.cert_file and key_file)"
+		return "the server refused the client certificate: the profile's tls_config.cert_file and key_file"
 	}
 	return ""
 }
