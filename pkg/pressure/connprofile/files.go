@@ -143,7 +143,6 @@ type entry struct {
 type fileReader struct {
 	logger *slog.Logger
 	errors *prometheus.CounterVec
-	now    func() time.Time
 
 	mu      sync.Mutex
 	entries map[string]*entry // by ref
@@ -156,7 +155,6 @@ func newFileReader(logger *slog.Logger) *fileReader {
 			Name: "barometer_connection_profile_reload_errors_total",
 			Help: "Reads of a connection profile's credential or certificate file that failed (missing, unreadable, too large, empty, not a header value or not PEM), once per changed file; the last good content stayed in use.",
 		}, []string{"profile", "field"}),
-		now:     time.Now,
 		entries: map[string]*entry{},
 	}
 }
@@ -214,7 +212,7 @@ func (r *fileReader) read(e *entry) (string, error) {
 	if e.kind == kindKey && e.paired {
 		return e.last, nil
 	}
-	now := r.now()
+	now := time.Now()
 	cur := statFile(e.path)
 	var keyCur stamp
 	if e.key != nil {
