@@ -36,8 +36,8 @@ type Client struct {
 var _ Lister = (*Client)(nil)
 
 // NewClient returns the client that talks to the API server cfg names. Its
-// two REST clients share one HTTP client, so one connection (HTTP/2 when
-// the server offers it) carries every watch.
+// two REST clients share one HTTP client, so over HTTP/2 one connection
+// carries every list, watch and patch.
 func NewClient(cfg *rest.Config) (*Client, error) {
 	scheme := runtime.NewScheme()
 	addKinds(scheme)

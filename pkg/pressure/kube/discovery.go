@@ -2,8 +2,9 @@
 // EndpointSlices and Services of the namespaces its k8s:// scrape targets
 // live in (discovery.go, endpoints.go), the pod-deletion-cost patches of
 // victim hints (patch.go), the narrow client both go through (client.go,
-// types.go), and how the scaler finds its credentials (config.go). One Discovery per scaler process shares one set of
-// namespace-scoped informers per namespace among every target there.
+// types.go), and how the scaler finds its credentials (config.go). One
+// Discovery per scaler process shares one set of namespace-scoped
+// informers per namespace among every target there.
 package kube
 
 import (
