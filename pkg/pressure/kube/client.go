@@ -53,6 +53,9 @@ func NewClient(cfg *rest.Config) (*Client, error) {
 	restFor := func(apiPath string, gv schema.GroupVersion) (rest.Interface, error) {
 		c := rest.CopyConfig(cfg)
 		c.APIPath, c.GroupVersion, c.NegotiatedSerializer = apiPath, &gv, codecs
+		// JSON, whatever client-go's feature gates prefer: the narrow kinds
+		// have no protobuf or CBOR encoding compiled in.
+		c.ContentType, c.AcceptContentTypes = runtime.ContentTypeJSON, runtime.ContentTypeJSON
 		return rest.RESTClientForConfigAndClient(c, httpClient)
 	}
 	core, err := restFor("/api", coreV1)
