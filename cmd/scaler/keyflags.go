@@ -12,6 +12,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/allow"
 	"github.com/barometer-scaler/barometer/pkg/signal"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
+	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
 )
 
 // modelKeys are the trigger keys the simulator's model decides itself
@@ -30,12 +31,12 @@ var modelKeys = map[string]bool{
 // lists a key: a key declared in pkg/trigger is a flag here.
 type keyFlags struct {
 	schema *trigger.Schema
-	keys   map[string]trigger.Info // flag name -> key
-	values map[string]string       // key -> the value given
+	keys   map[string]keyschema.Info // flag name -> key
+	values map[string]string         // key -> the value given
 }
 
 func defineKeyFlags(fs *flag.FlagSet) *keyFlags {
-	k := &keyFlags{schema: newSchema(allow.Default(), nil, trigger.Kube{}), keys: map[string]trigger.Info{}, values: map[string]string{}}
+	k := &keyFlags{schema: newSchema(allow.Default(), nil, trigger.Kube{}), keys: map[string]keyschema.Info{}, values: map[string]string{}}
 	for _, info := range k.schema.Keys() {
 		if info.Policies == nil || len(info.Sources) > 0 || modelKeys[info.Name] {
 			continue
@@ -51,7 +52,7 @@ func defineKeyFlags(fs *flag.FlagSet) *keyFlags {
 // keyValue is one key's flag; a true/false key is a boolean flag.
 type keyValue struct {
 	k    *keyFlags
-	info trigger.Info
+	info keyschema.Info
 }
 
 func (v keyValue) String() string { return "" }
@@ -77,7 +78,7 @@ func flagName(key string) string {
 
 // controllersOf names the controllers that read a key: the pressure
 // signal's keys are the barometer controller's, a policy's the policy's.
-func controllersOf(info trigger.Info) []string {
+func controllersOf(info keyschema.Info) []string {
 	out := make([]string, len(info.Policies))
 	for i, p := range info.Policies {
 		out[i] = p
@@ -113,7 +114,7 @@ func (k *keyFlags) trigger(policyName string, extra map[string]string) (*trigger
 	}
 	maps.Copy(raw, extra)
 	t, err := k.schema.Parse(raw, trigger.MinInterval)
-	var me *trigger.MetadataError
+	var me *keyschema.MetadataError
 	if errors.As(err, &me) {
 		name := flagName(me.Key)
 		if me.Value == "" {
@@ -124,4 +125,4 @@ func (k *keyFlags) trigger(policyName string, extra map[string]string) (*trigger
 	return t, err
 }
 
-func (k *keyFlags) schemaInfo(key string) trigger.Info { return k.keys[flagName(key)] }
+func (k *keyFlags) schemaInfo(key string) keyschema.Info { return k.keys[flagName(key)] }
