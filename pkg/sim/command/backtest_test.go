@@ -1,4 +1,4 @@
-package main
+package command
 
 import (
 	"encoding/json"
@@ -38,7 +38,7 @@ func TestBacktestFromPrometheus(t *testing.T) {
 		"--end", strconv.FormatInt(end.Unix(), 10), "--step", "1s"}
 
 	t.Setenv(allow.EnvVar, "") // the default list: no loopback
-	if err := runSimulate(append(args, "--json"), &strings.Builder{}); err == nil || !strings.Contains(err.Error(), "--from-prometheus") {
+	if err := Simulate(append(args, "--json"), &strings.Builder{}); err == nil || !strings.Contains(err.Error(), "--from-prometheus") {
 		t.Fatalf("a loopback server passed the default allow-list: %v", err)
 	}
 	t.Setenv(allow.EnvVar, "127.0.0.0/8")
@@ -76,7 +76,7 @@ func TestBacktestFromPrometheus(t *testing.T) {
 		}
 	}
 
-	if err := runSimulate([]string{"--from-prometheus", srv.URL, "--query", `{__name__=~"offered_load|up"}`, "--start", start.Format(time.RFC3339),
+	if err := Simulate([]string{"--from-prometheus", srv.URL, "--query", `{__name__=~"offered_load|up"}`, "--start", start.Format(time.RFC3339),
 		"--end", end.Format(time.RFC3339), "--step", "1s"}, &strings.Builder{}); err == nil || !strings.Contains(err.Error(), "want one") {
 		t.Errorf("a query of two series: %v", err)
 	}
