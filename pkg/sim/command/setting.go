@@ -108,4 +108,3 @@ func naiveName(window, step int) string {
 	}
 	return "unadjusted"
 }
-
