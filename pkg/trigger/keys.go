@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/policy"
-	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/signal"
 	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
 )
@@ -79,8 +78,15 @@ var (
 const day = 24 * time.Hour
 
 // commonKeys are the keys of every trigger, in the order they are read:
-// source and policy first, since which other keys apply depends on them.
+// source and policy first, since which other keys apply depends on them;
+// then the pressure signal's, then the replica policies'.
 func commonKeys(s *Schema) []keyschema.Key[Trigger] {
+	return slices.Concat(triggerKeys(s), signalKeys(), policyKeys())
+}
+
+// triggerKeys are what every trigger says: where pressure comes from, how
+// it becomes a decision, what KEDA reads and when to sample.
+func triggerKeys(s *Schema) []keyschema.Key[Trigger] {
 	return []keyschema.Key[Trigger]{
 		keyschema.Enum(KeySource, func(t *Trigger) *string { return &t.SourceKind }, DefaultSource, s.kindNames()...).
 			Then(func(t *Trigger, c *keyschema.Context) { c.Source = t.SourceKind }).
@@ -111,173 +117,7 @@ func commonKeys(s *Schema) []keyschema.Key[Trigger] {
 			Documented("`BAROMETER_SAMPLE_INTERVAL` (5s)").
 			DefaultFrom(func(t *Trigger, c *keyschema.Context) { t.Interval = c.DefaultInterval }).
 			Describe("time between samples"),
-		keyschema.Int(keyMinReplicas, minReplicas, 0, 0, MaxReplicaBound).For(append(onlyPressure, bounded...)...).
-			Describe("lower bound of the decided count (a pool's total); `pressure`: the replica floor, once the first sample lands"),
-		keyschema.Enum("floor", func(t *Trigger) *string { return &t.Floor }, FloorTarget, FloorTarget, FloorReplicas).For(onlyPressure...).
-			Describe("`target`: floor `scaleValue` at `minReplicas x targetPressure`, so the HPA rests at exactly `minReplicas`; `replicas`: floor at `minReplicas` itself (the HPA then rests at `minReplicas / targetPressure`)"),
-		signalDuration("ewmaHalfLife", func(o *signal.Options) *time.Duration { return &o.EwmaHalfLife }).
-			Describe("half-life of the slow release; `0s` turns smoothing off"),
-		signalDuration("scaleInGateWindow", func(o *signal.Options) *time.Duration { return &o.ScaleInGateWindow }).
-			Describe("how long scale-in preconditions must hold"),
-		signalFloat("activationScaleInThreshold", func(o *signal.Options) *float64 { return &o.ActivationScaleInThreshold }, keyschema.Between(0, 1)).
-			Describe("activation at or above this blocks scale-in"),
-		signalFloat("resourceScaleInThreshold", func(o *signal.Options) *float64 { return &o.ResourceScaleInThreshold }, keyschema.Between(0, 1)).
-			Describe("resource at or above this blocks scale-in"),
-		signalFloat("walDispatchScaleInThreshold", func(o *signal.Options) *float64 { return &o.WalDispatchScaleInThreshold }, keyschema.Between(0, 1)).
-			Describe("WAL dispatch at or above this blocks scale-in"),
-		keyschema.Bool("splitAwareScaleIn", func(t *Trigger) *bool { return &t.Signal.SplitAwareScaleIn }, true).For(onlyPressure...).
-			Describe("hold scale-in while a split is in flight"),
-		keyschema.Duration("replicaStartup", func(t *Trigger) *time.Duration { return &t.Signal.ReplicaStartup }, 0, 0, signal.MaxReplicaStartup, false).For(onlyPressure...).InSimulator().
-			Describe("how long a new replica takes to count (start-up, readiness, any delay the source does not report); added to the sample's age, it is the lag the lead covers; a `k8s://` target's measured start-up counts when longer (docs/compensation.md)"),
-		signalInt(keyLeadWindow, func(o *signal.Options) *int { return &o.LeadWindow }, signal.MaxLeadWindow).
-			Describe("samples of raw demand the lead reads its trend and noise from, 0 (no lead, no noise margin) or 3 and more"),
-		signalFloat("leadSignificance", func(o *signal.Options) *float64 { return &o.LeadSignificance }, keyschema.Between(0, 10)).
-			Describe("how significant a rise must be (its Mann-Kendall z) before it leads; 0 reads as 2"),
-		signalFloat("scaleInHysteresis", func(o *signal.Options) *float64 { return &o.ScaleInHysteresis }, keyschema.Between(0, 1)).
-			Describe("on a stale sample, a fall stops at demand x (1 + this)"),
-		signalFloat("scaleInNoiseMargin", func(o *signal.Options) *float64 { return &o.ScaleInNoiseMargin }, keyschema.Between(0, 10)).
-			Describe("on a stale sample, a fall stops at demand + this many widths of the measured noise (needs `leadWindow`)"),
-		signalBool("saturationSurge", func(o *signal.Options) *bool { return &o.SaturationSurge }).
-			Describe("a saturated sample across n replicas asks for 2n (n + 4 when stale); held while the samples stay saturated, ended by the first that is not"),
-		signalFloat("surgeLevel", func(o *signal.Options) *float64 { return &o.SurgeLevel }, keyschema.Between(0, 1)).
-			Describe("dominant pressure at or above which a sample counts as saturated; 0 reads as 1"),
-		keyschema.Float("activationWorkingSetTarget", func(t *Trigger) *float64 { return &t.ActivationWorkingSetTarget }, pressure.DefaultActivationWorkingSetTarget, keyschema.Between(0, 1e15)).
-			Describe("working set per replica that reads 1.0; `0` turns the dimension off"),
-
-		// The replica policies.
-		keyschema.Float(keyCostPerReplicaSecond, func(t *Trigger) *float64 { return &t.Policy.CostPerReplicaSecond }, 0, keyschema.AtLeast(0)).
-			Describe("price of one replica for one second"),
-		keyschema.Int(keyMaxReplicas, maxReplicas, policy.Unbounded, 0, MaxReplicaBound).For(bounded...).
-			Documented("unbounded; `max_count`: `0`").
-			DefaultFrom(func(t *Trigger, c *keyschema.Context) {
-				*maxReplicas(t) = policy.DefaultElasticityOptions(c.Policy).Max
-			}).
-			Format(func(t *Trigger) string { return policy.BoundText(*maxReplicas(t)) }).
-			Describe("upper bound of the decided count; `queue` needs it >= `minReplicas`"),
-		keyschema.Duration(KeyLaunchTTL, func(t *Trigger) *time.Duration { return &t.Policy.LaunchTTL }, policy.DefaultLaunchTTL, 0, day, true).For(replicaPolicy...).InSimulator().
-			Describe("how long a scale-up counts as in flight and a scale-down as leaving; set it above start-up + metric delay + one sample"),
-		keyschema.String(KeyPool, func(t *Trigger) *string { return &t.Policy.Pool }, "",
-			"a name of letters, digits, '-', '.', '_' and '/', starting and ending with a letter or digit, at most 200 bytes",
-			func(s string, _ *keyschema.Context) bool { return len(s) <= 200 && poolNamePattern.MatchString(s) }).For(elastic...).
-			Documented("(none)").
-			Describe("decide together with the targets of the same pool"),
-		keyschema.Int("slotsPerReplica", slotsPerReplica, 1, 1, MaxReplicaBound).For(bounded...).
-			Describe("runs one replica serves at once: the queue policy's replicas are ceil(slots / it), utilization is busy / (replicas x it)"),
-		keyschema.Float("ewmaAlpha", func(t *Trigger) *float64 { return &t.Policy.Queue.EwmaAlpha }, policy.DefaultEwmaAlpha, keyschema.AboveUpTo(0, 1)).For(onlyQueue...).InSimulator().
-			Describe("weight of the newest sample in the arrival-rate and service-time averages"),
-		keyschema.Duration("defaultServiceTime", func(t *Trigger) *time.Duration { return &t.Policy.Queue.DefaultServiceTime }, policy.DefaultServiceTime, 0, day, true).For(onlyQueue...).InSimulator().
-			Describe("mean run time until a run has been observed"),
-		keyschema.Float(KeyTargetUtilization, func(t *Trigger) *float64 { return &t.Policy.Queue.TargetUtilization }, policy.DefaultTargetUtilization, keyschema.AboveUpTo(0, 1)).For(onlyQueue...).InSimulator().
-			Describe("base = ceil(rate x service / targetUtilization)"),
-		keyschema.Float("rateCutoff", func(t *Trigger) *float64 { return &t.Policy.Queue.RateCutoff }, policy.DefaultRateCutoff, keyschema.AtLeast(0)).For(onlyQueue...).InSimulator().
-			Describe("arrival rates (per second) below it count as 0"),
-		keyschema.Duration("drainTime", func(t *Trigger) *time.Duration { return &t.Policy.Queue.DrainTime }, policy.DefaultDrainTime, 0, day, true).For(onlyQueue...).InSimulator().
-			Describe("drain = ceil(backlog x service / drainTime)"),
-		keyschema.Text("sloClasses", func(t *Trigger) *[]policy.Class { return &t.Policy.Queue.Classes }, nil,
-			`SLO classes such as "critical=5s,high=30s,normal": names, each once, with an optional duration > 0`, parseClasses, classesText).For(onlyQueue...).
-			Documented("(none)").
-			Describe("SLO classes, highest priority first: `critical=5s,high=30s,normal` (a class without `=slo` only ranks)"),
-		keyschema.Duration("reservationHorizon", func(t *Trigger) *time.Duration { return &t.Policy.Queue.ReservationHorizon }, policy.DefaultReservationHorizon, 0, day, false).For(onlyQueue...).
-			Describe("reservations active within it count (their peak)"),
-		keyschema.Float("maxStepUpRatio", func(t *Trigger) *float64 { return &t.Policy.Queue.MaxStepUpRatio }, policy.DefaultMaxStepUpRatio, keyschema.AtLeast(0)).For(onlyQueue...).InSimulator().
-			Describe("a scale-up adds at most max(ceil(current x ratio), `maxStepUp`)"),
-		keyschema.Int("maxStepUp", func(t *Trigger) *int { return &t.Policy.Queue.MaxStepUpAbs }, policy.DefaultMaxStepUpAbs, 1, MaxReplicaBound).For(onlyQueue...).InSimulator().
-			Describe("the absolute step-up"),
-		keyschema.Duration("stabilizationWindow", func(t *Trigger) *time.Duration { return &t.Policy.Queue.StabilizationWindow }, policy.DefaultStabilizationWindow, 0, day, false).For(onlyQueue...).InSimulator().
-			Describe("scale down only to the highest desired count of this window"),
-		keyschema.Int("maxStepDown", func(t *Trigger) *int { return &t.Policy.Queue.MaxStepDown }, policy.DefaultMaxStepDown, 1, MaxReplicaBound).For(onlyQueue...).InSimulator().
-			Describe("replicas removed at most per `scaleDownCooldown`"),
-		keyschema.Duration("scaleDownCooldown", func(t *Trigger) *time.Duration { return &t.Policy.Queue.ScaleDownCooldown }, policy.DefaultScaleDownCooldown, 0, day, false).For(onlyQueue...).InSimulator().
-			Describe("time between scale-downs"),
-		keyschema.Float(keyThreshold, func(t *Trigger) *float64 { return &t.Policy.Elasticity.High }, policy.DefaultHighThreshold, keyschema.AboveUpTo(0, 1)).For(onlyThreshold...).InSimulator().
-			Describe("high utilization threshold"),
-		keyschema.Float(keyThresholdLow, func(t *Trigger) *float64 { return &t.Policy.Elasticity.Low }, policy.DefaultLowThreshold, keyschema.Between(0, 1)).For(onlyThreshold...).InSimulator().
-			Describe("low utilization threshold, at most `threshold`"),
-		keyschema.Int("ticks", func(t *Trigger) *int { return &t.Policy.Elasticity.Ticks }, policy.DefaultThresholdTicks, 1, 1000).For(onlyThreshold...).InSimulator().
-			Describe("consecutive ticks past a threshold before a step"),
 	}
-}
-
-// startPolicy starts the chosen policy's options from pkg/policy's
-// defaults, so the fields no key of this policy sets (an elasticity
-// policy's thresholds, say) hold values the policy accepts; the keys after
-// it apply by this policy.
-func startPolicy(t *Trigger, c *keyschema.Context) {
-	c.Policy = t.Policy.Name
-	switch {
-	case t.Policy.Name == policy.PolicyQueue:
-		t.Policy.Queue = policy.DefaultQueueOptions()
-	case t.Policy.Elastic():
-		t.Policy.Elasticity = policy.DefaultElasticityOptions(t.Policy.Name)
-	}
-	t.Policy.LaunchTTL = policy.DefaultLaunchTTL
-}
-
-// startProfile starts the signal's options from the profile, so that each
-// option key's default is the profile's.
-func startProfile(t *Trigger, _ *keyschema.Context) {
-	o, err := signal.ProfileOptions(t.Profile)
-	if err == nil { // the Enum admitted only known profiles
-		t.Signal = o
-	}
-}
-
-// signalFloat, signalDuration, signalInt and signalBool declare a key of
-// one of the signal's options whose default is the profile's (profiled),
-// from the option's field alone.
-func signalFloat(name string, f func(*signal.Options) *float64, r keyschema.FloatRange) keyschema.Key[Trigger] {
-	return profiled(keyschema.Float(name, func(t *Trigger) *float64 { return f(&t.Signal) }, 0, r), func(o signal.Options) string { return keyschema.FormatFloat(*f(&o)) })
-}
-
-func signalDuration(name string, f func(*signal.Options) *time.Duration) keyschema.Key[Trigger] {
-	return profiled(keyschema.Duration(name, func(t *Trigger) *time.Duration { return f(&t.Signal) }, 0, 0, day, false), func(o signal.Options) string { return f(&o).String() })
-}
-
-func signalInt(name string, f func(*signal.Options) *int, hi int) keyschema.Key[Trigger] {
-	return profiled(keyschema.Int(name, func(t *Trigger) *int { return f(&t.Signal) }, 0, 0, hi), func(o signal.Options) string { return strconv.Itoa(*f(&o)) })
-}
-
-func signalBool(name string, f func(*signal.Options) *bool) keyschema.Key[Trigger] {
-	return profiled(keyschema.Bool(name, func(t *Trigger) *bool { return f(&t.Signal) }, false), func(o signal.Options) string { return strconv.FormatBool(*f(&o)) })
-}
-
-// profiled makes a signal option key's default the profile's: the key
-// takes no default of its own (startProfile put the profile's in place),
-// and its documented default names each profile's.
-func profiled[T any](k keyschema.Key[Trigger], get func(signal.Options) T) keyschema.Key[Trigger] {
-	var parts []string
-	for _, name := range signal.ProfileNames() {
-		o, _ := signal.ProfileOptions(name)
-		parts = append(parts, fmt.Sprintf("%s: `%v`", name, get(o)))
-	}
-	return k.Preset().For(onlyPressure...).InSimulator().Documented(strings.Join(parts, "; "))
-}
-
-// minReplicas, maxReplicas and slotsPerReplica are one key each, read by
-// several policies into each policy's own options; the policy key is read
-// first, so the field is known.
-func minReplicas(t *Trigger) *int {
-	switch {
-	case t.Policy.Name == signal.PolicyPressure:
-		return &t.Signal.MinReplicas
-	case t.Policy.Name == policy.PolicyQueue:
-		return &t.Policy.Queue.MinReplicas
-	}
-	return &t.Policy.Elasticity.Min
-}
-
-func maxReplicas(t *Trigger) *int {
-	if t.Policy.Name == policy.PolicyQueue {
-		return &t.Policy.Queue.MaxReplicas
-	}
-	return &t.Policy.Elasticity.Max
-}
-
-func slotsPerReplica(t *Trigger) *int {
-	if t.Policy.Name == policy.PolicyQueue {
-		return &t.Policy.Queue.SlotsPerReplica
-	}
-	return &t.Policy.Elasticity.SlotsPerReplica
 }
 
 // commonChecks relate keys to each other.
@@ -346,41 +186,4 @@ func defaultMetricName(policyName string) string {
 		return DefaultMetricName
 	}
 	return "barometer-" + strings.ReplaceAll(policyName, "_", "-")
-}
-
-// parseClasses reads SLO classes written highest priority first as
-// "name[=slo],...", for example "critical=5s,high=30s,normal,low": a class
-// without "=slo" has none.
-func parseClasses(s string, _ *keyschema.Context) ([]policy.Class, string, bool) {
-	var cs []policy.Class
-	for part := range strings.SplitSeq(s, ",") {
-		name, slo, hasSLO := strings.Cut(strings.TrimSpace(part), "=")
-		c := policy.Class{Name: strings.TrimSpace(name)}
-		switch {
-		case c.Name == "":
-			return nil, "class names must not be empty", false
-		case slices.ContainsFunc(cs, func(o policy.Class) bool { return o.Name == c.Name }):
-			return nil, "each class listed once; " + keyschema.Quote(c.Name) + " is repeated", false
-		}
-		if hasSLO {
-			d, err := time.ParseDuration(strings.TrimSpace(slo))
-			if err != nil || d <= 0 || d > day {
-				return nil, `name=duration with a duration > 0 and at most 24h, e.g. "critical=5s"; ` + keyschema.Quote(strings.TrimSpace(part)) + " is not", false
-			}
-			c.SLO = d
-		}
-		cs = append(cs, c)
-	}
-	return cs, "", true
-}
-
-func classesText(cs []policy.Class) string {
-	parts := make([]string, len(cs))
-	for i, c := range cs {
-		parts[i] = c.Name
-		if c.SLO > 0 {
-			parts[i] += "=" + c.SLO.String()
-		}
-	}
-	return strings.Join(parts, ",")
 }
