@@ -28,10 +28,19 @@ func metricNameKeys[C any](names func(*C) *exposition.Names, allowed string, val
 	return keys
 }
 
+// The names of the source keys that the checks between keys refer to.
+const (
+	keyCPULimitCores   = "cpuLimitCores"
+	keyServerAddress   = "serverAddress"
+	keyQueryParameters = "queryParameters"
+	keyCustomHeaders   = "customHeaders"
+	keyVictimHints     = "victimHints"
+)
+
 // cpuLimitCoresKey is the CPU limit of replicas that expose none, read by
 // the scrape and prometheus sources alike.
 func cpuLimitCoresKey[C any](f keyschema.Field[C, float64]) keyschema.Key[C] {
-	return keyschema.Float("cpuLimitCores", f, 0, keyschema.Between(0, 1e4)).
+	return keyschema.Float(keyCPULimitCores, f, 0, keyschema.Between(0, 1e4)).
 		Describe("CPU limit for replicas that do not expose `barometer_cpu_limit_cores` (or expose 0)")
 }
 

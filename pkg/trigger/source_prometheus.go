@@ -65,7 +65,7 @@ type promQuery struct {
 var promQueries = []promQuery{
 	{"replicasQuery", func(q *promsource.Queries) *string { return &q.Replicas }, nil, "the replicas that exist; a series with value 0 is a missing replica"},
 	{"activationQuery", func(q *promsource.Queries) *string { return &q.Activation }, []string{"activationMetric"}, "the activation dimension"},
-	{"cpuQuery", func(q *promsource.Queries) *string { return &q.CPU }, []string{"cpuMetric", "cpuLimitMetric", "cpuLimitCores"}, "CPU use over its limit"},
+	{"cpuQuery", func(q *promsource.Queries) *string { return &q.CPU }, []string{"cpuMetric", "cpuLimitMetric", keyCPULimitCores}, "CPU use over its limit"},
 	{"memoryQuery", func(q *promsource.Queries) *string { return &q.Memory }, []string{"memoryMetric"}, "memory in use"},
 	{"memoryLimitQuery", func(q *promsource.Queries) *string { return &q.MemoryLimit }, []string{"memoryLimitMetric"}, "the memory ceiling"},
 	{"walStateQuery", func(q *promsource.Queries) *string { return &q.WalState }, []string{"walStateMetric"}, "the WAL state"},
@@ -89,7 +89,7 @@ var promQueries = []promQuery{
 }
 
 // resourceReplaces are the keys resourceQuery stands in for.
-var resourceReplaces = []string{"cpuQuery", "memoryQuery", "memoryLimitQuery", "cpuMetric", "cpuLimitMetric", "cpuLimitCores", "memoryMetric", "memoryLimitMetric"}
+var resourceReplaces = []string{"cpuQuery", "memoryQuery", "memoryLimitQuery", "cpuMetric", "cpuLimitMetric", keyCPULimitCores, "memoryMetric", "memoryLimitMetric"}
 
 // Prometheus is the prometheus source kind. The server address must pass
 // list (nil means allow.Default()): its host where the metadata names it,
@@ -101,7 +101,7 @@ func Prometheus(list *allow.List, profiles *connprofile.Set) Kind {
 	}
 	keys := []keyschema.Key[promConfig]{
 		connectionProfileKey(func(c *promConfig) *string { return &c.profile }),
-		keyschema.Text("serverAddress", func(c *promConfig) *string { return &c.server }, "",
+		keyschema.Text(keyServerAddress, func(c *promConfig) *string { return &c.server }, "",
 			"an http or https URL such as http://prometheus.monitoring.svc:9090, without credentials, query or fragment",
 			func(s string, _ *keyschema.Context) (string, string, bool) { return serverAddress(s) }, quoted).
 			Documented("(required; a connection profile's `url`)").
@@ -117,10 +117,10 @@ func Prometheus(list *allow.List, profiles *connprofile.Set) Kind {
 		keyschema.Duration("queryTimeout", func(c *promConfig) *time.Duration { return &c.timeout }, 0, 100*time.Millisecond, time.Minute, false).
 			Documented("`3s`, or the connection profile's").
 			Describe("bound of one sample's queries; a connection profile's time-out also caps it"),
-		keyschema.Text("queryParameters", func(c *promConfig) *map[string]string { return &c.params }, nil,
+		keyschema.Text(keyQueryParameters, func(c *promConfig) *map[string]string { return &c.params }, nil,
 			"name=value pairs separated by ','", parsePairs, pairsText).Documented("(none)").
 			Describe("added to every query's URL, as KEDA's prometheus scaler does (Thanos' `dedup=false`, say); not the query API's own parameters"),
-		keyschema.Text("customHeaders", func(c *promConfig) *map[string]string { return &c.headers }, nil,
+		keyschema.Text(keyCustomHeaders, func(c *promConfig) *map[string]string { return &c.headers }, nil,
 			"Name=value pairs separated by ','", parsePairs, pairsText).Documented("(none)").
 			Describe("sent with every query; not secret (credentials belong in a connection profile), and never the profile's tenant header"),
 		keyschema.Bool("ignoreNullValues", func(c *promConfig) *bool { return &c.keepNulls }, true).
@@ -174,7 +174,7 @@ func resolveProfile(c *promConfig, ctx *keyschema.Context, _ func(string) bool) 
 		// the operator who wrote the profile, for the namespaces it lists.
 		u, _ := url.Parse(c.server) // serverAddress parsed it
 		if err := c.allow.HostIn(ctx.Namespace, u.Hostname()); err != nil {
-			return &keyschema.MetadataError{Key: "serverAddress", Value: c.server, Allowed: err.Error()}
+			return &keyschema.MetadataError{Key: keyServerAddress, Value: c.server, Allowed: err.Error()}
 		}
 	}
 	if c.timeout == 0 {
@@ -185,7 +185,7 @@ func resolveProfile(c *promConfig, ctx *keyschema.Context, _ func(string) bool) 
 	}
 	if c.server == "" {
 		if p == nil || p.URL() == "" {
-			return &keyschema.MetadataError{Key: "serverAddress", Allowed: "required for source prometheus: the server's URL, such as http://prometheus.monitoring.svc:9090, unless a connection profile with a url is named"}
+			return &keyschema.MetadataError{Key: keyServerAddress, Allowed: "required for source prometheus: the server's URL, such as http://prometheus.monitoring.svc:9090, unless a connection profile with a url is named"}
 		}
 		c.server = p.URL()
 	}
@@ -199,10 +199,10 @@ func checkRequest(c *promConfig, _ *keyschema.Context, _ func(string) bool) erro
 		tenant = c.resolved.TenantHeader()
 	}
 	if err := promsource.CheckRequest(c.params, nil, tenant); err != nil {
-		return &keyschema.MetadataError{Key: "queryParameters", Allowed: err.Error()}
+		return &keyschema.MetadataError{Key: keyQueryParameters, Allowed: err.Error()}
 	}
 	if err := promsource.CheckRequest(nil, c.headers, tenant); err != nil {
-		return &keyschema.MetadataError{Key: "customHeaders", Allowed: err.Error()}
+		return &keyschema.MetadataError{Key: keyCustomHeaders, Allowed: err.Error()}
 	}
 	return nil
 }
@@ -215,7 +215,7 @@ func checkShapers(c *promConfig, _ *keyschema.Context, set func(string) bool) er
 			continue
 		}
 		for _, s := range q.shapers {
-			if set(s) && (s != "cpuLimitCores" || c.cores > 0) {
+			if set(s) && (s != keyCPULimitCores || c.cores > 0) {
 				return &keyschema.MetadataError{Key: s, Allowed: fmt.Sprintf("only shapes the default %s; it has no effect with %s set, so set one or the other", q.key, q.key)}
 			}
 		}
@@ -231,7 +231,7 @@ func checkResource(c *promConfig, _ *keyschema.Context, set func(string) bool) e
 		return nil
 	}
 	for _, k := range resourceReplaces {
-		if set(k) && (k != "cpuLimitCores" || c.cores > 0) {
+		if set(k) && (k != keyCPULimitCores || c.cores > 0) {
 			return &keyschema.MetadataError{Key: "resourceQuery", Value: c.resource, Allowed: "replaces the cpu and memory queries; it cannot be combined with " + k}
 		}
 	}

@@ -45,7 +45,7 @@ func Scrape(list *allow.List, profiles *connprofile.Set, kube Kube) Kind {
 				return scrapeTargets(s, list, c.Namespace, kube)
 			}, targetsText).Require().
 			Describe("comma-separated `http://`, `https://`, `dns+http://name:port/path` or `k8s://service:port/path` URLs; a `dns+http` name expands to every A/AAAA record (one replica each) on each sample; a `k8s` Service of the ScaledObject's namespace to its ready EndpointSlice endpoints, one replica per pod, `port` a number or a port name (docs/kubernetes.md); at most 1,000"),
-		keyschema.Bool("victimHints", func(c *scrapeConfig) *bool { return &c.hints }, false).
+		keyschema.Bool(keyVictimHints, func(c *scrapeConfig) *bool { return &c.hints }, false).
 			Describe("keep each pod's `controller.kubernetes.io/pod-deletion-cost` in the order of its load, so scale-in removes an idle pod first; only with `k8s://` targets and when the scaler allows it (`BAROMETER_VICTIM_HINTS`; docs/kubernetes.md)"),
 		cpuLimitCoresKey(func(c *scrapeConfig) *float64 { return &c.opts.CPULimitCores }),
 		keyschema.Duration("scrapeTimeout", func(c *scrapeConfig) *time.Duration { return &c.opts.Timeout }, scrape.DefaultTimeout, 10*time.Millisecond, time.Minute, false).
@@ -95,10 +95,10 @@ func checkHints(c *scrapeConfig, kube Kube) error {
 		return nil
 	}
 	if !kube.Hints {
-		return &keyschema.MetadataError{Key: "victimHints", Value: "true", Allowed: "victim hints are off in this scaler: set BAROMETER_VICTIM_HINTS=true (the scaler then needs patch on pods; the chart's victimHints.enabled grants it)"}
+		return &keyschema.MetadataError{Key: keyVictimHints, Value: "true", Allowed: "victim hints are off in this scaler: set BAROMETER_VICTIM_HINTS=true (the scaler then needs patch on pods; the chart's victimHints.enabled grants it)"}
 	}
 	if slices.ContainsFunc(c.opts.Targets, func(t scrape.Target) bool { return t.Kube == nil }) {
-		return &keyschema.MetadataError{Key: "victimHints", Value: "true", Allowed: "only when every target is a k8s:// target, whose replicas are pods"}
+		return &keyschema.MetadataError{Key: keyVictimHints, Value: "true", Allowed: "only when every target is a k8s:// target, whose replicas are pods"}
 	}
 	return nil
 }
