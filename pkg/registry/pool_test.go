@@ -12,6 +12,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/registry/registrytest"
 	"github.com/barometer-scaler/barometer/pkg/signal/signaltest"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
+	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
 )
 
 // queued is one replica with pending work, busy.
@@ -55,7 +56,7 @@ func TestRegistryPoolOneStepPerTick(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var me *trigger.MetadataError
+	var me *keyschema.MetadataError
 	if _, err := acquire("odd", "heavy", "maxReplicas", "3"); !errors.As(err, &me) || me.Key != "pool" || !strings.Contains(err.Error(), `pool "gpu" is decided with`) {
 		t.Fatalf("a member with other options: %v", err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/signal"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
+	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
 )
 
 // Ref names a ScaledObject.
@@ -223,7 +224,7 @@ func (r *Registry) Resolve(ref Ref, raw map[string]string) (*Target, *trigger.Tr
 
 // Acquire returns the target for tr, starting its sampler if needed, and
 // records that ref uses it. A target whose pool is decided with other
-// options is refused with a *trigger.MetadataError on the pool key.
+// options is refused with a *keyschema.MetadataError on the pool key.
 func (r *Registry) Acquire(ref Ref, tr *trigger.Trigger) (*Target, error) {
 	return r.acquire(ref, tr, 0, nil)
 }
@@ -503,7 +504,7 @@ func (r *Registry) start(key string, tr *trigger.Trigger) (*Target, error) {
 	decider, err := r.engine.New(key, tr, r.cfg.Clock.Now(), logger)
 	var conflict *decide.PoolConflictError
 	if errors.As(err, &conflict) {
-		return nil, &trigger.MetadataError{Key: "pool", Value: conflict.Pool, Allowed: conflict.Error()}
+		return nil, &keyschema.MetadataError{Key: trigger.KeyPool, Value: conflict.Pool, Allowed: conflict.Error()}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("policy %s: %w", tr.Policy.Name, err)

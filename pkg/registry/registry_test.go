@@ -10,6 +10,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/signal/signaltest"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
+	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
 )
 
 // constSpec is a source with fixed pressure, standing in for a workload
@@ -29,7 +30,7 @@ func (c constSpec) New(*slog.Logger) (pressure.Source, error) {
 // testSources offers the host and constSpec as source "const" (key "name").
 func testSources() *trigger.Schema {
 	type config struct{ name string }
-	keys := []trigger.Key[config]{trigger.String("name", func(c *config) *string { return &c.name }, "x", "any name", nil)}
+	keys := []keyschema.Key[config]{keyschema.String("name", func(c *config) *string { return &c.name }, "x", "any name", nil)}
 	return trigger.NewSchema(trigger.Host(), trigger.NewKind("const", "fixed pressure", func() config { return config{} }, keys, nil,
 		func(c config) (trigger.SourceSpec, error) { return constSpec(c.name), nil }))
 }

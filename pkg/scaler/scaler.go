@@ -20,6 +20,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/registry"
 	"github.com/barometer-scaler/barometer/pkg/signal"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
+	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
 )
 
 // DefaultWarmUpWait is how long GetMetrics waits for a new target's first
@@ -93,7 +94,7 @@ func refused(err error) bool {
 // own so that the call that succeeds allocates nothing for it.
 func resolveError(tr *trigger.Trigger, err error) error {
 	var (
-		me *trigger.MetadataError
+		me *keyschema.MetadataError
 		le *registry.LimitError
 	)
 	switch {
@@ -150,7 +151,7 @@ func (s *Server) GetMetrics(ctx context.Context, req *externalscaler.GetMetricsR
 		return nil, err
 	}
 	if name := req.GetMetricName(); name != "" && name != md.MetricName {
-		return nil, status.Errorf(codes.InvalidArgument, "metric %s is not served for this ScaledObject (its metricName is %q)", trigger.Quote(name), md.MetricName)
+		return nil, status.Errorf(codes.InvalidArgument, "metric %s is not served for this ScaledObject (its metricName is %q)", keyschema.Quote(name), md.MetricName)
 	}
 	snap, err := s.current(ctx, t)
 	if err != nil {
@@ -260,10 +261,10 @@ var (
 // would not accept.
 func validRef(ref *externalscaler.ScaledObjectRef) error {
 	if ns := ref.GetNamespace(); len(ns) > 63 || !dnsLabel.MatchString(ns) {
-		return status.Errorf(codes.InvalidArgument, "scaledObjectRef.namespace %s: a Kubernetes namespace: lower-case letters, digits and '-', at most 63 bytes", trigger.Quote(ns))
+		return status.Errorf(codes.InvalidArgument, "scaledObjectRef.namespace %s: a Kubernetes namespace: lower-case letters, digits and '-', at most 63 bytes", keyschema.Quote(ns))
 	}
 	if n := ref.GetName(); len(n) > 253 || !dnsSubdomain.MatchString(n) {
-		return status.Errorf(codes.InvalidArgument, "scaledObjectRef.name %s: a Kubernetes object name: lower-case letters, digits, '-' and '.', at most 253 bytes", trigger.Quote(n))
+		return status.Errorf(codes.InvalidArgument, "scaledObjectRef.name %s: a Kubernetes object name: lower-case letters, digits, '-' and '.', at most 253 bytes", keyschema.Quote(n))
 	}
 	return nil
 }

@@ -15,5 +15,6 @@
 // pkg/signal computer through the real pkg/pressure collector and reads it the
 // way KEDA does. A QueueTrace (arrivals and service times) is the same loop
 // with work that waits. pkg/sim/policies drives pkg/policy's replica
-// policies in the loop; pkg/sim/report writes the decision-quality report.
+// policies in the loop; pkg/sim/report writes the decision-quality report;
+// pkg/sim/command is `scaler simulate`.
 package sim

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/barometer-scaler/barometer/pkg/trigger"
+	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
 )
 
 // maxErrorBytes bounds a metadata error's message whatever the input: the
@@ -71,9 +72,9 @@ func FuzzParse(f *testing.F) {
 		raw := decodeMetadata(data, keys)
 		tr, err := s.Parse(raw, 5*time.Second)
 		if err != nil {
-			var me *trigger.MetadataError
+			var me *keyschema.MetadataError
 			if !errors.As(err, &me) {
-				t.Fatalf("error %T %q is not a *trigger.MetadataError", err, err)
+				t.Fatalf("error %T %q is not a *keyschema.MetadataError", err, err)
 			}
 			msg := err.Error()
 			if !utf8.ValidString(msg) || len(msg) > maxErrorBytes {

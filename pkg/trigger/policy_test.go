@@ -11,6 +11,7 @@ import (
 
 	"github.com/barometer-scaler/barometer/pkg/policy"
 	"github.com/barometer-scaler/barometer/pkg/signal"
+	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
 )
 
 func parse(raw map[string]string) (*Trigger, error) {
@@ -25,11 +26,11 @@ func withPolicy(name string, kv ...string) map[string]string {
 	return raw
 }
 
-// wantKeyError asserts a *MetadataError on key whose text mentions each of
+// wantKeyError asserts a *keyschema.MetadataError on key whose text mentions each of
 // wants.
 func wantKeyError(t *testing.T, err error, key string, wants ...string) {
 	t.Helper()
-	var me *MetadataError
+	var me *keyschema.MetadataError
 	if !errors.As(err, &me) || me.Key != key {
 		t.Fatalf("err = %v, want a MetadataError on %s", err, key)
 	}

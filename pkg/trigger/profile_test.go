@@ -8,6 +8,7 @@ import (
 
 	"github.com/barometer-scaler/barometer/pkg/allow"
 	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
+	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
 )
 
 // A trigger names a connection profile (or its server matches one); the
@@ -47,7 +48,7 @@ func TestConnectionProfileKeys(t *testing.T) {
 	if other, _ := parse("shop", "serverAddress", "http://prometheus.monitoring.svc:9090"); other == nil || other.Source.(prometheusSpec).profile.Name() != "team-a" {
 		t.Error("a server a profile matches does not use it")
 	}
-	var me *MetadataError
+	var me *keyschema.MetadataError
 	for _, c := range []struct {
 		ns   string
 		kv   []string
@@ -73,7 +74,7 @@ func TestConnectionProfileKeys(t *testing.T) {
 // namespace; a wider pattern is the operator's choice.
 func TestTenancy(t *testing.T) {
 	schema := NewSchema(Host(), Scrape(nil, nil, Kube{}), Prometheus(nil, nil))
-	var me *MetadataError
+	var me *keyschema.MetadataError
 	for _, c := range []struct {
 		ns, source, key, addr string
 		ok                    bool

@@ -10,6 +10,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/allow"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
 	"github.com/barometer-scaler/barometer/pkg/pressure/promsource"
+	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
 )
 
 const promServer = "http://prometheus.monitoring.svc:9090"
@@ -125,7 +126,7 @@ func TestPrometheusErrorsNameTheKey(t *testing.T) {
 		{map[string]string{"queueReadyMetric": "jobs-waiting"}, "queueReadyMetric", "metric name"},
 	} {
 		_, err := parseProm(t, nil, tc.kv)
-		var me *MetadataError
+		var me *keyschema.MetadataError
 		if !errors.As(err, &me) || me.Key != tc.key || !strings.Contains(err.Error(), tc.mention) {
 			t.Errorf("%v: err = %v, want a MetadataError on %s mentioning %q", tc.kv, err, tc.key, tc.mention)
 		}

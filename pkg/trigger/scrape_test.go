@@ -15,6 +15,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/pressure/discovery"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
 	"github.com/barometer-scaler/barometer/pkg/pressure/scrape"
+	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
 )
 
 const scrapeTarget = "http://web-0.web.shop.svc:9100/metrics"
@@ -149,7 +150,7 @@ func TestScrapeErrorsNameTheKey(t *testing.T) {
 		{map[string]string{"queueRunDurationMetric": "jobs", "queueArrivalsMetric": "jobs_count"}, "queueArrivalsMetric", "_count series"},
 	} {
 		_, err := parseScrapeMD(t, nil, tc.kv)
-		var me *MetadataError
+		var me *keyschema.MetadataError
 		if !errors.As(err, &me) || me.Key != tc.key || !strings.Contains(err.Error(), tc.mentions) {
 			t.Errorf("%v: err %v, want a MetadataError on %s mentioning %q", tc.kv, err, tc.key, tc.mentions)
 		}
@@ -208,7 +209,7 @@ func TestScrapeSourceEndToEnd(t *testing.T) {
 func TestScrapeKubeTargets(t *testing.T) {
 	md := map[string]string{"source": SourceScrape, "targets": "k8s://web:metrics"}
 	_, err := NewSchema(Scrape(nil, nil, Kube{Unavailable: errors.New("no config here")})).ParseIn("shop", md, 5*time.Second)
-	var me *MetadataError
+	var me *keyschema.MetadataError
 	if !errors.As(err, &me) || me.Key != "targets" || !strings.Contains(err.Error(), "no config here") {
 		t.Fatalf("without Kubernetes: %v", err)
 	}
@@ -238,7 +239,7 @@ func (noDiscovery) Acquire(string) (discovery.Namespace, func()) { return nil, f
 func TestScrapeVictimHints(t *testing.T) {
 	md := map[string]string{"source": SourceScrape, "targets": "k8s://web:metrics", "victimHints": "true"}
 	off := NewSchema(Scrape(nil, nil, Kube{Discovery: noDiscovery{}}))
-	var me *MetadataError
+	var me *keyschema.MetadataError
 	if _, err := off.ParseIn("shop", md, 5*time.Second); !errors.As(err, &me) || me.Key != "victimHints" || !strings.Contains(err.Error(), "BAROMETER_VICTIM_HINTS") {
 		t.Fatalf("hints off: %v", err)
 	}

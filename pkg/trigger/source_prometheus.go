@@ -15,6 +15,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
 	"github.com/barometer-scaler/barometer/pkg/pressure/promsource"
+	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
 )
 
 // SourcePrometheus is the source kind that asks a Prometheus server.
@@ -64,7 +65,7 @@ type promQuery struct {
 var promQueries = []promQuery{
 	{"replicasQuery", func(q *promsource.Queries) *string { return &q.Replicas }, nil, "the replicas that exist; a series with value 0 is a missing replica"},
 	{"activationQuery", func(q *promsource.Queries) *string { return &q.Activation }, []string{"activationMetric"}, "the activation dimension"},
-	{"cpuQuery", func(q *promsource.Queries) *string { return &q.CPU }, []string{"cpuMetric", "cpuLimitMetric", "cpuLimitCores"}, "CPU use over its limit"},
+	{"cpuQuery", func(q *promsource.Queries) *string { return &q.CPU }, []string{"cpuMetric", "cpuLimitMetric", keyCPULimitCores}, "CPU use over its limit"},
 	{"memoryQuery", func(q *promsource.Queries) *string { return &q.Memory }, []string{"memoryMetric"}, "memory in use"},
 	{"memoryLimitQuery", func(q *promsource.Queries) *string { return &q.MemoryLimit }, []string{"memoryLimitMetric"}, "the memory ceiling"},
 	{"walStateQuery", func(q *promsource.Queries) *string { return &q.WalState }, []string{"walStateMetric"}, "the WAL state"},
@@ -88,7 +89,7 @@ var promQueries = []promQuery{
 }
 
 // resourceReplaces are the keys resourceQuery stands in for.
-var resourceReplaces = []string{"cpuQuery", "memoryQuery", "memoryLimitQuery", "cpuMetric", "cpuLimitMetric", "cpuLimitCores", "memoryMetric", "memoryLimitMetric"}
+var resourceReplaces = []string{"cpuQuery", "memoryQuery", "memoryLimitQuery", "cpuMetric", "cpuLimitMetric", keyCPULimitCores, "memoryMetric", "memoryLimitMetric"}
 
 // Prometheus is the prometheus source kind. The server address must pass
 // list (nil means allow.Default()): its host where the metadata names it,
@@ -98,47 +99,46 @@ func Prometheus(list *allow.List, profiles *connprofile.Set) Kind {
 	if list == nil {
 		list = allow.Default()
 	}
-	keys := []Key[promConfig]{
+	keys := []keyschema.Key[promConfig]{
 		connectionProfileKey(func(c *promConfig) *string { return &c.profile }),
-		Text("serverAddress", func(c *promConfig) *string { return &c.server }, "",
+		keyschema.Text(keyServerAddress, func(c *promConfig) *string { return &c.server }, "",
 			"an http or https URL such as http://prometheus.monitoring.svc:9090, without credentials, query or fragment",
-			func(s string, _ *Context) (string, string, bool) { return serverAddress(s) }, quoted).
+			func(s string, _ *keyschema.Context) (string, string, bool) { return serverAddress(s) }, quoted).
 			Documented("(required; a connection profile's `url`)").
 			Describe("the server's URL, such as `http://prometheus.monitoring.svc:9090`"),
-		String("replicaLabel", func(c *promConfig) *string { return &c.label }, promsource.DefaultReplicaLabel,
+		keyschema.String("replicaLabel", func(c *promConfig) *string { return &c.label }, promsource.DefaultReplicaLabel,
 			"a Prometheus label name: letters, digits and '_', not starting with a digit",
-			func(s string, _ *Context) bool { return model.LegacyValidation.IsValidLabelName(s) }).
+			func(s string, _ *keyschema.Context) bool { return model.LegacyValidation.IsValidLabelName(s) }).
 			Describe("the label that names a replica"),
-		String("selector", func(c *promConfig) *string { return &c.selector }, "",
+		keyschema.String("selector", func(c *promConfig) *string { return &c.selector }, "",
 			`PromQL label matchers without braces, such as job="shop",namespace="prod"`,
-			func(s string, _ *Context) bool { return selectorPattern.MatchString(s) }).Documented("(none)").
+			func(s string, _ *keyschema.Context) bool { return selectorPattern.MatchString(s) }).Documented("(none)").
 			Describe("label matchers added to every default query, such as `job=\"shop\"`"),
-		Duration("queryTimeout", func(c *promConfig) *time.Duration { return &c.timeout }, 0, 100*time.Millisecond, time.Minute, false).
+		keyschema.Duration("queryTimeout", func(c *promConfig) *time.Duration { return &c.timeout }, 0, 100*time.Millisecond, time.Minute, false).
 			Documented("`3s`, or the connection profile's").
 			Describe("bound of one sample's queries; a connection profile's time-out also caps it"),
-		Text("queryParameters", func(c *promConfig) *map[string]string { return &c.params }, nil,
+		keyschema.Text(keyQueryParameters, func(c *promConfig) *map[string]string { return &c.params }, nil,
 			"name=value pairs separated by ','", parsePairs, pairsText).Documented("(none)").
 			Describe("added to every query's URL, as KEDA's prometheus scaler does (Thanos' `dedup=false`, say); not the query API's own parameters"),
-		Text("customHeaders", func(c *promConfig) *map[string]string { return &c.headers }, nil,
+		keyschema.Text(keyCustomHeaders, func(c *promConfig) *map[string]string { return &c.headers }, nil,
 			"Name=value pairs separated by ','", parsePairs, pairsText).Documented("(none)").
 			Describe("sent with every query; not secret (credentials belong in a connection profile), and never the profile's tenant header"),
-		Bool("ignoreNullValues", func(c *promConfig) *bool { return &c.keepNulls }, true).
+		keyschema.Bool("ignoreNullValues", func(c *promConfig) *bool { return &c.keepNulls }, true).
 			Describe("`true`: an empty answer reads as docs/exposition.md says (a dimension with no series is 0); `false`: an empty replicas, activation, resource, cpu or memory query fails the sample, so the signal goes stale and KEDA's fallback applies"),
 		cpuLimitCoresKey(func(c *promConfig) *float64 { return &c.cores }),
 	}
 	keys = append(keys, metricNameKeys(func(c *promConfig) *exposition.Names { return &c.names },
 		"a Prometheus metric name", model.LegacyValidation.IsValidMetricName)...)
+	queries := keyschema.Group{Name: "queries", Doc: "one PromQL query per dimension (see docs/exposition.md for their defaults)"}
 	for _, q := range promQueries {
-		k := String(q.key, func(c *promConfig) *string { return q.field(&c.explicit) }, "", "a PromQL query", nil).
-			Documented("built from the contract's names").Describe(q.doc)
-		k.Info.Group = "queries"
-		keys = append(keys, k)
+		keys = append(keys, keyschema.String(q.key, func(c *promConfig) *string { return q.field(&c.explicit) }, "", "a PromQL query", nil).
+			Documented("built from the contract's names").Describe(q.doc).InGroup(queries))
 	}
-	keys = append(keys, String("resourceQuery", func(c *promConfig) *string { return &c.resource }, "", "a PromQL query", nil).
+	keys = append(keys, keyschema.String("resourceQuery", func(c *promConfig) *string { return &c.resource }, "", "a PromQL query", nil).
 		Documented("(none)").Describe("a ready 0..1 per replica; replaces the CPU and memory queries"))
 	return NewKind(SourcePrometheus, "asks a Prometheus server that already scrapes the workload",
 		func() promConfig { return promConfig{allow: list, profiles: profiles} }, keys,
-		[]Check[promConfig]{checkShapers, checkResource, resolveProfile, checkRequest},
+		[]keyschema.Check[promConfig]{checkShapers, checkResource, resolveProfile, checkRequest},
 		func(c promConfig) (SourceSpec, error) { return c.spec(), nil })
 }
 
@@ -161,7 +161,7 @@ func serverAddress(raw string) (string, string, bool) {
 // resolveProfile picks the trigger's connection profile: the one it names,
 // or the one its server address matches; with none named, the server
 // address is required.
-func resolveProfile(c *promConfig, ctx *Context, _ func(string) bool) error {
+func resolveProfile(c *promConfig, ctx *keyschema.Context, _ func(string) bool) error {
 	p, err := c.profiles.Resolve(c.profile, c.server, ctx.Namespace)
 	if err != nil {
 		return profileError(err)
@@ -174,7 +174,7 @@ func resolveProfile(c *promConfig, ctx *Context, _ func(string) bool) error {
 		// the operator who wrote the profile, for the namespaces it lists.
 		u, _ := url.Parse(c.server) // serverAddress parsed it
 		if err := c.allow.HostIn(ctx.Namespace, u.Hostname()); err != nil {
-			return &MetadataError{Key: "serverAddress", Value: c.server, Allowed: err.Error()}
+			return &keyschema.MetadataError{Key: keyServerAddress, Value: c.server, Allowed: err.Error()}
 		}
 	}
 	if c.timeout == 0 {
@@ -185,7 +185,7 @@ func resolveProfile(c *promConfig, ctx *Context, _ func(string) bool) error {
 	}
 	if c.server == "" {
 		if p == nil || p.URL() == "" {
-			return &MetadataError{Key: "serverAddress", Allowed: "required for source prometheus: the server's URL, such as http://prometheus.monitoring.svc:9090, unless a connection profile with a url is named"}
+			return &keyschema.MetadataError{Key: keyServerAddress, Allowed: "required for source prometheus: the server's URL, such as http://prometheus.monitoring.svc:9090, unless a connection profile with a url is named"}
 		}
 		c.server = p.URL()
 	}
@@ -193,30 +193,30 @@ func resolveProfile(c *promConfig, ctx *Context, _ func(string) bool) error {
 }
 
 // checkRequest refuses query parameters and headers the source would.
-func checkRequest(c *promConfig, _ *Context, _ func(string) bool) error {
+func checkRequest(c *promConfig, _ *keyschema.Context, _ func(string) bool) error {
 	tenant := ""
 	if c.resolved != nil {
 		tenant = c.resolved.TenantHeader()
 	}
 	if err := promsource.CheckRequest(c.params, nil, tenant); err != nil {
-		return &MetadataError{Key: "queryParameters", Allowed: err.Error()}
+		return &keyschema.MetadataError{Key: keyQueryParameters, Allowed: err.Error()}
 	}
 	if err := promsource.CheckRequest(nil, c.headers, tenant); err != nil {
-		return &MetadataError{Key: "customHeaders", Allowed: err.Error()}
+		return &keyschema.MetadataError{Key: keyCustomHeaders, Allowed: err.Error()}
 	}
 	return nil
 }
 
 // checkShapers refuses a query set beside a key that only shapes its
 // default.
-func checkShapers(c *promConfig, _ *Context, set func(string) bool) error {
+func checkShapers(c *promConfig, _ *keyschema.Context, set func(string) bool) error {
 	for _, q := range promQueries {
 		if !set(q.key) {
 			continue
 		}
 		for _, s := range q.shapers {
-			if set(s) && (s != "cpuLimitCores" || c.cores > 0) {
-				return &MetadataError{Key: s, Allowed: fmt.Sprintf("only shapes the default %s; it has no effect with %s set, so set one or the other", q.key, q.key)}
+			if set(s) && (s != keyCPULimitCores || c.cores > 0) {
+				return &keyschema.MetadataError{Key: s, Allowed: fmt.Sprintf("only shapes the default %s; it has no effect with %s set, so set one or the other", q.key, q.key)}
 			}
 		}
 	}
@@ -226,13 +226,13 @@ func checkShapers(c *promConfig, _ *Context, set func(string) bool) error {
 // checkResource: resourceQuery stands for the whole resource dimension,
 // so it cannot be combined with the CPU and memory queries or their
 // shapers.
-func checkResource(c *promConfig, _ *Context, set func(string) bool) error {
+func checkResource(c *promConfig, _ *keyschema.Context, set func(string) bool) error {
 	if c.resource == "" {
 		return nil
 	}
 	for _, k := range resourceReplaces {
-		if set(k) && (k != "cpuLimitCores" || c.cores > 0) {
-			return &MetadataError{Key: "resourceQuery", Value: c.resource, Allowed: "replaces the cpu and memory queries; it cannot be combined with " + k}
+		if set(k) && (k != keyCPULimitCores || c.cores > 0) {
+			return &keyschema.MetadataError{Key: "resourceQuery", Value: c.resource, Allowed: "replaces the cpu and memory queries; it cannot be combined with " + k}
 		}
 	}
 	return nil

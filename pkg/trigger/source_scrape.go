@@ -17,6 +17,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/pressure/discovery"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
 	"github.com/barometer-scaler/barometer/pkg/pressure/scrape"
+	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
 )
 
 // SourceScrape is the source kind that scrapes the replicas directly.
@@ -37,23 +38,23 @@ func Scrape(list *allow.List, profiles *connprofile.Set, kube Kube) Kind {
 	if list == nil {
 		list = allow.Default()
 	}
-	keys := []Key[scrapeConfig]{
+	keys := []keyschema.Key[scrapeConfig]{
 		connectionProfileKey(func(c *scrapeConfig) *string { return &c.profile }),
-		Text("targets", func(c *scrapeConfig) *[]scrape.Target { return &c.opts.Targets }, nil,
-			"comma-separated http://, https://, dns+http:// or k8s:// URLs", func(s string, c *Context) ([]scrape.Target, string, bool) {
+		keyschema.Text("targets", func(c *scrapeConfig) *[]scrape.Target { return &c.opts.Targets }, nil,
+			"comma-separated http://, https://, dns+http:// or k8s:// URLs", func(s string, c *keyschema.Context) ([]scrape.Target, string, bool) {
 				return scrapeTargets(s, list, c.Namespace, kube)
 			}, targetsText).Require().
 			Describe("comma-separated `http://`, `https://`, `dns+http://name:port/path` or `k8s://service:port/path` URLs; a `dns+http` name expands to every A/AAAA record (one replica each) on each sample; a `k8s` Service of the ScaledObject's namespace to its ready EndpointSlice endpoints, one replica per pod, `port` a number or a port name (docs/kubernetes.md); at most 1,000"),
-		Bool("victimHints", func(c *scrapeConfig) *bool { return &c.hints }, false).
+		keyschema.Bool(keyVictimHints, func(c *scrapeConfig) *bool { return &c.hints }, false).
 			Describe("keep each pod's `controller.kubernetes.io/pod-deletion-cost` in the order of its load, so scale-in removes an idle pod first; only with `k8s://` targets and when the scaler allows it (`BAROMETER_VICTIM_HINTS`; docs/kubernetes.md)"),
 		cpuLimitCoresKey(func(c *scrapeConfig) *float64 { return &c.opts.CPULimitCores }),
-		Duration("scrapeTimeout", func(c *scrapeConfig) *time.Duration { return &c.opts.Timeout }, scrape.DefaultTimeout, 10*time.Millisecond, time.Minute, false).
+		keyschema.Duration("scrapeTimeout", func(c *scrapeConfig) *time.Duration { return &c.opts.Timeout }, scrape.DefaultTimeout, 10*time.Millisecond, time.Minute, false).
 			Describe("bound of one scrape, always inside the sample's own budget"),
-		Int("maxResponseBytes", func(c *scrapeConfig) *int64 { return &c.opts.MaxResponseBytes }, scrape.DefaultMaxResponseBytes, 1<<10, 1<<30).
+		keyschema.Int("maxResponseBytes", func(c *scrapeConfig) *int64 { return &c.opts.MaxResponseBytes }, scrape.DefaultMaxResponseBytes, 1<<10, 1<<30).
 			Describe("a larger response fails that replica"),
-		Int("scrapeConcurrency", func(c *scrapeConfig) *int { return &c.opts.Concurrency }, scrape.DefaultConcurrency, 1, 1024).
+		keyschema.Int("scrapeConcurrency", func(c *scrapeConfig) *int { return &c.opts.Concurrency }, scrape.DefaultConcurrency, 1, 1024).
 			Describe("scrapes in flight at once"),
-		Int("seriesLimit", func(c *scrapeConfig) *int { return &c.opts.SeriesLimit }, scrape.DefaultSeriesLimit, 1, 1000000).
+		keyschema.Int("seriesLimit", func(c *scrapeConfig) *int { return &c.opts.SeriesLimit }, scrape.DefaultSeriesLimit, 1, 1000000).
 			Describe("series of the contract's families one replica may expose (like Prometheus' sample_limit); more fails that replica before they are parsed, so a replica cannot make a sample's memory grow without bound"),
 	}
 	keys = append(keys, metricNameKeys(func(c *scrapeConfig) *exposition.Names { return &c.opts.Names },
@@ -63,9 +64,11 @@ func Scrape(list *allow.List, profiles *connprofile.Set, kube Kube) Kind {
 		func() scrapeConfig {
 			return scrapeConfig{opts: scrape.Options{Allow: list, Discovery: kube.Discovery}, profiles: profiles}
 		}, keys,
-		[]Check[scrapeConfig]{
-			func(c *scrapeConfig, _ *Context, _ func(string) bool) error { return uniqueNames(c.opts.Names) },
-			func(c *scrapeConfig, ctx *Context, _ func(string) bool) error {
+		[]keyschema.Check[scrapeConfig]{
+			func(c *scrapeConfig, _ *keyschema.Context, _ func(string) bool) error {
+				return uniqueNames(c.opts.Names)
+			},
+			func(c *scrapeConfig, ctx *keyschema.Context, _ func(string) bool) error {
 				if slices.ContainsFunc(c.opts.Targets, func(t scrape.Target) bool { return t.Kube != nil }) {
 					c.opts.Namespace = ctx.Namespace
 				}
@@ -92,17 +95,17 @@ func checkHints(c *scrapeConfig, kube Kube) error {
 		return nil
 	}
 	if !kube.Hints {
-		return &MetadataError{Key: "victimHints", Value: "true", Allowed: "victim hints are off in this scaler: set BAROMETER_VICTIM_HINTS=true (the scaler then needs patch on pods; the chart's victimHints.enabled grants it)"}
+		return &keyschema.MetadataError{Key: keyVictimHints, Value: "true", Allowed: "victim hints are off in this scaler: set BAROMETER_VICTIM_HINTS=true (the scaler then needs patch on pods; the chart's victimHints.enabled grants it)"}
 	}
 	if slices.ContainsFunc(c.opts.Targets, func(t scrape.Target) bool { return t.Kube == nil }) {
-		return &MetadataError{Key: "victimHints", Value: "true", Allowed: "only when every target is a k8s:// target, whose replicas are pods"}
+		return &keyschema.MetadataError{Key: keyVictimHints, Value: "true", Allowed: "only when every target is a k8s:// target, whose replicas are pods"}
 	}
 	return nil
 }
 
 // resolveScrapeProfile picks the connection profile of the replicas: the
 // one named, or the one every target's URL matches.
-func resolveScrapeProfile(c *scrapeConfig, ctx *Context, _ func(string) bool) error {
+func resolveScrapeProfile(c *scrapeConfig, ctx *keyschema.Context, _ func(string) bool) error {
 	urls := make([]string, len(c.opts.Targets))
 	for i, t := range c.opts.Targets {
 		urls[i] = strings.TrimPrefix(t.String(), "dns+")
@@ -146,23 +149,23 @@ func scrapeTargets(raw string, list *allow.List, namespace string, kube Kube) ([
 		}
 		t, err := scrape.ParseTarget(entry)
 		if err != nil {
-			return nil, fmt.Sprintf("%s: %v; each target is an http://, https://, dns+http:// or k8s:// URL", Quote(entry), err), false
+			return nil, fmt.Sprintf("%s: %v; each target is an http://, https://, dns+http:// or k8s:// URL", keyschema.Quote(entry), err), false
 		}
 		host := t.Host()
 		if t.Kube != nil {
 			switch {
 			case kube.Discovery == nil:
-				return nil, fmt.Sprintf("%s: k8s:// targets are not available in this scaler: %v", Quote(entry), kube.Unavailable), false
+				return nil, fmt.Sprintf("%s: k8s:// targets are not available in this scaler: %v", keyschema.Quote(entry), kube.Unavailable), false
 			case namespace == "":
-				return nil, Quote(entry) + ": a k8s:// target reads its ScaledObject's namespace, and the scaler's own default target has none", false
+				return nil, keyschema.Quote(entry) + ": a k8s:// target reads its ScaledObject's namespace, and the scaler's own default target has none", false
 			}
 			host = t.Kube.Host(namespace)
 		}
 		if err := list.HostIn(namespace, host); err != nil {
-			return nil, fmt.Sprintf("%s: %v", Quote(entry), err), false
+			return nil, fmt.Sprintf("%s: %v", keyschema.Quote(entry), err), false
 		}
 		if seen[t.String()] {
-			return nil, Quote(entry) + ": each target once", false
+			return nil, keyschema.Quote(entry) + ": each target once", false
 		}
 		seen[t.String()] = true
 		out = append(out, t)
@@ -195,13 +198,13 @@ func uniqueNames(names exposition.Names) error {
 	used := map[string]string{}
 	for _, o := range names.Overrides() {
 		if k, dup := used[*o.Name]; dup {
-			return &MetadataError{Key: o.Key, Value: *o.Name, Allowed: "a metric no other key names; " + k + " already names it"}
+			return &keyschema.MetadataError{Key: o.Key, Value: *o.Name, Allowed: "a metric no other key names; " + k + " already names it"}
 		}
 		used[*o.Name] = o.Key
 	}
 	for _, suffix := range []string{exposition.SumSuffix, exposition.CountSuffix} {
 		if k, dup := used[names.QueueRunDuration+suffix]; dup {
-			return &MetadataError{Key: k, Value: names.QueueRunDuration + suffix,
+			return &keyschema.MetadataError{Key: k, Value: names.QueueRunDuration + suffix,
 				Allowed: "a metric no other key names; queueRunDurationMetric reads it as its " + suffix + " series"}
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/signal"
+	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
 )
 
 // constSpec is a source with fixed pressure, standing in for a workload
@@ -29,7 +30,7 @@ func (c constSpec) New(*slog.Logger) (pressure.Source, error) {
 // constKind offers constSpec as source "const"; key "name" names it.
 func constKind() Kind {
 	type config struct{ name string }
-	keys := []Key[config]{String("name", func(c *config) *string { return &c.name }, "x", "any name", nil)}
+	keys := []keyschema.Key[config]{keyschema.String("name", func(c *config) *string { return &c.name }, "x", "any name", nil)}
 	return NewKind("const", "fixed pressure", func() config { return config{} }, keys, nil,
 		func(c config) (SourceSpec, error) { return constSpec(c.name), nil })
 }
@@ -76,7 +77,7 @@ func TestParseEveryKey(t *testing.T) {
 }
 
 func TestParseErrorsNameTheKey(t *testing.T) {
-	var me *MetadataError
+	var me *keyschema.MetadataError
 	_, err := testSources().Parse(map[string]string{"sampleInterval": "1h"}, time.Second)
 	if !errors.As(err, &me) || me.Key != "sampleInterval" || !strings.Contains(err.Error(), "from 100ms to 10m0s") {
 		t.Fatalf("range error: %v", err)
@@ -92,7 +93,7 @@ func TestFromEnvKeys(t *testing.T) {
 	if err != nil || md.TargetPressure != 0.4 || md.Signal.MinReplicas != 2 {
 		t.Fatalf("FromEnv keys: %+v %v", md, err)
 	}
-	var me *MetadataError
+	var me *keyschema.MetadataError
 	_, err = testSources().Parse(map[string]string{"targetPressureFromEnv": "lots"}, time.Second)
 	if !errors.As(err, &me) || me.Key != "targetPressureFromEnv" {
 		t.Fatalf("bad FromEnv value: %v", err)
@@ -125,7 +126,7 @@ func TestProfiles(t *testing.T) {
 	if responsive.Identity() == original.Identity() || original.Identity() == tuned.Identity() {
 		t.Error("profiles share a sampler")
 	}
-	var me *MetadataError
+	var me *keyschema.MetadataError
 	for key, value := range map[string]string{"profile": "fast", "leadWindow": "2", "surgeLevel": "1.5", "replicaStartup": "2h"} {
 		if _, err := testSources().Parse(map[string]string{key: value}, time.Second); !errors.As(err, &me) || me.Key != key {
 			t.Errorf("%s=%s: %v", key, value, err)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 )
 
@@ -92,5 +93,36 @@ func TestClientOverHTTP(t *testing.T) {
 	err = observe(Options{Queries: Queries{Activation: "act"}, Control: func(string, string, syscall.RawConn) error { return refuse }})
 	if !errors.Is(err, refuse) {
 		t.Errorf("Control: err = %v, want the refusal", err)
+	}
+}
+
+// TestQueryRangeKeepsTheBound: a range query goes through the source's
+// client, under the same response bound and redirect policy.
+func TestQueryRangeKeepsTheBound(t *testing.T) {
+	const matrix = `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":[[1700000000,"3"]]}]}}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		switch r.Form.Get("query") {
+		case "big":
+			fmt.Fprint(w, `{"status":"success","data":{"resultType":"matrix","result":[`+strings.Repeat(" ", 4096)+`]}}`)
+		case "moved":
+			http.Redirect(w, r, "http://169.254.169.254/latest", http.StatusFound)
+		default:
+			fmt.Fprint(w, matrix)
+		}
+	}))
+	defer srv.Close()
+	ask := func(query string) (model.Value, error) {
+		return QueryRange(context.Background(), RangeQuery{ServerAddress: srv.URL, Query: query, MaxResponseBytes: 1024,
+			Range: v1.Range{Start: time.Unix(1700000000, 0), End: time.Unix(1700000060, 0), Step: 15 * time.Second}})
+	}
+	if v, err := ask("load"); err != nil || v.(model.Matrix).Len() != 1 {
+		t.Fatalf("range query: %v, %v", v, err)
+	}
+	if _, err := ask("big"); err == nil || !strings.Contains(err.Error(), "larger than 1024 bytes") {
+		t.Errorf("oversized response: err = %v", err)
+	}
+	if _, err := ask("moved"); err == nil || !strings.Contains(err.Error(), "not followed") {
+		t.Errorf("redirect: err = %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/registry"
 	"github.com/barometer-scaler/barometer/pkg/registry/registrytest"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
+	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
 )
 
 func TestScriptAnswersWhatWasSetLast(t *testing.T) {
@@ -43,7 +44,7 @@ func TestRegisterAndSample(t *testing.T) {
 	sources := trigger.NewSchema(registrytest.Kind("scripted", "a", func(name string) *registrytest.Script { return scripts[name] }))
 	reg := registrytest.NewRegistry(t, registry.Config{Schema: sources, DefaultInterval: time.Hour})
 
-	var me *trigger.MetadataError
+	var me *keyschema.MetadataError
 	if _, err := reg.Parse(map[string]string{"source": "scripted", "script": "nope"}); !errors.As(err, &me) || me.Key != registrytest.Key {
 		t.Fatalf("unknown script: %v", err)
 	}

@@ -1,4 +1,4 @@
-package main
+package command
 
 import (
 	"encoding/json"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/barometer-scaler/barometer/internal/promtest"
 	"github.com/barometer-scaler/barometer/pkg/allow"
+	"github.com/barometer-scaler/barometer/pkg/pressure/promsource"
 	"github.com/barometer-scaler/barometer/pkg/sim"
 )
 
@@ -38,7 +39,7 @@ func TestBacktestFromPrometheus(t *testing.T) {
 		"--end", strconv.FormatInt(end.Unix(), 10), "--step", "1s"}
 
 	t.Setenv(allow.EnvVar, "") // the default list: no loopback
-	if err := runSimulate(append(args, "--json"), &strings.Builder{}); err == nil || !strings.Contains(err.Error(), "--from-prometheus") {
+	if err := Simulate(append(args, "--json"), &strings.Builder{}); err == nil || !strings.Contains(err.Error(), "--from-prometheus") {
 		t.Fatalf("a loopback server passed the default allow-list: %v", err)
 	}
 	t.Setenv(allow.EnvVar, "127.0.0.0/8")
@@ -76,9 +77,34 @@ func TestBacktestFromPrometheus(t *testing.T) {
 		}
 	}
 
-	if err := runSimulate([]string{"--from-prometheus", srv.URL, "--query", `{__name__=~"offered_load|up"}`, "--start", start.Format(time.RFC3339),
+	if err := Simulate([]string{"--from-prometheus", srv.URL, "--query", `{__name__=~"offered_load|up"}`, "--start", start.Format(time.RFC3339),
 		"--end", end.Format(time.RFC3339), "--step", "1s"}, &strings.Builder{}); err == nil || !strings.Contains(err.Error(), "want one") {
 		t.Errorf("a query of two series: %v", err)
+	}
+}
+
+// TestBacktestRefusesAnOversizedResponse: the backtest reads through the
+// prometheus source's client, so a server answering with more than the
+// source's bound fails the run, naming the bound, rather than growing the
+// simulator's memory with the answer.
+func TestBacktestRefusesAnOversizedResponse(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"status":"success","data":{"resultType":"matrix","result":[`)
+		pad := strings.Repeat(" ", 1<<20)
+		for range promsource.DefaultMaxResponseBytes>>20 + 1 {
+			if _, err := fmt.Fprint(w, pad); err != nil {
+				return // the client stopped reading
+			}
+		}
+		fmt.Fprint(w, `]}}`)
+	}))
+	defer srv.Close()
+	t.Setenv(allow.EnvVar, "127.0.0.0/8")
+	err := Simulate([]string{"--from-prometheus", srv.URL, "--query", "offered_load", "--start", "0", "--end", "60", "--step", "15s"}, &strings.Builder{})
+	want := fmt.Sprintf("larger than %d bytes", promsource.DefaultMaxResponseBytes)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("err = %v, want it to say %q", err, want)
 	}
 }
 

@@ -1,4 +1,4 @@
-package main
+package command
 
 import (
 	"errors"
@@ -9,35 +9,30 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/barometer-scaler/barometer/pkg/allow"
 	"github.com/barometer-scaler/barometer/pkg/signal"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
+	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
 )
 
-// modelKeys are the trigger keys the simulator's model decides itself
-// (replica bounds from --min-replicas and --max-replicas, one replica per
-// item, no SLO classes, reservations, pools or splits, no price), or that
-// only the surfaces read: they get no flag.
-var modelKeys = map[string]bool{
-	"minReplicas": true, "maxReplicas": true, "slotsPerReplica": true, "sloClasses": true, "reservationHorizon": true,
-	"pool": true, "costPerReplicaSecond": true, "floor": true, "splitAwareScaleIn": true, "targetPressure": true,
-}
-
-// keyFlags are the simulator's flags for trigger keys: one per key a
-// simulated controller reads, named as the key spelt as a flag
-// (scaleInGateWindow: --scale-in-gate-window), documented and parsed by the
-// trigger schema exactly as a ScaledObject's metadata is. Nothing here
-// lists a key: a key declared in pkg/trigger is a flag here.
+// keyFlags are the simulator's flags for trigger keys: one per key whose
+// declaration says the simulator reads it (keyschema.Info.Simulated),
+// named as the key spelt as a flag (scaleInGateWindow:
+// --scale-in-gate-window), documented and parsed by the trigger schema
+// exactly as a ScaledObject's metadata is. Nothing here lists a key: a key
+// declared with InSimulator in pkg/trigger is a flag here. The keys the
+// model decides itself (replica bounds, slots, classes, pools, price) and
+// those only the surfaces read are declared without it.
 type keyFlags struct {
 	schema *trigger.Schema
-	keys   map[string]trigger.Info // flag name -> key
-	values map[string]string       // key -> the value given
+	keys   map[string]keyschema.Info // flag name -> key
+	values map[string]string         // key -> the value given
 }
 
 func defineKeyFlags(fs *flag.FlagSet) *keyFlags {
-	k := &keyFlags{schema: newSchema(allow.Default(), nil, trigger.Kube{}), keys: map[string]trigger.Info{}, values: map[string]string{}}
+	// The source kinds do not matter: no source key is simulated.
+	k := &keyFlags{schema: trigger.NewSchema(trigger.Host()), keys: map[string]keyschema.Info{}, values: map[string]string{}}
 	for _, info := range k.schema.Keys() {
-		if info.Policies == nil || len(info.Sources) > 0 || modelKeys[info.Name] {
+		if !info.Simulated {
 			continue
 		}
 		name := flagName(info.Name)
@@ -51,7 +46,7 @@ func defineKeyFlags(fs *flag.FlagSet) *keyFlags {
 // keyValue is one key's flag; a true/false key is a boolean flag.
 type keyValue struct {
 	k    *keyFlags
-	info trigger.Info
+	info keyschema.Info
 }
 
 func (v keyValue) String() string { return "" }
@@ -59,7 +54,7 @@ func (v keyValue) Set(s string) error {
 	v.k.values[v.info.Name] = s
 	return nil
 }
-func (v keyValue) IsBoolFlag() bool { return v.info.Allowed == "true or false" }
+func (v keyValue) IsBoolFlag() bool { return v.info.Type == keyschema.TypeBool }
 
 // flagName spells a key as a flag: words lower case, joined by '-'; a run
 // of capitals is one word (launchTTL: launch-ttl).
@@ -77,43 +72,63 @@ func flagName(key string) string {
 
 // controllersOf names the controllers that read a key: the pressure
 // signal's keys are the barometer controller's, a policy's the policy's.
-func controllersOf(info trigger.Info) []string {
+func controllersOf(info keyschema.Info) []string {
 	out := make([]string, len(info.Policies))
 	for i, p := range info.Policies {
 		out[i] = p
 		if p == signal.PolicyPressure {
-			out[i] = "barometer"
+			out[i] = controllerBarometer
 		}
 	}
 	return out
 }
 
-// flags returns the key flags, sorted.
-func (k *keyFlags) flags() []string { return slices.Sorted(maps.Keys(k.keys)) }
+// inCompare reports whether --compare applies a key: it runs Barometer
+// once per profile, with every signal key but the profile's, and the
+// policies with their launch TTL; every other controller with its
+// defaults.
+func inCompare(info keyschema.Info) bool {
+	if info.Name == trigger.KeyProfile {
+		return false
+	}
+	return slices.Contains(info.Policies, signal.PolicyPressure) || info.Name == trigger.KeyLaunchTTL
+}
 
-// check refuses a key flag set for a controller that does not read it.
+// check refuses a key flag set for a controller that does not read it, or
+// with --compare when --compare does not apply it.
 func (k *keyFlags) check(set map[string]bool, controller string, compare bool) error {
-	for _, name := range k.flags() {
-		cs := controllersOf(k.keys[name])
-		if set[name] && !compare && !slices.Contains(cs, controller) {
+	for _, name := range slices.Sorted(maps.Keys(k.keys)) {
+		info := k.keys[name]
+		cs := controllersOf(info)
+		switch {
+		case !set[name]:
+		case compare && !inCompare(info):
+			return errNotInCompare(name)
+		case !compare && !slices.Contains(cs, controller):
 			return fmt.Errorf("--%s applies to --controller %s (this run: %s)", name, strings.Join(cs, ", "), controller)
 		}
 	}
 	return nil
 }
 
+// isSet reports whether the flag of key was given.
+func (k *keyFlags) isSet(key string) bool {
+	_, ok := k.values[key]
+	return ok
+}
+
 // trigger parses the flags given for policyName, with extra keys, as the
 // scaler parses a trigger; an invalid value is reported against its flag.
 func (k *keyFlags) trigger(policyName string, extra map[string]string) (*trigger.Trigger, error) {
-	raw := map[string]string{"policy": policyName}
+	raw := map[string]string{trigger.KeyPolicy: policyName}
 	for key, v := range k.values {
-		if slices.Contains(k.schemaInfo(key).Policies, policyName) {
+		if slices.Contains(k.keys[flagName(key)].Policies, policyName) {
 			raw[key] = v
 		}
 	}
 	maps.Copy(raw, extra)
 	t, err := k.schema.Parse(raw, trigger.MinInterval)
-	var me *trigger.MetadataError
+	var me *keyschema.MetadataError
 	if errors.As(err, &me) {
 		name := flagName(me.Key)
 		if me.Value == "" {
@@ -123,5 +138,3 @@ func (k *keyFlags) trigger(policyName string, extra map[string]string) (*trigger
 	}
 	return t, err
 }
-
-func (k *keyFlags) schemaInfo(key string) trigger.Info { return k.keys[flagName(key)] }

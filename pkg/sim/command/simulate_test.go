@@ -1,4 +1,4 @@
-package main
+package command
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 func simulate(t *testing.T, args ...string) string {
 	t.Helper()
 	var out bytes.Buffer
-	if err := runSimulate(args, &out); err != nil {
+	if err := Simulate(args, &out); err != nil {
 		t.Fatalf("simulate %v: %v", args, err)
 	}
 	return out.String()
@@ -24,7 +24,7 @@ func simulate(t *testing.T, args ...string) string {
 // TestReportIsCurrent keeps the committed report and its pictures from
 // going stale.
 func TestReportIsCurrent(t *testing.T) {
-	const dir = "../../docs"
+	const dir = "../../../docs"
 	files, err := report.Generate("decision-quality.md")
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +60,7 @@ func TestReportFlagWritesEveryFile(t *testing.T) {
 // TestTableReproducesReference: `scaler simulate --table` prints the
 // metric-delay model's first table byte for byte, then the jump test.
 func TestTableReproducesReference(t *testing.T) {
-	want, err := os.ReadFile("../../pkg/sim/testdata/reference-scan.txt")
+	want, err := os.ReadFile("../testdata/reference-scan.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +188,7 @@ func TestSimulateQueueCSV(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("0,10,2\n1,10,0\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := runSimulate([]string{"--trace", bad}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "bad.csv line 2: serviceSeconds 0") {
+	if err := Simulate([]string{"--trace", bad}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "bad.csv line 2: serviceSeconds 0") {
 		t.Errorf("err = %v", err)
 	}
 }
@@ -198,7 +198,7 @@ func TestSimulateErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--controller", "pid"}, `--controller "pid" (allowed: naive, hpa, kpa, barometer, queue, fully_elastic, max_count, pool_with_threshold, fixed)`},
+		{[]string{"--controller", "pid"}, `--controller "pid" (allowed: naive, hpa, kpa, barometer, queue, fixed, fully_elastic, max_count, pool_with_threshold)`},
 		{[]string{"--delay", "-1"}, "--delay (allowed: a whole number >= 0)"},
 		{[]string{"--delay", "x"}, `invalid value "x" for flag -delay`},
 		{[]string{"--controller", "hpa", "--window", "3"}, "--window applies to --controller naive (this run: hpa)"},
@@ -242,7 +242,7 @@ func TestSimulateErrors(t *testing.T) {
 		{[]string{"--min-replicas", "3", "--initial-replicas", "2"}, "--initial-replicas (allowed: --min-replicas..--max-replicas)"},
 	}
 	for _, tt := range tests {
-		err := runSimulate(tt.args, &bytes.Buffer{})
+		err := Simulate(tt.args, &bytes.Buffer{})
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%v: err = %v, want %q", tt.args, err, tt.want)
 		}

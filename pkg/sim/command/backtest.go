@@ -1,4 +1,4 @@
-package main
+package command
 
 import (
 	"context"
@@ -6,19 +6,17 @@ import (
 	"flag"
 	"fmt"
 	"math"
-	"net"
-	"net/http"
 	"net/url"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 
 	"github.com/barometer-scaler/barometer/pkg/allow"
+	"github.com/barometer-scaler/barometer/pkg/pressure/promsource"
 	"github.com/barometer-scaler/barometer/pkg/sim"
 )
 
@@ -127,26 +125,14 @@ func (p promTrace) load(ctx context.Context) (sim.Series, error) {
 	if err != nil {
 		return sim.Series{}, err
 	}
-	// The standard TLS client (system roots); every dialled address is
-	// vetted again, no proxy and no redirect, as for the source.
-	dialer := &net.Dialer{Timeout: 5 * time.Second, Control: list.Control}
-	hc := &http.Client{
-		Transport: &http.Transport{DialContext: dialer.DialContext, TLSHandshakeTimeout: 5 * time.Second, ForceAttemptHTTP2: true},
-		CheckRedirect: func(req *http.Request, _ []*http.Request) error {
-			return fmt.Errorf("redirect to %s not followed: only the given server address is allowed", req.URL.Redacted())
-		},
-	}
-	client, err := api.NewClient(api.Config{Address: addr, Client: hc})
-	if err != nil {
-		return sim.Series{}, fmt.Errorf("--from-prometheus: %w", err)
-	}
+	// The prometheus source's client: every dialled address vetted again,
+	// no proxy, no redirect, and the source's bound on the response.
 	start, _ := parseTime(p.start)
 	end, _ := parseTime(p.end)
-	ctx, cancel := context.WithTimeout(ctx, p.timeout)
-	defer cancel()
-	v, _, _, err := v1.NewAPI(client).QueryRange(ctx, p.query, v1.Range{Start: start, End: end, Step: p.step})
+	v, err := promsource.QueryRange(ctx, promsource.RangeQuery{ServerAddress: addr, Query: p.query,
+		Range: v1.Range{Start: start, End: end, Step: p.step}, Timeout: p.timeout, Control: list.Control})
 	if err != nil {
-		return sim.Series{}, fmt.Errorf("--from-prometheus: query: %w", err)
+		return sim.Series{}, fmt.Errorf("--from-prometheus: %w", err)
 	}
 	m, ok := v.(model.Matrix)
 	if !ok || len(m) != 1 {

@@ -1,10 +1,9 @@
-package main
+package command
 
 import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/barometer-scaler/barometer/pkg/policy"
 	"github.com/barometer-scaler/barometer/pkg/signal"
@@ -15,7 +14,7 @@ import (
 // compareSettings are every controller --compare runs: the anchors with
 // their defaults, Barometer once per profile (with the signal's flags
 // applied to each), and the replica policies of pkg/policy.
-func compareSettings(m sim.Model, o simulateOptions) ([]sim.Setting, error) {
+func compareSettings(m sim.Model, o *simulateOptions) ([]sim.Setting, error) {
 	sets := []sim.Setting{
 		sim.NaiveSetting("naive", sim.NaiveOptions{}),
 		sim.NaiveSetting("naive, window 3 + step 1", sim.NaiveOptions{Window: 3, Step: 1}),
@@ -46,7 +45,7 @@ func compareSettings(m sim.Model, o simulateOptions) ([]sim.Setting, error) {
 
 // runCompare runs every controller on one trace and prints one table; with
 // --svg it draws every run, one panel each, in one picture.
-func runCompare(w io.Writer, cfg sim.Config, s sim.Series, queue bool, o simulateOptions) error {
+func runCompare(w io.Writer, cfg sim.Config, s sim.Series, queue bool, o *simulateOptions) error {
 	sets, err := compareSettings(cfg.Model, o)
 	if err != nil {
 		return fmt.Errorf("simulate: %w", err)
@@ -73,13 +72,9 @@ func runCompare(w io.Writer, cfg sim.Config, s sim.Series, queue bool, o simulat
 		runs = append(runs, sim.Named{Name: set.Name + ": " + scoreLine(sc), Result: res})
 	}
 	if o.svgFile != "" {
-		var pic bytes.Buffer
 		title := fmt.Sprintf("%s at metric delay %d: every controller", s.Name, o.delay)
-		if err := sim.Chart(cfg.Model, title, runs).Write(&pic); err != nil {
+		if err := writeSVG(o.svgFile, cfg.Model, title, runs); err != nil {
 			return err
-		}
-		if err := os.WriteFile(o.svgFile, pic.Bytes(), 0o644); err != nil {
-			return fmt.Errorf("simulate: --svg: %w", err)
 		}
 	}
 	_, err = w.Write(b.Bytes())

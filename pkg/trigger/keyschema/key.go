@@ -1,4 +1,10 @@
-package trigger
+// Package keyschema is the engine of declared configuration keys: a key
+// is declared once, with its parser, range, default and documentation,
+// and the parsing, the errors, the documentation tables and any derived
+// surface (the simulator's flags) all read the declaration. It knows
+// nothing of what the keys configure: pkg/trigger declares the trigger's
+// keys with it.
+package keyschema
 
 import (
 	"fmt"
@@ -22,21 +28,44 @@ const (
 	Read
 )
 
+// Type is the kind of value a key takes, set by the constructor that
+// declares it: what a derived surface needs to know of a key without
+// parsing a value (a true/false key is a boolean flag, say).
+type Type int
+
+const (
+	TypeText     Type = iota // a string or a structured text (Text, String)
+	TypeNumber               // a decimal number (Float)
+	TypeWhole                // a whole number (Int)
+	TypeDuration             // a Go duration (Duration)
+	TypeBool                 // true or false (Bool)
+	TypeEnum                 // one of a fixed set of words (Enum)
+)
+
+// Group gathers keys documented as one row (the metric renames, the
+// queries), each still a key of its own. Doc is the row's meaning.
+type Group struct {
+	Name string
+	Doc  string
+}
+
 // Info is what a key declares about itself, for documentation and for the
 // checks that need no value: its name, what it means, its default and what
 // it allows, and which sources and policies read it.
 type Info struct {
 	Name     string
 	Doc      string
+	Type     Type
 	Default  string   // as documented; "" when the key has none
 	Allowed  string   // the values it takes, as errors and docs say it
 	Sources  []string // the sources that read it; nil: every source
 	Policies []string // the policies that read it; nil: every policy
 	Scope    Scope
 	Required bool
-	// Group gathers keys documented as one row (the metric renames, the
-	// queries), each still a key of its own.
-	Group string
+	// Simulated says the simulator's controllers read the key, so the
+	// simulator takes it as a flag (InSimulator).
+	Simulated bool
+	Group     Group
 }
 
 // Key declares one trigger key of the struct S its value goes into. A key
@@ -89,8 +118,8 @@ func (k Key[S]) Documented(def string) Key[S] { k.Default = def; return k }
 // Require makes the key mandatory.
 func (k Key[S]) Require() Key[S] { k.Required = true; return k }
 
-// Default computes the default from the context (sampleInterval's comes
-// from the scaler, metricName's from the policy).
+// DefaultFrom computes the default from the context (sampleInterval's
+// comes from the scaler, metricName's from the policy).
 func (k Key[S]) DefaultFrom(reset func(dst *S, c *Context)) Key[S] { k.reset = reset; return k }
 
 // Then runs fn once the key's value is in dst: for a key that decides how
@@ -99,6 +128,20 @@ func (k Key[S]) Then(fn func(dst *S, c *Context)) Key[S] { k.then = fn; return k
 
 // Format replaces the canonical text of the key's value.
 func (k Key[S]) Format(text func(dst *S) string) Key[S] { k.text = text; return k }
+
+// Preset leaves an unset key's field as an earlier key's Then put it (a
+// signal option's default is its profile's).
+func (k Key[S]) Preset() Key[S] { k.reset = nil; return k }
+
+// InSimulator marks a key the simulator's controllers read (Simulated).
+func (k Key[S]) InSimulator() Key[S] { k.Simulated = true; return k }
+
+// InGroup documents the key in one row with the others of g.
+func (k Key[S]) InGroup(g Group) Key[S] { k.Group = g; return k }
+
+// Canonical is the canonical text of the key's value in dst: equal
+// meanings give equal texts.
+func (k Key[S]) Canonical(dst *S) string { return k.text(dst) }
 
 // Field points a key at the field of S its value goes into.
 type Field[S, T any] func(*S) *T
@@ -116,14 +159,14 @@ func (r FloatRange) contains(v float64) bool {
 // String is the range in interval notation, as errors and docs say it:
 // "a number in (0, 1]", "a number in [0, inf)".
 func (r FloatRange) String() string {
-	left, right := "[", formatFloat(r.Hi)+"]"
+	left, right := "[", FormatFloat(r.Hi)+"]"
 	if r.OpenLow {
 		left = "("
 	}
 	if math.IsInf(r.Hi, 1) {
 		right = "inf)"
 	}
-	return "a number in " + left + formatFloat(r.Lo) + ", " + right
+	return "a number in " + left + FormatFloat(r.Lo) + ", " + right
 }
 
 // AtLeast is [lo, +inf); Above is (lo, +inf); Between is [lo, hi].
@@ -131,8 +174,10 @@ func AtLeast(lo float64) FloatRange         { return FloatRange{Lo: lo, Hi: math
 func Above(lo float64) FloatRange           { return FloatRange{Lo: lo, Hi: math.Inf(1), OpenLow: true} }
 func Between(lo, hi float64) FloatRange     { return FloatRange{Lo: lo, Hi: hi} }
 func AboveUpTo(lo, hi float64) FloatRange   { return FloatRange{Lo: lo, Hi: hi, OpenLow: true} }
-func formatFloat(v float64) string          { return strconv.FormatFloat(v, 'g', -1, 64) }
 func formatDuration(d time.Duration) string { return d.String() }
+
+// FormatFloat is the canonical text of a number.
+func FormatFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
 // ParseNumber reads a decimal number: an optional '-', digits, a fraction
 // and an exponent ("1e-3", "2.5E+2"). Go's other spellings (hex floats, '_'
@@ -166,7 +211,7 @@ func ParseWhole(s string) (int64, bool) {
 func Float[S any](name string, f Field[S, float64], def float64, r FloatRange) Key[S] {
 	allowed := r.String()
 	return Key[S]{
-		Info: Info{Name: name, Default: formatFloat(def), Allowed: allowed},
+		Info: Info{Name: name, Type: TypeNumber, Default: FormatFloat(def), Allowed: allowed},
 		read: func(dst *S, s string, _ *Context) (string, bool) {
 			v, ok := ParseNumber(s)
 			if !ok || !r.contains(v) {
@@ -176,7 +221,7 @@ func Float[S any](name string, f Field[S, float64], def float64, r FloatRange) K
 			return "", true
 		},
 		reset: func(dst *S, _ *Context) { *f(dst) = def },
-		text:  func(dst *S) string { return formatFloat(*f(dst)) },
+		text:  func(dst *S) string { return FormatFloat(*f(dst)) },
 	}
 }
 
@@ -188,7 +233,7 @@ func Int[S any, N ~int | ~int64](name string, f Field[S, N], def, lo, hi N) Key[
 		allowed = fmt.Sprintf("a whole number >= %d", lo)
 	}
 	return Key[S]{
-		Info: Info{Name: name, Default: strconv.FormatInt(int64(def), 10), Allowed: allowed},
+		Info: Info{Name: name, Type: TypeWhole, Default: strconv.FormatInt(int64(def), 10), Allowed: allowed},
 		read: func(dst *S, s string, _ *Context) (string, bool) {
 			v, ok := ParseWhole(s)
 			if !ok || N(v) < lo || N(v) > hi {
@@ -213,7 +258,7 @@ func Duration[S any](name string, f Field[S, time.Duration], def, lo, hi time.Du
 		allowed = fmt.Sprintf("a duration >= 0 such as 30s or 2m, at most %s", hi)
 	}
 	return Key[S]{
-		Info: Info{Name: name, Default: formatDuration(def), Allowed: allowed},
+		Info: Info{Name: name, Type: TypeDuration, Default: formatDuration(def), Allowed: allowed},
 		read: func(dst *S, s string, _ *Context) (string, bool) {
 			v, err := time.ParseDuration(s)
 			if err != nil || v < lo || v > hi || positive && v <= 0 || strings.ContainsAny(s, "_+") {
@@ -230,7 +275,7 @@ func Duration[S any](name string, f Field[S, time.Duration], def, lo, hi time.Du
 // Bool declares a true/false key.
 func Bool[S any](name string, f Field[S, bool], def bool) Key[S] {
 	return Key[S]{
-		Info: Info{Name: name, Default: strconv.FormatBool(def), Allowed: "true or false"},
+		Info: Info{Name: name, Type: TypeBool, Default: strconv.FormatBool(def), Allowed: "true or false"},
 		read: func(dst *S, s string, _ *Context) (string, bool) {
 			v, err := strconv.ParseBool(s)
 			if err != nil {
@@ -248,7 +293,7 @@ func Bool[S any](name string, f Field[S, bool], def bool) Key[S] {
 func Enum[S any](name string, f Field[S, string], def string, values ...string) Key[S] {
 	allowed := "one of " + strings.Join(values, ", ")
 	return Key[S]{
-		Info: Info{Name: name, Default: def, Allowed: allowed},
+		Info: Info{Name: name, Type: TypeEnum, Default: def, Allowed: allowed},
 		read: func(dst *S, s string, _ *Context) (string, bool) {
 			if !slices.Contains(values, s) {
 				return allowed, false
@@ -265,7 +310,7 @@ func Enum[S any](name string, f Field[S, string], def string, values ...string) 
 // allowed text when the value is not. format is T's canonical text.
 func Text[S, T any](name string, f Field[S, T], def T, allowed string, parse func(s string, c *Context) (T, string, bool), format func(T) string) Key[S] {
 	return Key[S]{
-		Info: Info{Name: name, Default: format(def), Allowed: allowed},
+		Info: Info{Name: name, Type: TypeText, Default: format(def), Allowed: allowed},
 		read: func(dst *S, s string, c *Context) (string, bool) {
 			v, why, ok := parse(s, c)
 			if !ok {

@@ -1,0 +1,110 @@
+package command
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/barometer-scaler/barometer/pkg/policy"
+	"github.com/barometer-scaler/barometer/pkg/signal"
+	"github.com/barometer-scaler/barometer/pkg/sim"
+	"github.com/barometer-scaler/barometer/pkg/sim/policies"
+	"github.com/barometer-scaler/barometer/pkg/trigger"
+)
+
+// signalOptions are the barometer controller's signal options: the
+// profile's (profile, or the --profile flag's when ""), with the signal
+// flags applied, parsed as a trigger's. The floor and the surge's target
+// are the model's (sim.BarometerOptions), not a trigger's.
+func (o *simulateOptions) signalOptions(profile string) (signal.Options, error) {
+	var extra map[string]string
+	if profile != "" {
+		extra = map[string]string{trigger.KeyProfile: profile}
+	}
+	t, err := o.keys.trigger(signal.PolicyPressure, extra)
+	if err != nil {
+		return signal.Options{}, err
+	}
+	so := t.Signal
+	so.SurgeTarget, so.FloorTarget = 0, 0
+	return so, nil
+}
+
+// policySetting builds a pkg/policy controller from the flags, read at m:
+// the documented defaults, the bounds of the model, targetUtilization at
+// the occupancy unless set. Every value the options take was checked
+// already, the keys' by the trigger parse and the model's by validate, so
+// a refusal by the policy is reported as the policy words it.
+func (o *simulateOptions) policySetting(m sim.Model) (sim.Setting, error) {
+	var s sim.Setting
+	t, err := o.keys.trigger(o.controller, nil)
+	if err != nil {
+		return s, err
+	}
+	w := o.wiring
+	w.Launch.TTL = t.Policy.LaunchTTL
+	if o.controller == policy.PolicyQueue {
+		q := t.Policy.Queue
+		if !o.keys.isSet(trigger.KeyTargetUtilization) {
+			q.TargetUtilization = m.Target
+		}
+		base := policies.QueueOptions(m)
+		q.ReservationHorizon, q.MinReplicas, q.MaxReplicas = base.ReservationHorizon, base.MinReplicas, base.MaxReplicas
+		s, err = policies.QueueSetting(o.controller, q, w)
+	} else {
+		e := policies.ElasticityOptions(o.controller, m)
+		e.High, e.Low, e.Ticks = t.Policy.Elasticity.High, t.Policy.Elasticity.Low, t.Policy.Elasticity.Ticks
+		s, err = policies.ElasticitySetting(o.controller, e, w)
+	}
+	if err != nil {
+		return s, fmt.Errorf("--controller %s: %w", o.controller, err)
+	}
+	return s, nil
+}
+
+// setting builds the chosen controller with its flags.
+func (o *simulateOptions) setting(m sim.Model) (sim.Setting, error) {
+	if slices.Contains(policy.Names(), o.controller) {
+		return o.policySetting(m)
+	}
+	switch o.controller {
+	case controllerHPA:
+		h := sim.DefaultHPAOptions()
+		h.Tolerance = o.tolerance
+		h.ScaleUp.StabilizationWindow, h.ScaleDown.StabilizationWindow = o.upWindow, o.downWindow
+		h.ScaleUp.Policies = nil
+		if o.upPercent > 0 {
+			h.ScaleUp.Policies = append(h.ScaleUp.Policies, sim.HPAPolicy{Type: sim.PercentPolicy, Value: o.upPercent, Period: o.period})
+		}
+		if o.upPods > 0 {
+			h.ScaleUp.Policies = append(h.ScaleUp.Policies, sim.HPAPolicy{Type: sim.PodsPolicy, Value: o.upPods, Period: o.period})
+		}
+		h.ScaleDown.Policies = []sim.HPAPolicy{{Type: sim.PercentPolicy, Value: o.downPercent, Period: o.period}}
+		return sim.HPASetting("HPA", h), nil
+	case controllerKPA:
+		return sim.KPASetting("KPA", o.kpa), nil
+	case controllerBarometer:
+		so, err := o.signalOptions("")
+		if err != nil {
+			return sim.Setting{}, err
+		}
+		profile := signal.DefaultProfile
+		if v, ok := o.keys.values[trigger.KeyProfile]; ok {
+			profile = v
+		}
+		return sim.BarometerSetting("Barometer "+profile, sim.BarometerOptions{Signal: so, Target: o.kedaTarget}), nil
+	}
+	return sim.NaiveSetting(naiveName(o.window, o.step), sim.NaiveOptions{Window: o.window, Step: o.step}), nil
+}
+
+// naiveName names the naive setting as the model's tables do.
+func naiveName(window, step int) string {
+	switch {
+	case window > 1 && step > 0:
+		return fmt.Sprintf("window %d + step %d", window, step)
+	case window > 1:
+		return fmt.Sprintf("wait window %d", window)
+	case step > 0:
+		return fmt.Sprintf("step limit %d", step)
+	}
+	return "unadjusted"
+}

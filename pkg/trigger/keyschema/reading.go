@@ -1,0 +1,191 @@
+package keyschema
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Check is a rule between keys, run once every key has its value: set
+// reports whether the metadata set a key (rather than taking its default).
+type Check[S any] func(dst *S, c *Context, set func(key string) bool) error
+
+// The bounds of one set of metadata: far above any real trigger (a
+// thousand scrape URLs are about 100 KiB), far below what could hurt.
+const (
+	MaxKeys          = 256
+	MaxMetadataBytes = 256 << 10
+)
+
+// Reading is one parse of raw metadata: its values by key, which keys were
+// read, and the context the keys read so far have set.
+type Reading struct {
+	Context  Context
+	values   map[string]string // base key -> trimmed value, non-empty only
+	from     map[string]string // base key -> the xFromEnv key it arrived as
+	used     map[string]bool
+	conflict error
+}
+
+// NewReading starts reading raw, refusing metadata too large to be a trigger
+// before any of it is read. ignored are keys someone else reads (KEDA's
+// own), which are never unknown.
+//
+// KEDA forwards a key ending in FromEnv under that same name with the
+// environment variable's resolved value (and drops it when the variable
+// does not resolve), so `targetPressureFromEnv` is read as
+// `targetPressure`; errors still name the key the way the metadata spelled
+// it (Spelled).
+func NewReading(raw map[string]string, ignored []string, c Context) (*Reading, error) {
+	if err := withinBounds(raw); err != nil {
+		return nil, err
+	}
+	r := &Reading{Context: c, values: make(map[string]string, len(raw)), from: map[string]string{}, used: map[string]bool{}}
+	for _, k := range ignored {
+		r.used[k] = true
+	}
+	for k, v := range raw {
+		base, fromEnv := strings.CutSuffix(k, "FromEnv")
+		if fromEnv && base != "" {
+			if _, both := raw[base]; both {
+				// Quoted: the key is the caller's, of any length and bytes.
+				r.conflict = &MetadataError{Key: k, Allowed: fmt.Sprintf("set either %s or %s, not both", Quote(base), Quote(k))}
+				continue
+			}
+			r.from[base] = k
+		} else {
+			base = k
+		}
+		if v = strings.TrimSpace(v); v != "" {
+			r.values[base] = v
+		} else if _, ok := r.values[base]; !ok {
+			r.values[base] = "" // present but empty: unset, yet not unknown
+		}
+	}
+	return r, nil
+}
+
+func withinBounds(raw map[string]string) error {
+	if len(raw) > MaxKeys {
+		return &MetadataError{Key: "scalerMetadata", Allowed: fmt.Sprintf("at most %d keys; this trigger has %d", MaxKeys, len(raw))}
+	}
+	n := 0
+	for k, v := range raw {
+		n += len(k) + len(v)
+	}
+	if n > MaxMetadataBytes {
+		return &MetadataError{Key: "scalerMetadata", Allowed: fmt.Sprintf("at most %d bytes of keys and values; this trigger has %d", MaxMetadataBytes, n)}
+	}
+	return nil
+}
+
+// IsSet reports whether the metadata gave key a non-empty value.
+func (r *Reading) IsSet(key string) bool { return r.values[key] != "" }
+
+// Spelled rewrites a *MetadataError about a key that arrived as xFromEnv
+// to name xFromEnv, the key the metadata's author wrote.
+func (r *Reading) Spelled(err error) error {
+	var me *MetadataError
+	if errors.As(err, &me) {
+		if k, ok := r.from[me.Key]; ok {
+			out := *me
+			out.Key = k
+			return &out
+		}
+	}
+	return err
+}
+
+// Applies reports whether a key is read under the context's policy.
+func (r *Reading) Applies(info Info) bool {
+	return info.Policies == nil || slices.Contains(info.Policies, r.Context.Policy)
+}
+
+// Apply reads keys into dst in order, defaulting those unset, and runs
+// checks once they are all in; it returns the canonical texts of the
+// sampled keys that apply.
+func Apply[S any](r *Reading, keys []Key[S], checks []Check[S], dst *S) ([]string, error) {
+	var texts []string
+	for _, k := range keys {
+		r.used[k.Name] = true
+		v := r.values[k.Name]
+		if !r.Applies(k.Info) {
+			if v != "" {
+				return nil, &MetadataError{Key: k.Name, Value: v, Allowed: fmt.Sprintf("only for %s (this trigger's policy is %s)", policiesText(k.Policies), r.Context.Policy)}
+			}
+			continue
+		}
+		switch {
+		case v != "":
+			if allowed, ok := k.read(dst, v, &r.Context); !ok {
+				return nil, &MetadataError{Key: k.Name, Value: v, Allowed: allowed}
+			}
+		case k.Required:
+			return nil, &MetadataError{Key: k.Name, Allowed: "required" + forSource(k.Info) + ": " + k.Doc}
+		case k.reset != nil:
+			k.reset(dst, &r.Context)
+		}
+		if k.then != nil {
+			k.then(dst, &r.Context)
+		}
+		if k.Scope == Sampled {
+			texts = append(texts, k.Name+"="+k.text(dst))
+		}
+	}
+	for _, check := range checks {
+		if err := check(dst, &r.Context, r.IsSet); err != nil {
+			return nil, err
+		}
+	}
+	return texts, nil
+}
+
+func forSource(info Info) string {
+	if len(info.Sources) == 1 {
+		return " for source " + info.Sources[0]
+	}
+	return ""
+}
+
+func policiesText(ps []string) string {
+	if len(ps) == 1 {
+		return "policy " + ps[0]
+	}
+	return "policies " + strings.Join(ps, ", ")
+}
+
+// Unknown reports a key set twice (x and xFromEnv), or the first key (in
+// sorted order) that nothing read: a key other sources read (readers
+// names them) by what reads it, anything else with the keys this metadata
+// may carry.
+func (r *Reading) Unknown(readers func(key string) []string) error {
+	if r.conflict != nil {
+		return r.conflict
+	}
+	var left []string
+	for k := range r.values {
+		if !r.used[k] {
+			left = append(left, k)
+		}
+	}
+	if len(left) == 0 {
+		return nil
+	}
+	slices.Sort(left)
+	key := left[0]
+	if rs := readers(key); len(rs) > 0 {
+		what := "source " + strings.Join(rs, ", ")
+		if len(rs) > 1 {
+			what = "sources " + strings.Join(rs, ", ")
+		}
+		return &MetadataError{Key: cmp.Or(r.from[key], key), Allowed: fmt.Sprintf("only for %s (this trigger's source is %s)", what, r.Context.Source)}
+	}
+	known := make([]string, 0, len(r.used))
+	for k := range r.used {
+		known = append(known, k)
+	}
+	slices.Sort(known)
+	return &MetadataError{Key: cmp.Or(r.from[key], key), Allowed: "unknown key; allowed keys: " + strings.Join(known, ", ")}
+}
