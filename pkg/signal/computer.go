@@ -26,8 +26,8 @@ type Input struct {
 	// not read (pressure.Observation), for the reason.
 	Starting, Terminating []string
 	// MeasuredStartup is how long the latest replicas took from starting
-	// to ready, as a source that tells them apart saw them (the sampler's
-	// startupClock); 0 when none was seen. The lag counts the longer of it
+	// to ready, as a source that tells them apart saw them (measured by the
+	// sampler, pkg/sampling); 0 when none was seen. The lag counts the longer of it
 	// and Options.ReplicaStartup.
 	MeasuredStartup time.Duration
 }
