@@ -1,15 +1,16 @@
-// Package decide is the policy runtime: it runs a target's policy inside its
-// sampler. Each policy kind has its own signal.Decider (the pressure
-// computer, the queue policy, the elasticity policies alone or pooled), and
-// around every decision each does the bookkeeping pkg/policy leaves to its
-// caller: launch and removal tracking, the audit trail, the decision log,
-// the per-action counts and cost. The Engine holds what targets share: the
-// audit log, the launch trackers and the pools.
+// Package decide is the policy runtime: each policy kind has its own
+// Decider (the pressure computer, the queue policy, the elasticity policies
+// alone or pooled), which a target's sampler (pkg/sampling) calls once per
+// sample. Around every decision each does the bookkeeping pkg/policy leaves
+// to its caller: launch and removal tracking, the audit trail, the decision
+// log, the per-action counts and cost. The Engine holds what targets share:
+// the audit log, the launch trackers and the pools.
 //
-// The published snapshot stays the single source of truth: a Runner puts
-// the decision (desired count, action, reason, policy, cost) on the signal,
-// and every surface reads it from there. Only the audit trail and the
-// decision counts are kept beside it, because they are histories.
+// The published snapshot stays the single source of truth: a Decider puts
+// the decision (desired count, action, reason, policy, cost) on the signal
+// it returns, the sampler publishes that signal, and every surface reads it
+// from there. Only the audit trail and the decision counts are kept beside
+// it, because they are histories.
 package decide
 
 import (
@@ -22,6 +23,7 @@ import (
 
 	"github.com/barometer-scaler/barometer/internal/mapsize"
 	"github.com/barometer-scaler/barometer/pkg/policy"
+	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/signal"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
 )
@@ -82,10 +84,20 @@ func (e *PoolConflictError) Error() string {
 // policy reads one.
 var ErrNoQueue = errors.New("the source reported no work queue (the barometer_queue_* metrics of docs/exposition.md)")
 
-// Decider is one target's signal.Decider, with what the registry and the
-// surfaces read beside the signal. Close it once its sampler has stopped.
+// Decider folds one target's samples into the signals to publish, with what
+// the registry and the surfaces read beside the signal. The sampler
+// (pkg/sampling) calls WarmingUp and Decide from one goroutine at a time,
+// so a Decider may keep its policy state without locking; Policy and
+// Decisions may be read concurrently. Close it once its sampler has
+// stopped.
 type Decider interface {
-	signal.Decider
+	// WarmingUp is the signal published before the first sample.
+	WarmingUp() signal.ScalingSignal
+	// Decide folds the observation taken at now; in holds the collectors'
+	// results (and the split probe's, when the options ask for it). An
+	// error fails the sample like a source error: the previous signal
+	// stands and the error is recorded.
+	Decide(now time.Time, obs pressure.Observation, in signal.Input) (signal.ScalingSignal, error)
 	// Policy is the name of the decider's policy.
 	Policy() string
 	// Decisions counts the target's decisions by action (scale_up,
@@ -94,6 +106,14 @@ type Decider interface {
 	// Close leaves the decider's pool and forgets its launches and events;
 	// later calls do nothing.
 	Close()
+}
+
+// Warmer is a Decider that can fold a past sample into its state without
+// deciding anything: no audit event, no log line, no count. The sampler's
+// backfill uses it (sampling.SamplerConfig.Backfill).
+type Warmer interface {
+	Decider
+	Warm(now time.Time, obs pressure.Observation, in signal.Input)
 }
 
 // New returns the Decider of target key for trigger t, which samples every

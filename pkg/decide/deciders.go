@@ -2,6 +2,7 @@ package decide
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -94,7 +95,7 @@ func (l *ledger) record(d policy.Decision) {
 // no-op publish one fewer and resolve a removal that did not happen. Only
 // utilization, busy over the replicas' slots, is read over the replicas
 // that answered, whose queue gauges the source folded. A sample in which
-// replicas were expected and none answered fails (signal.Unanswered); one
+// replicas were expected and none answered fails (unanswered); one
 // whose source saw no replica at all is a valid sample of zero replicas,
 // from which a policy can scale up. A replica the source saw starting
 // (Kubernetes discovery) exists too: counting it resolves its launch as
@@ -116,8 +117,13 @@ func (d *pressureDecider) WarmingUp() signal.ScalingSignal { return d.computer.W
 
 func (d *pressureDecider) Close() { d.closeOnce.Do(func() { d.engine.release(&d.ledger, nil) }) }
 
+// Decide folds a sample with the computer. A sample in which no replica
+// answered fails, so the previous signal stands. One whose source answered
+// and saw no replica at all (scaled to zero) is valid: zero pressure across
+// one replica (replicas = max(1, count)), so a workload at zero keeps a
+// fresh signal instead of going stale into KEDA's fallback.
 func (d *pressureDecider) Decide(now time.Time, obs pressure.Observation, in signal.Input) (signal.ScalingSignal, error) {
-	if err := signal.Unanswered(obs); err != nil {
+	if err := unanswered(obs); err != nil {
 		return signal.ScalingSignal{}, err
 	}
 	sig := d.computer.Compute(now, in)
@@ -127,10 +133,10 @@ func (d *pressureDecider) Decide(now time.Time, obs pressure.Observation, in sig
 }
 
 // Warm folds a past sample into the computer without deciding: the
-// sampler's backfill (signal.Warmer). The next decision compares with the
+// sampler's backfill (Warmer). The next decision compares with the
 // replicas it left.
 func (d *pressureDecider) Warm(now time.Time, obs pressure.Observation, in signal.Input) {
-	if signal.Unanswered(obs) == nil {
+	if unanswered(obs) == nil {
 		d.prev = d.computer.Compute(now, in).RecommendedReplicas
 	}
 }
@@ -145,7 +151,7 @@ type queueDecider struct {
 func (d *queueDecider) Close() { d.closeOnce.Do(func() { d.engine.release(&d.ledger, nil) }) }
 
 func (d *queueDecider) Decide(now time.Time, obs pressure.Observation, in signal.Input) (signal.ScalingSignal, error) {
-	if err := signal.Unanswered(obs); err != nil {
+	if err := unanswered(obs); err != nil {
 		return signal.ScalingSignal{}, err
 	}
 	if obs.Queue == nil {
@@ -173,7 +179,7 @@ type elasticDecider struct {
 func (d *elasticDecider) Close() { d.closeOnce.Do(func() { d.engine.release(&d.ledger, d) }) }
 
 func (d *elasticDecider) Decide(now time.Time, obs pressure.Observation, in signal.Input) (signal.ScalingSignal, error) {
-	if err := signal.Unanswered(obs); err != nil {
+	if err := unanswered(obs); err != nil {
 		return signal.ScalingSignal{}, err
 	}
 	if obs.Queue == nil && d.spec.Name != policy.PolicyFixed {
@@ -271,4 +277,22 @@ func elasticObservation(q *pressure.QueueObservation, visible, slots int) policy
 		o.Utilization = pressure.Clamp01(q.Busy / float64(slots))
 	}
 	return o
+}
+
+// unanswered fails an observation that expected replicas (obs.Missing)
+// and got no answer from any: it has nothing to fold, and reading it as
+// zero would make up a value. An observation with no replica and none
+// missing is nil: the source saw a workload with no replica, a valid
+// sample (the pressure computer reads it as zero pressure across one
+// replica, a policy can scale up from it).
+func unanswered(obs pressure.Observation) error {
+	if len(obs.Replicas) > 0 || len(obs.Missing) == 0 {
+		return nil
+	}
+	errs := make([]error, 0, len(obs.Missing)+1)
+	errs = append(errs, errors.New("no replica answered"))
+	for _, m := range obs.Missing {
+		errs = append(errs, m.Err)
+	}
+	return errors.Join(errs...)
 }

@@ -364,6 +364,30 @@ func TestZeroReplicas(t *testing.T) {
 	}
 }
 
+// The pressure decider folds a sample of zero replicas after one with a
+// replica as zero pressure across one replica (replicas = max(1, count),
+// docs/semantics.md, "Dominant dimension x replicas"), so the signal stays
+// fresh and KEDA's fallback does not flap. A sample in which replicas were
+// expected and none answered fails, and its error says which did not.
+func TestPressureDeciderFoldsZeroReplicas(t *testing.T) {
+	r := newRunner(t, NewEngine(Config{}), "p", spec(signal.PolicyPressure))
+	if w := r.WarmingUp(); w.Policy != signal.PolicyPressure {
+		t.Errorf("warming-up signal without the pressure policy: %+v", w)
+	}
+	decideAt(t, r, at(0), sample(1, 0, nil))
+	sig := decideAt(t, r, at(5), pressure.Observation{})
+	if sig.Policy != signal.PolicyPressure || sig.RawScaleValue != 0 || sig.Reason != "activation pressure 0.00 across 1 replica(s)" || !sig.SampledAt.Equal(at(5)) {
+		t.Errorf("zero replicas: %+v; want zero pressure across 1 replica, sampled now", sig)
+	}
+	if err := unanswered(pressure.Observation{}); err != nil {
+		t.Errorf("unanswered(no replica, none missing) = %v", err)
+	}
+	err := unanswered(pressure.Observation{Missing: []pressure.MissingReplica{{Name: "a", Err: errors.New("timeout")}}})
+	if err == nil || !strings.Contains(err.Error(), "no replica answered") || !strings.Contains(err.Error(), "timeout") {
+		t.Errorf("unanswered(all missing) = %v", err)
+	}
+}
+
 // With slotsPerReplica, utilization is busy over the slots of the replicas
 // that answered: 4 busy on 2 replicas of 4 slots is half full.
 func TestUtilizationCountsSlots(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/trigger"
 )
 
-// t0 is the fake time origin; at(s) is s seconds later. Runners take time
+// t0 is the fake time origin; at(s) is s seconds later. Deciders take time
 // as an argument, so the tests drive them sample by sample.
 var t0 = time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
 

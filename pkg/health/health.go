@@ -12,6 +12,7 @@ import (
 	"github.com/alexliesenfeld/health"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
+	"github.com/barometer-scaler/barometer/pkg/sampling"
 	"github.com/barometer-scaler/barometer/pkg/signal"
 )
 
@@ -115,14 +116,14 @@ func Evaluate(s *signal.ScalingSignal, now time.Time, opts Options) Verdict {
 }
 
 // SnapshotFunc returns the latest snapshot of a sampler (Sampler.Load).
-type SnapshotFunc func() *signal.Snapshot
+type SnapshotFunc func() *sampling.Snapshot
 
 // ErrWarmingUp is the freshness failure before the first sample.
 var ErrWarmingUp = errors.New("warming up: no sample yet")
 
 // Fresh fails when the signal has never been sampled, or its last sample is
 // older than 3 x the sample interval.
-func Fresh(snap *signal.Snapshot, now time.Time) error {
+func Fresh(snap *sampling.Snapshot, now time.Time) error {
 	switch {
 	case snap.Signal.WarmingUp():
 		if snap.LastErr != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/alexliesenfeld/health"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
+	"github.com/barometer-scaler/barometer/pkg/sampling"
 	"github.com/barometer-scaler/barometer/pkg/signal"
 )
 
@@ -61,11 +62,11 @@ func TestEvaluate(t *testing.T) {
 }
 
 func TestFresh(t *testing.T) {
-	warm := &signal.Snapshot{Signal: signal.ScalingSignal{Reason: signal.ReasonWarmingUp}, Interval: 5 * time.Second}
+	warm := &sampling.Snapshot{Signal: signal.ScalingSignal{Reason: signal.ReasonWarmingUp}, Interval: 5 * time.Second}
 	if err := Fresh(warm, t0); !errors.Is(err, ErrWarmingUp) {
 		t.Fatalf("warming up: %v", err)
 	}
-	snap := &signal.Snapshot{Signal: *sig(0.1, 0, 0, pressure.Healthy, false), Interval: 5 * time.Second}
+	snap := &sampling.Snapshot{Signal: *sig(0.1, 0, 0, pressure.Healthy, false), Interval: 5 * time.Second}
 	if err := Fresh(snap, t0.Add(15*time.Second)); err != nil {
 		t.Fatalf("fresh at 3 intervals: %v", err)
 	}
@@ -79,11 +80,11 @@ func TestFresh(t *testing.T) {
 func TestChecksWithChecker(t *testing.T) {
 	// The checker runs checks on its own goroutines, so the test hands them
 	// the snapshot and the time through atomics.
-	var snap atomic.Pointer[signal.Snapshot]
+	var snap atomic.Pointer[sampling.Snapshot]
 	var now atomic.Int64
 	now.Store(t0.Add(time.Second).UnixNano())
 	clock := func() time.Time { return time.Unix(0, now.Load()).UTC() }
-	snap.Store(&signal.Snapshot{Signal: *sig(0.1, 0, 1, pressure.Saturated, false), Interval: 5 * time.Second})
+	snap.Store(&sampling.Snapshot{Signal: *sig(0.1, 0, 1, pressure.Saturated, false), Interval: 5 * time.Second})
 	checker := health.NewChecker(
 		health.WithDisabledCache(),
 		health.WithDisabledAutostart(),
@@ -94,7 +95,7 @@ func TestChecksWithChecker(t *testing.T) {
 	if res.Status != health.StatusDown || res.Details["signal-fresh"].Status != health.StatusUp || res.Details["pressure"].Status != health.StatusDown {
 		t.Fatalf("saturated WAL: %+v", res)
 	}
-	snap.Store(&signal.Snapshot{Signal: *sig(0.9, 0, 0, pressure.Healthy, false), Interval: 5 * time.Second})
+	snap.Store(&sampling.Snapshot{Signal: *sig(0.9, 0, 0, pressure.Healthy, false), Interval: 5 * time.Second})
 	if res := checker.Check(context.Background()); res.Status != health.StatusUp {
 		t.Fatalf("degraded must stay up: %+v", res)
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/httpapi"
 	"github.com/barometer-scaler/barometer/pkg/registry"
 	"github.com/barometer-scaler/barometer/pkg/registry/registrytest"
-	"github.com/barometer-scaler/barometer/pkg/signal/signaltest"
+	"github.com/barometer-scaler/barometer/pkg/sampling/samplingtest"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
 )
 
@@ -24,7 +24,7 @@ const interval = 5 * time.Second
 // "script"), driven by a fake clock whose tickers fire only when told, so
 // every sampler takes exactly its first sample.
 type fixture struct {
-	clock    *signaltest.FakeClock
+	clock    *samplingtest.FakeClock
 	reg      *registry.Registry
 	draining atomic.Bool
 	handler  http.Handler
@@ -33,7 +33,7 @@ type fixture struct {
 func newFixture(t testing.TB, scripts map[string]*registrytest.Script, customize ...func(*httpapi.Config)) *fixture {
 	t.Helper()
 	sources := trigger.NewSchema(trigger.Host(), registrytest.Kind("scripted", "", func(name string) *registrytest.Script { return scripts[name] }))
-	f := &fixture{clock: signaltest.NewFakeClock(time.Date(2025, 6, 1, 12, 0, 0, 123456789, time.UTC))}
+	f := &fixture{clock: samplingtest.NewFakeClock(time.Date(2025, 6, 1, 12, 0, 0, 123456789, time.UTC))}
 	f.reg = registrytest.NewRegistry(t, registry.Config{Schema: sources, DefaultInterval: interval, Clock: f.clock})
 
 	cfg := httpapi.Config{Registry: f.reg, Draining: f.draining.Load}

@@ -9,7 +9,7 @@ import (
 	probe "github.com/alexliesenfeld/health"
 
 	"github.com/barometer-scaler/barometer/pkg/health"
-	"github.com/barometer-scaler/barometer/pkg/signal"
+	"github.com/barometer-scaler/barometer/pkg/sampling"
 )
 
 // probeTimeout bounds one probe; every check is an in-memory read, so
@@ -54,7 +54,7 @@ func (s *server) readyz() http.Handler {
 }
 
 // defaultSnapshot is the default target's latest snapshot, nil without one.
-func (s *server) defaultSnapshot() *signal.Snapshot {
+func (s *server) defaultSnapshot() *sampling.Snapshot {
 	if t := s.reg.Default(); t != nil {
 		return t.Load()
 	}

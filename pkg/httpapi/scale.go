@@ -8,7 +8,7 @@ import (
 
 	"github.com/barometer-scaler/barometer/pkg/health"
 	"github.com/barometer-scaler/barometer/pkg/registry"
-	"github.com/barometer-scaler/barometer/pkg/signal"
+	"github.com/barometer-scaler/barometer/pkg/sampling"
 	"github.com/barometer-scaler/barometer/pkg/signalview"
 )
 
@@ -107,7 +107,7 @@ func (s *server) lookup(w http.ResponseWriter, r *http.Request) (*registry.Targe
 
 // retryAfter tells a client refused for staleness to come back after one
 // sample interval, when a fresh sample is due.
-func retryAfter(w http.ResponseWriter, snap *signal.Snapshot) {
+func retryAfter(w http.ResponseWriter, snap *sampling.Snapshot) {
 	secs := max(1, int(math.Ceil(snap.Interval.Seconds())))
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/barometer-scaler/barometer/pkg/registry"
 	"github.com/barometer-scaler/barometer/pkg/registry/registrytest"
-	"github.com/barometer-scaler/barometer/pkg/signal/signaltest"
+	"github.com/barometer-scaler/barometer/pkg/sampling/samplingtest"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
 )
 
@@ -20,7 +20,7 @@ import (
 // (metadata key "script") registered, driven by a fake clock whose tickers
 // fire only when told, so every sampler takes exactly its first sample.
 type fixture struct {
-	clock *signaltest.FakeClock
+	clock *samplingtest.FakeClock
 	reg   *registry.Registry
 }
 
@@ -29,7 +29,7 @@ const interval = 5 * time.Second
 func newFixture(t testing.TB, scripts map[string]*registrytest.Script) *fixture {
 	t.Helper()
 	sources := trigger.NewSchema(trigger.Host(), registrytest.Kind("scripted", "", func(name string) *registrytest.Script { return scripts[name] }))
-	clock := signaltest.NewFakeClock(time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC))
+	clock := samplingtest.NewFakeClock(time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC))
 	reg := registrytest.NewRegistry(t, registry.Config{Schema: sources, DefaultInterval: interval, Clock: clock})
 	return &fixture{clock: clock, reg: reg}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/registry"
+	"github.com/barometer-scaler/barometer/pkg/sampling"
 	"github.com/barometer-scaler/barometer/pkg/signal"
 )
 
@@ -185,7 +186,7 @@ func (g *signalGatherer) Gather() ([]*dto.MetricFamily, error) {
 
 // target adds one target's series from its snapshot; labels are its source
 // and target pairs, in that order.
-func (s *scrape) target(labels []*dto.LabelPair, snap *signal.Snapshot, now time.Time) {
+func (s *scrape) target(labels []*dto.LabelPair, snap *sampling.Snapshot, now time.Time) {
 	with := func(name, value string) []*dto.LabelPair {
 		return sorted(append([]*dto.LabelPair{pair(name, value)}, labels...)...)
 	}

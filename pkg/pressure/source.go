@@ -17,7 +17,7 @@ type Source interface {
 // have observed had it been asked at an earlier instant (a Prometheus
 // server evaluates its queries at any time it keeps data for). A sampler
 // that starts late folds the recent past from it, so it holds the same
-// state as a replica that has run all along (signal.SamplerConfig.Backfill).
+// state as a replica that has run all along (sampling.SamplerConfig.Backfill).
 type HistorySource interface {
 	Source
 	ObserveAt(ctx context.Context, at time.Time) (Observation, error)

@@ -11,7 +11,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/registry"
 	"github.com/barometer-scaler/barometer/pkg/registry/registrytest"
-	"github.com/barometer-scaler/barometer/pkg/signal/signaltest"
+	"github.com/barometer-scaler/barometer/pkg/sampling/samplingtest"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
 )
 
@@ -23,7 +23,7 @@ const contentionTargets = 10000
 // reader resolves, while other goroutines list, walk and reap the rest.
 type churn struct {
 	reg   *registry.Registry
-	clock *signaltest.FakeClock
+	clock *samplingtest.FakeClock
 	hot   registry.Ref
 	raw   map[string]string
 	n     int
@@ -31,7 +31,7 @@ type churn struct {
 
 func newChurn(t testing.TB, n int) *churn {
 	t.Helper()
-	clock := signaltest.NewFakeClock(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+	clock := samplingtest.NewFakeClock(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
 	// One script for every name: a target costs a goroutine and nothing
 	// else, and the fake clock's tickers never fire, so each samples once.
 	script := registrytest.Returning(pressure.Observation{})

@@ -8,13 +8,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/barometer-scaler/barometer/pkg/signal/signaltest"
+	"github.com/barometer-scaler/barometer/pkg/sampling/samplingtest"
 )
 
 // One caller varying a sampled key cannot start samplers without bound:
 // past each limit a new target is a *LimitError naming the setting.
 func TestLimitsRefuseNewTargets(t *testing.T) {
-	clock := signaltest.NewFakeClock(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC))
+	clock := samplingtest.NewFakeClock(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	reg := NewRegistry(ctx, Config{Schema: testSources(), IdleTimeout: time.Minute, Clock: clock,
@@ -66,7 +66,7 @@ func TestLimitsRefuseNewTargets(t *testing.T) {
 // The default target is never stopped, but the ScaledObjects that used it
 // are forgotten once idle: their names are not kept for ever.
 func TestDefaultTargetReleasesIdleNames(t *testing.T) {
-	clock := signaltest.NewFakeClock(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC))
+	clock := samplingtest.NewFakeClock(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	reg := NewRegistry(ctx, Config{Schema: testSources(), IdleTimeout: time.Minute, Clock: clock})

@@ -10,7 +10,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/registry"
 	"github.com/barometer-scaler/barometer/pkg/registry/registrytest"
-	"github.com/barometer-scaler/barometer/pkg/signal/signaltest"
+	"github.com/barometer-scaler/barometer/pkg/sampling/samplingtest"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
 	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
 )
@@ -34,7 +34,7 @@ func TestRegistryPoolOneStepPerTick(t *testing.T) {
 	down := errors.New("not yet")
 	scripts := map[string]*registrytest.Script{"light": registrytest.Failing(down), "heavy": registrytest.Failing(down)}
 	sources := trigger.NewSchema(registrytest.Kind("scripted", "", func(name string) *registrytest.Script { return scripts[name] }))
-	clock := signaltest.NewFakeClock(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC))
+	clock := samplingtest.NewFakeClock(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC))
 	reg := registrytest.NewRegistry(t, registry.Config{Schema: sources, DefaultInterval: 5 * time.Second, Clock: clock})
 	acquire := func(name, script string, extra ...string) (*registry.Target, error) {
 		raw := map[string]string{"source": "scripted", "script": script, "policy": "fully_elastic", "pool": "gpu"}

@@ -20,6 +20,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/decide"
 	"github.com/barometer-scaler/barometer/pkg/policy"
 	"github.com/barometer-scaler/barometer/pkg/pressure"
+	"github.com/barometer-scaler/barometer/pkg/sampling"
 	"github.com/barometer-scaler/barometer/pkg/signal"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
 	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
@@ -42,7 +43,7 @@ type Target struct {
 	// Trigger is the first trigger that asked for the target; every other
 	// trigger it serves has the same identity.
 	Trigger  *trigger.Trigger
-	sampler  *signal.Sampler
+	sampler  *sampling.Sampler
 	cancel   context.CancelFunc
 	done     chan struct{}
 	lastUsed atomic.Int64 // unix nanoseconds
@@ -73,11 +74,11 @@ func (t *Target) Decisions() map[string]uint64 { return t.decider.Decisions() }
 func (t *Target) Source() pressure.Source { return t.source }
 
 // Load returns the latest snapshot (one atomic load).
-func (t *Target) Load() *signal.Snapshot { return t.sampler.Load() }
+func (t *Target) Load() *sampling.Snapshot { return t.sampler.Load() }
 
 // WaitFirst waits up to max for the first sample and returns the snapshot
 // then in force, warming up or not.
-func (t *Target) WaitFirst(ctx context.Context, max time.Duration) *signal.Snapshot {
+func (t *Target) WaitFirst(ctx context.Context, max time.Duration) *sampling.Snapshot {
 	if snap := t.Load(); sampled(snap) {
 		return snap // the common case: no timer, no allocation
 	}
@@ -100,7 +101,7 @@ func (t *Target) WaitFirst(ctx context.Context, max time.Duration) *signal.Snaps
 
 // sampled reports whether a snapshot is past warming up: a signal, or a
 // first sample that failed.
-func sampled(snap *signal.Snapshot) bool {
+func sampled(snap *sampling.Snapshot) bool {
 	return !snap.Signal.WarmingUp() || snap.Samples > 0 && snap.LastErr != nil
 }
 
@@ -121,7 +122,7 @@ type Config struct {
 	// Limits bound targets and the ScaledObjects they serve.
 	Limits Limits
 	// AlignSamples samples every target at the multiples of its interval
-	// on the clock (signal.SamplerConfig.Align), so that scaler replicas
+	// on the clock (sampling.SamplerConfig.Align), so that scaler replicas
 	// sample at the same instants.
 	AlignSamples bool
 	// After, when set, builds what consumes a target's samples besides
@@ -129,7 +130,7 @@ type Config struct {
 	After func(tr *trigger.Trigger) func(ctx context.Context, obs pressure.Observation, in signal.Input)
 	// Clock is the one source of time of the registry and of every surface
 	// that reads it (Registry.Now).
-	Clock  signal.Clock
+	Clock  sampling.Clock
 	Logger *slog.Logger
 }
 
@@ -168,7 +169,7 @@ func NewRegistry(ctx context.Context, cfg Config) *Registry {
 		cfg.IdleTimeout = DefaultIdleTimeout
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = signal.SystemClock{}
+		cfg.Clock = sampling.SystemClock{}
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -518,7 +519,7 @@ func (r *Registry) start(key string, tr *trigger.Trigger) (*Target, error) {
 	if r.cfg.After != nil {
 		after = r.cfg.After(tr)
 	}
-	sampler := signal.NewSampler(signal.SamplerConfig{
+	sampler := sampling.NewSampler(sampling.SamplerConfig{
 		Source:   src,
 		Compute:  pressure.ComputeCollector{ActivationWorkingSetTarget: tr.ActivationWorkingSetTarget},
 		Storage:  pressure.NewStorageCollector(pressure.DefaultStorageOptions()),

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
-	"github.com/barometer-scaler/barometer/pkg/signal/signaltest"
+	"github.com/barometer-scaler/barometer/pkg/sampling/samplingtest"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
 	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
 )
@@ -36,7 +36,7 @@ func testSources() *trigger.Schema {
 }
 
 func TestRegistryLifecycle(t *testing.T) {
-	clock := signaltest.NewFakeClock(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)) // never ticked: the test reaps by hand
+	clock := samplingtest.NewFakeClock(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)) // never ticked: the test reaps by hand
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	reg := NewRegistry(ctx, Config{Schema: testSources(), IdleTimeout: time.Minute, Clock: clock})
@@ -100,7 +100,7 @@ func TestRegistryLifecycle(t *testing.T) {
 // TestFromEnvKeys: KEDA forwards xFromEnv under that name with the resolved
 // value; it reads as x, and errors name the key the trigger wrote.
 func TestLookupWithSeveralTriggersAndStreams(t *testing.T) {
-	clock := signaltest.NewFakeClock(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC))
+	clock := samplingtest.NewFakeClock(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	reg := NewRegistry(ctx, Config{Schema: testSources(), IdleTimeout: 2 * time.Minute, Clock: clock})

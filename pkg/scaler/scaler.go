@@ -18,7 +18,7 @@ import (
 
 	"github.com/barometer-scaler/barometer/pkg/health"
 	"github.com/barometer-scaler/barometer/pkg/registry"
-	"github.com/barometer-scaler/barometer/pkg/signal"
+	"github.com/barometer-scaler/barometer/pkg/sampling"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
 	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
 )
@@ -181,14 +181,14 @@ func (s *Server) IsActive(ctx context.Context, ref *externalscaler.ScaledObjectR
 
 // current returns a usable snapshot: it waits briefly for a first sample and
 // refuses a stale one.
-func (s *Server) current(ctx context.Context, t *registry.Target) (*signal.Snapshot, error) {
+func (s *Server) current(ctx context.Context, t *registry.Target) (*sampling.Snapshot, error) {
 	snap := t.WaitFirst(ctx, s.warmUpWait)
 	return snap, usable(snap, s.reg.Now())
 }
 
 // usable refuses, as Unavailable, a signal that is warming up or stale, so
 // KEDA's fallback counts the failure instead of acting on a made-up zero.
-func usable(snap *signal.Snapshot, now time.Time) error {
+func usable(snap *sampling.Snapshot, now time.Time) error {
 	if err := health.Fresh(snap, now); err != nil {
 		return status.Error(codes.Unavailable, err.Error())
 	}

@@ -1,27 +1,9 @@
 package signal
 
 import (
-	"context"
 	"testing"
 	"time"
-
-	"github.com/barometer-scaler/barometer/pkg/pressure"
 )
-
-// BenchmarkSnapshotRead is what every gRPC call, /scale request and probe
-// pays: one atomic load. Target: 0 allocs/op.
-func BenchmarkSnapshotRead(b *testing.B) {
-	s := newTestSampler(newFakeClock(), &scripted{steps: []func() (pressure.Observation, error){replicas(0.5, 0.6)}}, DefaultOptions())
-	s.SampleOnce(context.Background())
-	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		var v float64
-		for pb.Next() {
-			v += s.Load().Signal.ScaleValue
-		}
-		_ = v
-	})
-}
 
 // BenchmarkCompute folds one sample. The only allocation is the Reason
 // string.

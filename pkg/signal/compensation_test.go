@@ -289,6 +289,16 @@ func TestLag(t *testing.T) {
 	if l := compute(c, at(15), future).Lag; l != 20*time.Second {
 		t.Errorf("a measurement after now: lag %v, want age 0", l)
 	}
+	// The longer of the configured and the measured start-up counts.
+	measured := in(0.5, 2)
+	measured.MeasuredStartup = 35 * time.Second
+	if l := compute(c, at(30), measured).Lag; l != 35*time.Second {
+		t.Errorf("measured start-up 35s over the configured 20s: lag %v, want 35s", l)
+	}
+	measured.MeasuredStartup = 10 * time.Second
+	if l := compute(c, at(45), measured).Lag; l != 20*time.Second {
+		t.Errorf("measured start-up 10s under the configured 20s: lag %v, want 20s", l)
+	}
 }
 
 func TestProfiles(t *testing.T) {
@@ -326,5 +336,23 @@ func TestComputeAllocatesOnlyTheReason(t *testing.T) {
 	})
 	if allocs > 1 {
 		t.Errorf("%v allocations per sample, want 1", allocs)
+	}
+}
+
+func TestWarmSamplesCoverTheComputersMemory(t *testing.T) {
+	responsive, _ := ProfileOptions(ProfileResponsive)
+	for _, c := range []struct {
+		opts     Options
+		interval time.Duration
+		want     int
+	}{
+		{responsive, time.Second, DefaultLeadWindow},
+		{DefaultOptions(), 5 * time.Second, 30}, // five 30 s half-lives
+		{DefaultOptions(), time.Second, MaxBackfill},
+		{responsive, 0, 0},
+	} {
+		if got := c.opts.WarmSamples(c.interval); got != c.want {
+			t.Errorf("WarmSamples(%v) = %d, want %d", c.interval, got, c.want)
+		}
 	}
 }

@@ -2,7 +2,6 @@ package signal
 
 import (
 	"cmp"
-	"errors"
 	"math"
 	"strconv"
 	"time"
@@ -27,8 +26,8 @@ type Input struct {
 	// not read (pressure.Observation), for the reason.
 	Starting, Terminating []string
 	// MeasuredStartup is how long the latest replicas took from starting
-	// to ready, as a source that tells them apart saw them (the sampler's
-	// startupClock); 0 when none was seen. The lag counts the longer of it
+	// to ready, as a source that tells them apart saw them (measured by the
+	// sampler, pkg/sampling); 0 when none was seen. The lag counts the longer of it
 	// and Options.ReplicaStartup.
 	MeasuredStartup time.Duration
 }
@@ -182,42 +181,6 @@ func (c *Computer) compensate(final, raw, value float64, replicas int, lag time.
 	}
 	c.published, c.sampled = out.value, true
 	return out
-}
-
-// Decide is the computer as a Decider. A sample in which no replica
-// answered fails (Unanswered), so the previous signal stands. A sample whose
-// source answered and saw no replica at all (scaled to zero) is valid: zero
-// pressure across one replica (replicas = max(1, count)), so a workload at
-// zero keeps a fresh signal instead of going stale into KEDA's fallback.
-func (c *Computer) Decide(now time.Time, obs pressure.Observation, in Input) (ScalingSignal, error) {
-	if err := Unanswered(obs); err != nil {
-		return ScalingSignal{}, err
-	}
-	return c.Compute(now, in), nil
-}
-
-// Warm folds a past sample into the computer's state (Warmer); a sample
-// Decide would fail is left out.
-func (c *Computer) Warm(now time.Time, obs pressure.Observation, in Input) {
-	if Unanswered(obs) == nil {
-		c.Compute(now, in)
-	}
-}
-
-// Unanswered fails an observation that expected replicas (obs.Missing)
-// and got no answer from any: it has nothing to fold, and reading it as
-// zero would make up a value. An observation with no replica and none
-// missing is nil: the source saw a workload with no replica.
-func Unanswered(obs pressure.Observation) error {
-	if len(obs.Replicas) > 0 || len(obs.Missing) == 0 {
-		return nil
-	}
-	errs := make([]error, 0, len(obs.Missing)+1)
-	errs = append(errs, errors.New("no replica answered"))
-	for _, m := range obs.Missing {
-		errs = append(errs, m.Err)
-	}
-	return errors.Join(errs...)
 }
 
 // reason formats "{dimension} pressure {v:0.00} across {n} replica(s)".

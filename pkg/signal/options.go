@@ -13,6 +13,12 @@ const (
 	DefaultScaleInThreshold  = 0.25
 )
 
+// MaxReplicaStartup bounds the start-up the lag counts: the replicaStartup
+// key's range, and each measured start-up (a replica that stayed not ready
+// for longer was stuck, not starting, and its wait says nothing about the
+// next replica's).
+const MaxReplicaStartup = time.Hour
+
 // Defaults of the compensation options when a profile turns them on
 // (docs/compensation.md explains each).
 const (

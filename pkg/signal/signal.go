@@ -33,7 +33,7 @@ func (d Dimension) MarshalText() ([]byte, error) { return []byte(d.String()), ni
 const ReasonWarmingUp = "warming up"
 
 // PolicyPressure is the Policy of the computer's signals: the pressure
-// signal, as opposed to a replica policy a Decider applies.
+// signal, as opposed to a replica policy a decider applies (pkg/decide).
 const PolicyPressure = "pressure"
 
 // Cost is what a target's replicas have used since its sampler started:

@@ -9,7 +9,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/registry"
 	"github.com/barometer-scaler/barometer/pkg/registry/registrytest"
-	"github.com/barometer-scaler/barometer/pkg/signal/signaltest"
+	"github.com/barometer-scaler/barometer/pkg/sampling/samplingtest"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
 	barometerv1 "github.com/barometer-scaler/barometer/proto/barometer/v1"
 	"google.golang.org/grpc"
@@ -28,7 +28,7 @@ func oneReplica(name string, cpu float64) pressure.Observation {
 // env is a registry of scripted targets served over loopback gRPC. Its
 // samplers run on a fake clock, which ticks only when the test says.
 type env struct {
-	clock   *signaltest.FakeClock
+	clock   *samplingtest.FakeClock
 	reg     *registry.Registry
 	scripts map[string]*registrytest.Script
 	srv     *Server
@@ -44,7 +44,7 @@ func (e *env) set(name string, cpu float64) { e.scripts[name].Set(oneReplica(nam
 // SignalService on 127.0.0.1:0 and a generated client connected to it.
 func newEnv(t *testing.T, scripts ...string) *env {
 	t.Helper()
-	e := &env{clock: signaltest.NewFakeClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)), scripts: map[string]*registrytest.Script{}}
+	e := &env{clock: samplingtest.NewFakeClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)), scripts: map[string]*registrytest.Script{}}
 	for _, name := range scripts {
 		e.scripts[name] = registrytest.Returning(oneReplica(name, 0))
 	}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/registry"
-	"github.com/barometer-scaler/barometer/pkg/signal"
+	"github.com/barometer-scaler/barometer/pkg/sampling"
 	barometerv1 "github.com/barometer-scaler/barometer/proto/barometer/v1"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -62,7 +62,7 @@ func (s *Server) Get(_ context.Context, req *barometerv1.GetRequest) (*barometer
 }
 
 // convert stamps a snapshot with the facts Get and Watch add to the signal.
-func (s *Server) convert(t *registry.Target, snap *signal.Snapshot) *barometerv1.ScalingSignal {
+func (s *Server) convert(t *registry.Target, snap *sampling.Snapshot) *barometerv1.ScalingSignal {
 	return ToProto(snap.Signal, t.Key, snap.Stale(s.reg.Now()))
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/registry"
+	"github.com/barometer-scaler/barometer/pkg/sampling"
 	"github.com/barometer-scaler/barometer/pkg/signal"
 	barometerv1 "github.com/barometer-scaler/barometer/proto/barometer/v1"
 	"google.golang.org/grpc"
@@ -60,7 +61,7 @@ func (s *Server) Watch(req *barometerv1.WatchRequest, stream grpc.ServerStreamin
 // reaped target never publishes again: a stream left on either would show a
 // signal KEDA no longer uses, or freeze silently. A forgotten ScaledObject
 // ends the stream with NOT_FOUND.
-func (s *Server) await(ctx context.Context, ns, name string, t *registry.Target, snap *signal.Snapshot, recheck *time.Ticker) (*registry.Target, error) {
+func (s *Server) await(ctx context.Context, ns, name string, t *registry.Target, snap *sampling.Snapshot, recheck *time.Ticker) (*registry.Target, error) {
 	for {
 		published := false
 		select {
@@ -88,7 +89,7 @@ func (s *Server) await(ctx context.Context, ns, name string, t *registry.Target,
 // recheckEvery is the staleness horizon: by then a live target has
 // published, so a stopped one is noticed no later than its signal would read
 // stale anyway.
-func recheckEvery(snap *signal.Snapshot) time.Duration {
+func recheckEvery(snap *sampling.Snapshot) time.Duration {
 	if snap.Interval <= 0 {
 		return 3 * signal.DefaultSampleInterval
 	}

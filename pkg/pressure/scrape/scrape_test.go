@@ -108,14 +108,10 @@ func TestLoopbackReplicas(t *testing.T) {
 			t.Errorf("after overload: %+v", cp)
 		}
 
-		// Through the sampler, the Reason names the replicas left out.
-		sampler := signal.NewSampler(signal.SamplerConfig{
-			Source: src, Compute: collect, Options: signal.DefaultOptions(), Decider: signal.NewComputer(signal.DefaultOptions()), Interval: time.Second,
-		})
-		snap := sampler.SampleOnce(context.Background())
-		if snap.LastErr != nil || !strings.Contains(snap.Signal.Reason, "no answer from") ||
-			!strings.Contains(snap.Signal.Reason, hang.URL) {
-			t.Errorf("snapshot err %v reason %q", snap.LastErr, snap.Signal.Reason)
+		// Folded by the computer, the Reason names the replicas left out.
+		sig := signal.NewComputer(signal.DefaultOptions()).Compute(clk.Now(), signal.Input{Compute: collect.Collect(observe())})
+		if !strings.Contains(sig.Reason, "no answer from") || !strings.Contains(sig.Reason, hang.URL) {
+			t.Errorf("reason %q", sig.Reason)
 		}
 
 		counts := src.ErrorCounts()

@@ -118,8 +118,10 @@ func (k Key[S]) Documented(def string) Key[S] { k.Default = def; return k }
 // Require makes the key mandatory.
 func (k Key[S]) Require() Key[S] { k.Required = true; return k }
 
-// DefaultFrom computes the default from the context (sampleInterval's
-// comes from the scaler, metricName's from the policy).
+// DefaultFrom replaces the key's fixed default with one computed from the
+// context: when the trigger leaves the key unset, reset puts the default
+// into dst (sampleInterval's comes from the scaler, metricName's and
+// maxReplicas' from the policy).
 func (k Key[S]) DefaultFrom(reset func(dst *S, c *Context)) Key[S] { k.reset = reset; return k }
 
 // Then runs fn once the key's value is in dst: for a key that decides how

@@ -1,8 +1,8 @@
-// Package signaltest provides a fake signal.Clock. It is for tests only.
+// Package samplingtest provides a fake sampling.Clock. It is for tests only.
 //
-// It imports nothing from package signal, so that package's own tests can
+// It imports nothing from package sampling, so that package's own tests can
 // use it too.
-package signaltest
+package samplingtest
 
 import (
 	"sync"
@@ -14,7 +14,7 @@ import (
 // before it fails the test.
 const TickTimeout = 5 * time.Second
 
-// FakeClock is a manual signal.Clock: Now moves only when the test advances
+// FakeClock is a manual sampling.Clock: Now moves only when the test advances
 // it, and its tickers deliver only when the test calls Tick, so a test
 // decides exactly when a sampler samples. Safe for concurrent use.
 type FakeClock struct {
@@ -75,7 +75,7 @@ func (c *FakeClock) Tick(t testing.TB, d time.Duration) time.Time {
 	}
 	c.mu.Unlock()
 	if len(chans) == 0 {
-		t.Fatalf("signaltest: no ticker of period %v to tick", d)
+		t.Fatalf("samplingtest: no ticker of period %v to tick", d)
 	}
 	timeout := time.NewTimer(TickTimeout)
 	defer timeout.Stop()
@@ -83,7 +83,7 @@ func (c *FakeClock) Tick(t testing.TB, d time.Duration) time.Time {
 		select {
 		case ch <- now:
 		case <-timeout.C:
-			t.Fatalf("signaltest: a ticker of period %v did not take its tick within %v", d, TickTimeout)
+			t.Fatalf("samplingtest: a ticker of period %v did not take its tick within %v", d, TickTimeout)
 		}
 	}
 	return now

@@ -1,4 +1,4 @@
-package signal
+package sampling
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
+	"github.com/barometer-scaler/barometer/pkg/signal"
 )
 
 // pods is an observation of ready (read) replicas and starting ones, by
@@ -48,7 +49,7 @@ func TestStartupClockMeasuresStartingToReady(t *testing.T) {
 		}
 	}
 	// The median of the latest five: one slow start does not set it, and
-	// a start-up past MaxReplicaStartup counts as that bound.
+	// a start-up past signal.MaxReplicaStartup counts as that bound.
 	for i, d := range []time.Duration{30 * time.Second, 2 * time.Hour, 40 * time.Second, 50 * time.Second} {
 		name := string(rune('e' + i))
 		begin := at(100 + 10000*i)
@@ -59,17 +60,17 @@ func TestStartupClockMeasuresStartingToReady(t *testing.T) {
 	if got := c.measured(); got != 40*time.Second {
 		t.Errorf("median of the latest five = %v, want 40s", got)
 	}
-	if c.recent[(c.next+startupSamples-3)%startupSamples] != MaxReplicaStartup {
-		t.Errorf("a 2h start-up held as %v, want the bound %v", c.recent[(c.next+startupSamples-3)%startupSamples], MaxReplicaStartup)
+	if c.recent[(c.next+startupSamples-3)%startupSamples] != signal.MaxReplicaStartup {
+		t.Errorf("a 2h start-up held as %v, want the bound %v", c.recent[(c.next+startupSamples-3)%startupSamples], signal.MaxReplicaStartup)
 	}
 	if len(c.since) != 0 {
 		t.Errorf("replicas still tracked: %v", c.since)
 	}
 }
 
-// The sampler measures start-ups from what its source reports and the
-// computer's lag covers the measured start-up when it is longer than the
-// configured one.
+// The sampler measures start-ups from what its source reports and hands
+// the measured start-up to its decider, whose computer's lag covers it when
+// it is longer than the configured one (signal's TestLag).
 func TestSamplerLagCoversTheMeasuredStartup(t *testing.T) {
 	clock := newFakeClock()
 	obs := []pressure.Observation{
@@ -85,8 +86,8 @@ func TestSamplerLagCoversTheMeasuredStartup(t *testing.T) {
 	}
 	opts := responsive(t)
 	opts.ReplicaStartup = 5 * time.Second
-	computer := NewComputer(opts)
-	s := NewSampler(SamplerConfig{Source: src, Options: opts, Decider: computer, Interval: 5 * time.Second, Clock: clock})
+	d := &recorder{Decider: pressureDecider(t, opts)}
+	s := NewSampler(SamplerConfig{Source: src, Options: opts, Decider: d, Interval: 5 * time.Second, Clock: clock})
 	for i := range obs {
 		if i > 0 {
 			clock.Advance(5 * time.Second)
@@ -94,12 +95,12 @@ func TestSamplerLagCoversTheMeasuredStartup(t *testing.T) {
 		if snap := s.SampleOnce(context.Background()); snap.LastErr != nil {
 			t.Fatal(snap.LastErr)
 		}
-		if want := 5 * time.Second; i < len(obs)-1 && computer.last.lag != want {
-			t.Fatalf("sample %d: lag %v before a start-up was seen, want the configured %v", i, computer.last.lag, want)
+		if i < len(obs)-1 && d.in.MeasuredStartup != 0 {
+			t.Fatalf("sample %d: measured start-up %v before a start-up was seen, want none (the configured %v counts)", i, d.in.MeasuredStartup, opts.ReplicaStartup)
 		}
 	}
 	// b was first seen starting at 5 s and ready at 20 s.
-	if got := computer.last.lag; got != 15*time.Second {
-		t.Errorf("lag %v after b took 15s to start, want 15s", got)
+	if got := d.in.MeasuredStartup; got != 15*time.Second {
+		t.Errorf("measured start-up %v after b took 15s to start, want 15s", got)
 	}
 }

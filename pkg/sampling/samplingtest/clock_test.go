@@ -1,18 +1,18 @@
-package signaltest_test
+package samplingtest_test
 
 import (
 	"testing"
 	"time"
 
-	"github.com/barometer-scaler/barometer/pkg/signal"
-	"github.com/barometer-scaler/barometer/pkg/signal/signaltest"
+	"github.com/barometer-scaler/barometer/pkg/sampling"
+	"github.com/barometer-scaler/barometer/pkg/sampling/samplingtest"
 )
 
-var _ signal.Clock = (*signaltest.FakeClock)(nil)
+var _ sampling.Clock = (*samplingtest.FakeClock)(nil)
 
 func TestFakeClockTicksOnlyTheTickersOfThePeriod(t *testing.T) {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	c := signaltest.NewFakeClock(start)
+	c := samplingtest.NewFakeClock(start)
 	if got := c.Advance(time.Second); !got.Equal(start.Add(time.Second)) || !c.Now().Equal(got) {
 		t.Fatalf("Advance: %v, Now %v", got, c.Now())
 	}

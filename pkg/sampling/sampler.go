@@ -1,4 +1,4 @@
-package signal
+package sampling
 
 import (
 	"context"
@@ -7,14 +7,16 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/barometer-scaler/barometer/pkg/decide"
 	"github.com/barometer-scaler/barometer/pkg/pressure"
+	"github.com/barometer-scaler/barometer/pkg/signal"
 )
 
 // Snapshot is what the sampler publishes after every attempt: the current
 // signal plus the facts about sampling that surfaces need (staleness, the
 // last error, counters). A Snapshot is immutable once published.
 type Snapshot struct {
-	Signal ScalingSignal
+	Signal signal.ScalingSignal
 	// Interval is the sampler's sample interval, for staleness checks.
 	Interval time.Duration
 	// AttemptedAt is when the last sample was attempted (zero before any).
@@ -39,29 +41,6 @@ func (s *Snapshot) Stale(now time.Time) bool {
 	return s.Signal.WarmingUp() || now.Sub(s.Signal.SampledAt) > 3*s.Interval
 }
 
-// Decider folds one sample into the signal to publish: the computer, or a
-// replica policy (pkg/decide has one per policy kind), so the sampler's
-// timer, timeouts, collectors, split probe and snapshot stay one code path
-// for every policy. Decide is called by one
-// goroutine at a time, so a Decider may keep state without locking.
-type Decider interface {
-	// WarmingUp is the signal published before the first sample.
-	WarmingUp() ScalingSignal
-	// Decide folds the observation taken at now; in holds the collectors'
-	// results (and the split probe's, when the options ask for it). An
-	// error fails the sample like a source error: the previous signal
-	// stands and the error is recorded.
-	Decide(now time.Time, obs pressure.Observation, in Input) (ScalingSignal, error)
-}
-
-// Warmer is a Decider that can fold a past sample into its state without
-// deciding anything: no audit event, no log line, no count. The sampler's
-// backfill uses it (SamplerConfig.Backfill).
-type Warmer interface {
-	Decider
-	Warm(now time.Time, obs pressure.Observation, in Input)
-}
-
 // SamplerConfig wires a sampler.
 type SamplerConfig struct {
 	Source  pressure.Source
@@ -69,10 +48,10 @@ type SamplerConfig struct {
 	// Storage folds the storage axis; nil leaves it empty.
 	Storage *pressure.StorageCollector
 	// Options says whether to probe splits (SplitAwareScaleIn).
-	Options Options
+	Options signal.Options
 	// Decider folds each sample; required.
-	Decider Decider
-	// Interval between samples; <= 0 falls back to DefaultSampleInterval.
+	Decider decide.Decider
+	// Interval between samples; <= 0 falls back to signal.DefaultSampleInterval.
 	Interval time.Duration
 	// Timeout bounds one Observe call; <= 0 means 80 % of Interval.
 	Timeout time.Duration
@@ -87,24 +66,24 @@ type SamplerConfig struct {
 	// Backfill is how many past aligned samples an aligned sampler folds
 	// before its first one, when its source can observe the past
 	// (pressure.HistorySource) and its decider can fold without deciding
-	// (Warmer). A replica that starts late then holds the state (the
+	// (decide.Warmer). A replica that starts late then holds the state (the
 	// lead's window, the gate, the smoothing) of one that has run all
 	// along. 0 folds none.
 	Backfill int
 	// After, when set, consumes each sample that was observed and
 	// decided, once its snapshot is published (victim hints): it reads
 	// what the decider read and changes nothing the surfaces serve.
-	After  func(ctx context.Context, obs pressure.Observation, in Input)
+	After  func(ctx context.Context, obs pressure.Observation, in signal.Input)
 	Clock  Clock
 	Logger *slog.Logger
 }
 
-// Sampler runs a source on a timer, folds each observation through the
-// computer and publishes the result. Load is safe for concurrent use and never
+// Sampler runs a source on a timer, folds each observation through its
+// decider and publishes the result. Load is safe for concurrent use and never
 // blocks or allocates; Run and SampleOnce are serialised internally.
 type Sampler struct {
 	cfg     SamplerConfig
-	decider Decider
+	decider decide.Decider
 	splits  *splitTracker
 	starts  startupClock // owned by the sampling goroutine (under mu)
 
@@ -116,7 +95,7 @@ type Sampler struct {
 // first sample.
 func NewSampler(cfg SamplerConfig) *Sampler {
 	if cfg.Interval <= 0 {
-		cfg.Interval = DefaultSampleInterval
+		cfg.Interval = signal.DefaultSampleInterval
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = cfg.Interval * 4 / 5
@@ -177,7 +156,7 @@ func (s *Sampler) Run(ctx context.Context) {
 // left out, as a live one would be.
 func (s *Sampler) backfill(ctx context.Context) {
 	past, ok := s.cfg.Source.(pressure.HistorySource)
-	warmer, warms := s.decider.(Warmer)
+	warmer, warms := s.decider.(decide.Warmer)
 	if !s.cfg.Align || s.cfg.Backfill <= 0 || !ok || !warms {
 		return
 	}
@@ -239,9 +218,9 @@ func (s *Sampler) SampleOnce(ctx context.Context) *Snapshot {
 		SplitProbeFailures: prev.SplitProbeFailures,
 		next:               make(chan struct{}),
 	}
-	var in Input
+	var in signal.Input
 	if err == nil {
-		var sig ScalingSignal
+		var sig signal.ScalingSignal
 		if sig, in, err = s.decide(obs, at, foldedMeasuredAt(obs.MeasuredAt, at, now), next); err == nil {
 			next.Signal = sig
 		}
@@ -261,7 +240,7 @@ func (s *Sampler) SampleOnce(ctx context.Context) *Snapshot {
 	return next
 }
 
-func (s *Sampler) decide(obs pressure.Observation, now, measuredAt time.Time, snap *Snapshot) (ScalingSignal, Input, error) {
+func (s *Sampler) decide(obs pressure.Observation, now, measuredAt time.Time, snap *Snapshot) (signal.ScalingSignal, signal.Input, error) {
 	in := s.input(obs, now, measuredAt, snap)
 	sig, err := s.decider.Decide(now, obs, in)
 	sig.MeasuredAt = obs.MeasuredAt // every decider's signal says how old its data is
@@ -270,8 +249,8 @@ func (s *Sampler) decide(obs pressure.Observation, now, measuredAt time.Time, sn
 
 // input runs the collectors (and the split probe, when the options ask for
 // it) over a sample folded at now.
-func (s *Sampler) input(obs pressure.Observation, now, measuredAt time.Time, snap *Snapshot) Input {
-	in := Input{Compute: s.cfg.Compute.Collect(obs), MeasuredAt: measuredAt, Starting: obs.Starting, Terminating: obs.Terminating,
+func (s *Sampler) input(obs pressure.Observation, now, measuredAt time.Time, snap *Snapshot) signal.Input {
+	in := signal.Input{Compute: s.cfg.Compute.Collect(obs), MeasuredAt: measuredAt, Starting: obs.Starting, Terminating: obs.Terminating,
 		MeasuredStartup: s.starts.observe(obs, now)}
 	if s.cfg.Storage != nil && obs.Trees != nil {
 		in.Storage = s.cfg.Storage.Collect(obs.Trees, now)
@@ -298,7 +277,7 @@ func (s *Sampler) probeSplits(obs pressure.Observation, now time.Time, snap *Sna
 	return s.splits.update(obs, now) > 0
 }
 
-// foldedMeasuredAt is the measurement time the computer sees for data
+// foldedMeasuredAt is the measurement time the decider folds for data
 // measured at measuredAt, in a sample folded at at and finished at now. An
 // aligned sample folds at the multiple of its interval it began at, so data
 // measured after that instant (a scrape that answered a few milliseconds

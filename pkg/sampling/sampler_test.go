@@ -1,4 +1,4 @@
-package signal
+package sampling
 
 import (
 	"context"
@@ -10,12 +10,13 @@ import (
 	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
-	"github.com/barometer-scaler/barometer/pkg/signal/signaltest"
+	"github.com/barometer-scaler/barometer/pkg/sampling/samplingtest"
+	"github.com/barometer-scaler/barometer/pkg/signal"
 )
 
 // newFakeClock returns a manual clock at t0: Now moves only when the test
 // says, and the sampler's ticker delivers only when the test ticks it.
-func newFakeClock() *signaltest.FakeClock { return signaltest.NewFakeClock(t0) }
+func newFakeClock() *samplingtest.FakeClock { return samplingtest.NewFakeClock(t0) }
 
 // scripted is a source that returns the next scripted observation or error.
 type scripted struct {
@@ -67,15 +68,15 @@ func splitsUnreadable(err error, cpu ...float64) func() (pressure.Observation, e
 	}
 }
 
-func newTestSampler(clock *signaltest.FakeClock, src pressure.Source, opts Options) *Sampler {
-	return NewSampler(SamplerConfig{Source: src, Options: opts, Decider: NewComputer(opts), Interval: 5 * time.Second, Clock: clock})
+func newTestSampler(t testing.TB, clock *samplingtest.FakeClock, src pressure.Source, opts signal.Options) *Sampler {
+	return NewSampler(SamplerConfig{Source: src, Options: opts, Decider: pressureDecider(t, opts), Interval: 5 * time.Second, Clock: clock})
 }
 
 func TestSamplerWarmingUpThenSample(t *testing.T) {
 	clock := newFakeClock()
-	s := newTestSampler(clock, &scripted{steps: []func() (pressure.Observation, error){replicas(0.5, 0.7)}}, DefaultOptions())
+	s := newTestSampler(t, clock, &scripted{steps: []func() (pressure.Observation, error){replicas(0.5, 0.7)}}, signal.DefaultOptions())
 	first := s.Load()
-	if first.Signal.Reason != ReasonWarmingUp || !first.Stale(clock.Now()) {
+	if first.Signal.Reason != signal.ReasonWarmingUp || !first.Stale(clock.Now()) {
 		t.Fatalf("before the first sample: %+v", first.Signal)
 	}
 	snap := s.SampleOnce(context.Background())
@@ -94,9 +95,9 @@ func TestSamplerWarmingUpThenSample(t *testing.T) {
 
 func TestSamplerFailedSampleKeepsSignal(t *testing.T) {
 	clock := newFakeClock()
-	s := newTestSampler(clock, &scripted{steps: []func() (pressure.Observation, error){
+	s := newTestSampler(t, clock, &scripted{steps: []func() (pressure.Observation, error){
 		replicas(0.5), fail("connection refused"), replicas(0.8),
-	}}, DefaultOptions())
+	}}, signal.DefaultOptions())
 	good := s.SampleOnce(context.Background())
 	clock.Advance(5 * time.Second)
 	bad := s.SampleOnce(context.Background())
@@ -117,7 +118,7 @@ func TestSamplerNoReplicasIsAFailure(t *testing.T) {
 	allMissing := func() (pressure.Observation, error) {
 		return pressure.Observation{Missing: []pressure.MissingReplica{{Name: "a", Err: errors.New("timeout")}}}, nil
 	}
-	s := newTestSampler(clock, &scripted{steps: []func() (pressure.Observation, error){allMissing}}, DefaultOptions())
+	s := newTestSampler(t, clock, &scripted{steps: []func() (pressure.Observation, error){allMissing}}, signal.DefaultOptions())
 	snap := s.SampleOnce(context.Background())
 	if snap.LastErr == nil || !snap.Signal.WarmingUp() {
 		t.Fatalf("no replicas should fail the sample: %+v", snap)
@@ -126,7 +127,7 @@ func TestSamplerNoReplicasIsAFailure(t *testing.T) {
 
 func TestSnapshotStaleness(t *testing.T) {
 	clock := newFakeClock()
-	s := newTestSampler(clock, &scripted{steps: []func() (pressure.Observation, error){replicas(0.5)}}, DefaultOptions())
+	s := newTestSampler(t, clock, &scripted{steps: []func() (pressure.Observation, error){replicas(0.5)}}, signal.DefaultOptions())
 	snap := s.SampleOnce(context.Background())
 	if snap.Stale(clock.Now().Add(15 * time.Second)) {
 		t.Error("stale at exactly 3 intervals")
@@ -137,11 +138,11 @@ func TestSnapshotStaleness(t *testing.T) {
 }
 
 func TestSamplerSplitProbe(t *testing.T) {
-	o := DefaultOptions()
+	o := signal.DefaultOptions()
 	o.ScaleInGateWindow = 0
 	clock := newFakeClock()
 	s := NewSampler(SamplerConfig{
-		Options: o, Decider: NewComputer(o), Interval: 5 * time.Second, Clock: clock, SplitFootprintTTL: 30 * time.Second,
+		Options: o, Decider: pressureDecider(t, o), Interval: 5 * time.Second, Clock: clock, SplitFootprintTTL: 30 * time.Second,
 		Source: &scripted{steps: []func() (pressure.Observation, error){
 			replicas(1, 1),               // 2.0
 			withSplits(2, nil, 0.1, 0.1), // split in flight: held
@@ -173,7 +174,7 @@ func TestSamplerSplitProbe(t *testing.T) {
 // off for all: the footprints the others reported still hold scale-in, and
 // only the unreadable part fails open. The failure is counted per sample.
 func TestSamplerSplitProbeFailsOpenPerReplica(t *testing.T) {
-	o := DefaultOptions()
+	o := signal.DefaultOptions()
 	o.ScaleInGateWindow = 0
 	clock := newFakeClock()
 	// Replica a is splitting; b's gauge is unreadable (it reports none).
@@ -193,7 +194,7 @@ func TestSamplerSplitProbeFailsOpenPerReplica(t *testing.T) {
 		return obs, nil
 	}
 	s := NewSampler(SamplerConfig{
-		Options: o, Decider: NewComputer(o), Interval: 5 * time.Second, Clock: clock, SplitFootprintTTL: time.Minute,
+		Options: o, Decider: pressureDecider(t, o), Interval: 5 * time.Second, Clock: clock, SplitFootprintTTL: time.Minute,
 		Source: &scripted{steps: []func() (pressure.Observation, error){
 			replicas(1, 1),      // 2.0
 			aSplitting(2, true), // a's split holds, though b's gauge is unreadable
@@ -219,7 +220,7 @@ func TestSamplerSplitProbeFailsOpenPerReplica(t *testing.T) {
 func TestSamplerRunSamplesAtOnceThenOnTicks(t *testing.T) {
 	clock := newFakeClock()
 	src := &scripted{steps: []func() (pressure.Observation, error){replicas(0.1), replicas(0.2), replicas(0.3)}}
-	s := newTestSampler(clock, src, DefaultOptions())
+	s := newTestSampler(t, clock, src, signal.DefaultOptions())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { s.Run(ctx); close(done) }()
@@ -254,7 +255,7 @@ func TestSamplerTimeoutBoundsObserve(t *testing.T) {
 		<-ctx.Done()
 		return pressure.Observation{}, ctx.Err()
 	})
-	s := NewSampler(SamplerConfig{Source: hang, Decider: NewComputer(DefaultOptions()), Interval: 50 * time.Millisecond})
+	s := NewSampler(SamplerConfig{Source: hang, Decider: pressureDecider(t, signal.DefaultOptions()), Interval: 50 * time.Millisecond})
 	snap := s.SampleOnce(context.Background())
 	if !errors.Is(snap.LastErr, context.DeadlineExceeded) {
 		t.Fatalf("LastErr = %v, want deadline exceeded", snap.LastErr)
@@ -270,9 +271,9 @@ func TestSamplerAlignsToTheClock(t *testing.T) {
 	if got := Aligned(time.Date(2026, 1, 1, 0, 0, 5, 0, time.UTC), 5*time.Second); got != 5*time.Second {
 		t.Errorf("Aligned at :05 = %v, want 5s", got)
 	}
-	clock := signaltest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 3, 0, time.UTC))
+	clock := samplingtest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 3, 0, time.UTC))
 	src := &scripted{steps: []func() (pressure.Observation, error){replicas(0.1), replicas(0.2), replicas(0.3)}}
-	s := NewSampler(SamplerConfig{Source: src, Decider: NewComputer(DefaultOptions()), Interval: 5 * time.Second, Align: true, Clock: clock})
+	s := NewSampler(SamplerConfig{Source: src, Decider: pressureDecider(t, signal.DefaultOptions()), Interval: 5 * time.Second, Align: true, Clock: clock})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { s.Run(ctx); close(done) }()
@@ -313,7 +314,7 @@ func TestSamplerStoppedMidSampleIsQuiet(t *testing.T) {
 		<-ctx.Done()
 		return pressure.Observation{}, ctx.Err()
 	})
-	s := NewSampler(SamplerConfig{Source: hang, Decider: NewComputer(DefaultOptions()), Interval: time.Minute,
+	s := NewSampler(SamplerConfig{Source: hang, Decider: pressureDecider(t, signal.DefaultOptions()), Interval: time.Minute,
 		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -329,9 +330,10 @@ func TestSamplerStoppedMidSampleIsQuiet(t *testing.T) {
 // An aligned sample folds at the instant it began; data measured after that
 // instant keeps its real age, so a scrape's sample is stale as it is
 // unaligned, and data measured before it (a Prometheus evaluation) keeps
-// its own measurement time.
+// its own measurement time. The age the decider is handed is what the
+// computer's lag counts (signal's TestLag).
 func TestAlignedSampleKeepsTheDataAge(t *testing.T) {
-	clock := signaltest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 3, 0, time.UTC))
+	clock := samplingtest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 3, 0, time.UTC))
 	var measuredAt time.Time
 	src := pressure.SourceFunc(func(context.Context) (pressure.Observation, error) {
 		obs, _ := replicas(0.5)()
@@ -343,18 +345,18 @@ func TestAlignedSampleKeepsTheDataAge(t *testing.T) {
 		return obs, nil
 	})
 	opts := responsive(t)
-	computer := NewComputer(opts)
-	s := NewSampler(SamplerConfig{Source: src, Options: opts, Decider: computer, Interval: 5 * time.Second, Align: true, Clock: clock})
+	d := &recorder{Decider: pressureDecider(t, opts)}
+	s := NewSampler(SamplerConfig{Source: src, Options: opts, Decider: d, Interval: 5 * time.Second, Align: true, Clock: clock})
 	if snap := s.SampleOnce(context.Background()); snap.LastErr != nil || snap.Signal.SampledAt.Second() != 0 {
 		t.Fatalf("sample folded at %v (err %v), want :00", snap.Signal.SampledAt, snap.LastErr)
 	}
-	if computer.last.lag != 20*time.Millisecond {
-		t.Errorf("scrape measured 3s after the fold instant: lag %v, want its real age 20ms", computer.last.lag)
+	if age := d.at.Sub(d.in.MeasuredAt); age != 20*time.Millisecond {
+		t.Errorf("scrape measured 3s after the fold instant: age %v, want its real age 20ms", age)
 	}
 	clock.Advance(5 * time.Second)
 	measuredAt = time.Date(2026, 1, 1, 0, 0, 4, 0, time.UTC) // evaluated 1s before the fold at :05
 	s.SampleOnce(context.Background())
-	if computer.last.lag != time.Second {
-		t.Errorf("data measured 1s before the fold instant: lag %v, want 1s", computer.last.lag)
+	if age := d.at.Sub(d.in.MeasuredAt); age != time.Second {
+		t.Errorf("data measured 1s before the fold instant: age %v, want 1s", age)
 	}
 }

@@ -1,22 +1,17 @@
-package signal
+package sampling
 
 import (
 	"slices"
 	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
+	"github.com/barometer-scaler/barometer/pkg/signal"
 )
 
 // startupSamples is how many of the latest start-ups the measured start-up
 // is the median of: enough that one slow image pull does not set it, few
 // enough that it follows a workload whose start-up changed.
 const startupSamples = 5
-
-// MaxReplicaStartup bounds the start-up the lag counts: the replicaStartup
-// key's range, and each measured start-up (a replica that stayed not ready
-// for longer was stuck, not starting, and its wait says nothing about the
-// next replica's).
-const MaxReplicaStartup = time.Hour
 
 // startupClock measures how long replicas take to start, from a source that
 // tells starting replicas from ready ones (pressure.Observation.Starting,
@@ -87,7 +82,7 @@ func readyIn(obs pressure.Observation, name string) bool {
 }
 
 func (c *startupClock) record(d time.Duration) {
-	c.recent[c.next] = min(max(d, 0), MaxReplicaStartup)
+	c.recent[c.next] = min(max(d, 0), signal.MaxReplicaStartup)
 	c.next = (c.next + 1) % startupSamples
 	c.n = min(c.n+1, startupSamples)
 }

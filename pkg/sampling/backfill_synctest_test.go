@@ -1,4 +1,4 @@
-package signal
+package sampling
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
+	"github.com/barometer-scaler/barometer/pkg/signal"
 )
 
 // pastSource answers as a Prometheus server would: what it reports for an
@@ -34,10 +35,10 @@ func (p pastSource) ObserveAt(_ context.Context, at time.Time) (pressure.Observa
 
 // runAligned starts an aligned sampler on the system clock of the bubble
 // and records the signal it published for each instant.
-func runAligned(ctx context.Context, interval, delay time.Duration, backfill int) map[time.Time]ScalingSignal {
-	opts, _ := ProfileOptions(ProfileResponsive)
-	s := NewSampler(SamplerConfig{Source: pastSource{interval, delay}, Decider: NewComputer(opts), Interval: interval, Align: true, Backfill: backfill})
-	got := map[time.Time]ScalingSignal{}
+func runAligned(t testing.TB, ctx context.Context, interval, delay time.Duration, backfill int) map[time.Time]signal.ScalingSignal {
+	opts, _ := signal.ProfileOptions(signal.ProfileResponsive)
+	s := NewSampler(SamplerConfig{Source: pastSource{interval, delay}, Decider: pressureDecider(t, opts), Interval: interval, Align: true, Backfill: backfill})
+	got := map[time.Time]signal.ScalingSignal{}
 	go s.Run(ctx)
 	go func() {
 		for snap := s.Load(); ; {
@@ -62,13 +63,13 @@ func TestBackfilledSamplersAgreeExactly(t *testing.T) {
 	for _, c := range []struct {
 		backfill int
 		agree    bool
-	}{{DefaultLeadWindow, true}, {0, false}} {
+	}{{signal.DefaultLeadWindow, true}, {0, false}} {
 		synctest.Test(t, func(t *testing.T) {
 			const interval = time.Second
 			ctx, cancel := context.WithCancel(context.Background())
-			first := runAligned(ctx, interval, 10*time.Millisecond, c.backfill)
+			first := runAligned(t, ctx, interval, 10*time.Millisecond, c.backfill)
 			time.Sleep(3300 * time.Millisecond)
-			second := runAligned(ctx, interval, 40*time.Millisecond, c.backfill)
+			second := runAligned(t, ctx, interval, 40*time.Millisecond, c.backfill)
 			time.Sleep(20 * interval)
 			synctest.Wait()
 			cancel()
@@ -94,23 +95,5 @@ func TestBackfilledSamplersAgreeExactly(t *testing.T) {
 				t.Errorf("backfill 0: the replicas agreed at all %d instants; the test no longer shows what the backfill is for", compared)
 			}
 		})
-	}
-}
-
-func TestWarmSamplesCoverTheComputersMemory(t *testing.T) {
-	responsive, _ := ProfileOptions(ProfileResponsive)
-	for _, c := range []struct {
-		opts     Options
-		interval time.Duration
-		want     int
-	}{
-		{responsive, time.Second, DefaultLeadWindow},
-		{DefaultOptions(), 5 * time.Second, 30}, // five 30 s half-lives
-		{DefaultOptions(), time.Second, MaxBackfill},
-		{responsive, 0, 0},
-	} {
-		if got := c.opts.WarmSamples(c.interval); got != c.want {
-			t.Errorf("WarmSamples(%v) = %d, want %d", c.interval, got, c.want)
-		}
 	}
 }

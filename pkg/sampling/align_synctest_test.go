@@ -1,4 +1,4 @@
-package signal
+package sampling
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
+	"github.com/barometer-scaler/barometer/pkg/signal"
 )
 
 // On the real clock, in a bubble whose time is fake: two samplers started
@@ -21,7 +22,7 @@ func TestAlignedSamplersAgreeOnTheSystemClock(t *testing.T) {
 				at = append(at, time.Now())
 				return pressure.Observation{Replicas: []pressure.ReplicaObservation{{Name: "a", CPUUtilisation: 0.5}}}, nil
 			})
-			return NewSampler(SamplerConfig{Source: src, Decider: NewComputer(DefaultOptions()), Interval: interval, Align: true}), &at
+			return NewSampler(SamplerConfig{Source: src, Decider: pressureDecider(t, signal.DefaultOptions()), Interval: interval, Align: true}), &at
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		a, atA := times()
