@@ -25,7 +25,7 @@ const (
 	// budget's share of the samples are short. The step starts larger,
 	// 1 / sqrt(samples seen), so a new target finds its headroom within
 	// its first few hundred samples.
-	budgetStep = 0.05
+	budgetStep = 0.1
 	// budgetMinSpread is the smallest spread, relative to the level (or to
 	// one replica's worth, whichever is more): a perfectly flat history
 	// still leaves a little headroom to move.
@@ -34,8 +34,9 @@ const (
 
 // budget provisions for a shortfall budget. It keeps the newest raw
 // demands and provisions for their level (the mean of the newest
-// budgetLevelSamples) plus a headroom of k widths of their spread (their
-// noise over the newest budgetSpreadSamples). k is fed back
+// budgetLevelSamples) plus a headroom of k widths of their spread over the
+// lag (how far the demand moves in one lag, read from the newest
+// budgetSpreadSamples). k is fed back
 // from the samples themselves: a sample whose dominant pressure is above
 // the autoscaler's target saw the pool short, so each short sample raises
 // k and each covered one lowers it, in the proportion that settles k
@@ -47,7 +48,7 @@ type budget struct {
 	k        float64 // the headroom, in widths of the spread
 	n, next  int
 	seen     int
-	last     time.Time // when the newest sample's data was measured
+	at       [budgetSpreadSamples]time.Time
 	y        [budgetSpreadSamples]float64
 }
 
@@ -56,12 +57,12 @@ func newBudget(fraction float64) budget {
 }
 
 // observe folds raw demand measured at at, and whether that sample saw the
-// pool short; it returns the value to provision for. Data seen again (no
+// pool short; it returns the value to provision for when the data is lag
+// old by the time a replica asked for now counts. Data seen again (no
 // later than the newest held) moves nothing.
-func (b *budget) observe(at time.Time, raw float64, short bool) float64 {
-	if b.n == 0 || at.After(b.last) {
-		b.last = at
-		b.y[b.next] = raw
+func (b *budget) observe(at time.Time, raw float64, short bool, lag time.Duration) float64 {
+	if b.n == 0 || at.After(b.at[(b.next-1+budgetSpreadSamples)%budgetSpreadSamples]) {
+		b.at[b.next], b.y[b.next] = at, raw
 		b.next = (b.next + 1) % budgetSpreadSamples
 		b.n = min(b.n+1, budgetSpreadSamples)
 		b.seen++
@@ -73,32 +74,55 @@ func (b *budget) observe(at time.Time, raw float64, short bool) float64 {
 		}
 		b.k = min(budgetMaxWidths, max(0, b.k))
 	}
-	level, spread := b.levelAndSpread()
+	level, spread := b.levelAndSpread(lag)
 	return level + b.k*max(spread, budgetMinSpread*max(level, 1))
 }
 
+// held returns the i-th held sample, oldest first.
+func (b *budget) held(i int) (time.Time, float64) {
+	j := (b.next - b.n + i + budgetSpreadSamples) % budgetSpreadSamples
+	return b.at[j], b.y[j]
+}
+
 // levelAndSpread returns the mean of the newest budgetLevelSamples held
-// and the spread of all held: the root mean square of their successive
-// differences over sqrt(2), which is the standard deviation of their noise
-// and, unlike the standard deviation of the samples themselves, does not
-// grow with a daily wave or a trend.
-func (b *budget) levelAndSpread() (level, spread float64) {
-	var sumSq, recent, prev float64
-	for i := range b.n {
-		y := b.y[(b.next-1-i+budgetSpreadSamples)%budgetSpreadSamples]
-		if i > 0 {
-			sumSq += (y - prev) * (y - prev)
-		}
-		prev = y
-		if i < budgetLevelSamples {
-			recent += y
-		}
+// and the spread of the demand over lag: the root mean square of the
+// changes between held samples lag apart, over sqrt(2) — the standard
+// deviation of the demand's noise when lag is a sample apart, and more as
+// the lag lets a trend or a wave move it. It is 0 when the lag is 0 or no
+// two held samples are lag apart: fresh data needs no headroom.
+func (b *budget) levelAndSpread(lag time.Duration) (level, spread float64) {
+	var recent float64
+	for i := b.n - min(b.n, budgetLevelSamples); i < b.n; i++ {
+		_, y := b.held(i)
+		recent += y
 	}
-	spread = 0
-	if b.n > 1 {
-		spread = math.Sqrt(sumSq / float64(b.n-1) / 2)
+	level = recent / float64(min(b.n, budgetLevelSamples))
+	if lag <= 0 {
+		return level, 0
 	}
-	return recent / float64(min(b.n, budgetLevelSamples)), spread
+	var sumSq float64
+	pairs, j := 0, 0
+	for i := 1; i < b.n; i++ {
+		at, y := b.held(i)
+		// j: the newest sample at least lag before sample i.
+		for j+1 < i {
+			next, _ := b.held(j + 1)
+			if at.Sub(next) < lag {
+				break
+			}
+			j++
+		}
+		from, x := b.held(j)
+		if at.Sub(from) < lag {
+			continue
+		}
+		sumSq += (y - x) * (y - x)
+		pairs++
+	}
+	if pairs == 0 {
+		return level, 0
+	}
+	return level, math.Sqrt(sumSq / float64(pairs) / 2)
 }
 
 // MaxScaleInHoldSamples bounds the samples the churn budget's hold keeps,

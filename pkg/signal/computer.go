@@ -176,7 +176,7 @@ func (c *Computer) compensate(final, raw, value float64, replicas int, lag time.
 		// The pool was short when the dominant pressure was above the
 		// target the autoscaler divides by (1 when it is not known).
 		target := cmp.Or(c.opts.SurgeTarget, 1)
-		if provision := c.budget.observe(measuredAt, raw, value > target); provision > out.value {
+		if provision := c.budget.observe(measuredAt, raw, value > target, lag); provision > out.value {
 			out.headroom = provision - raw
 			out.value = provision
 		}
