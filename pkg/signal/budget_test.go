@@ -154,4 +154,3 @@ func TestBudgetedProfileNamesItsHeadroomAndHold(t *testing.T) {
 		t.Errorf("reason %q, want the headroom and the hold named", s.Reason)
 	}
 }
-
