@@ -315,7 +315,7 @@ func TestProfiles(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := ProfileOptions("fast"); err == nil || err.Error() != `profile "fast" (allowed: responsive, original)` {
+	if _, err := ProfileOptions("fast"); err == nil || err.Error() != `profile "fast" (allowed: budgeted, responsive, original)` {
 		t.Errorf("err = %v", err)
 	}
 }

@@ -45,6 +45,8 @@ type Computer struct {
 	published float64 // the last value before the floor, compensated
 	sampled   bool    // a sample has landed
 	last      compensated
+	budget    budget
+	hold      hold
 	reasonBuf []byte
 }
 
@@ -55,6 +57,8 @@ func NewComputer(opts Options) *Computer {
 		smooth:    ewma{halfLife: opts.EwmaHalfLife},
 		gate:      scaleInGate{window: opts.ScaleInGateWindow},
 		trend:     trend{window: opts.LeadWindow, significance: cmp.Or(opts.LeadSignificance, DefaultLeadSignificance)},
+		budget:    newBudget(opts.ShortfallBudget),
+		hold:      hold{window: opts.ScaleInHold},
 		reasonBuf: make([]byte, 0, 96),
 	}
 }
@@ -125,10 +129,12 @@ func (c *Computer) Compute(now time.Time, in Input) ScalingSignal {
 // compensated is what the compensation made of one sample; the reason
 // names the lead and the surge.
 type compensated struct {
-	value   float64 // before the floor
-	lead    float64
-	surging bool
-	lag     time.Duration
+	value    float64 // before the floor
+	lead     float64
+	headroom float64 // the shortfall budget's, above raw demand
+	holding  bool    // the churn budget holds a fall
+	surging  bool
+	lag      time.Duration
 }
 
 // lag is how far the sample's data trails the moment a replica asked for
@@ -162,6 +168,18 @@ func (c *Computer) compensate(final, raw, value float64, replicas int, lag time.
 		out.lead = c.trend.lead(lag)
 		out.value += out.lead
 	}
+	if c.opts.ShortfallBudget > 0 {
+		if measuredAt.IsZero() {
+			measuredAt = now
+		}
+		// The pool was short when the dominant pressure was above the
+		// target the autoscaler divides by (1 when it is not known).
+		target := cmp.Or(c.opts.SurgeTarget, 1)
+		if provision := c.budget.observe(measuredAt, raw, value > target, lag); provision > out.value {
+			out.headroom = provision - raw
+			out.value = provision
+		}
+	}
 	if c.opts.SaturationSurge {
 		level := c.opts.SurgeLevel
 		if level <= 0 {
@@ -178,6 +196,9 @@ func (c *Computer) compensate(final, raw, value float64, replicas int, lag time.
 	if stale && c.sampled && out.value < c.published {
 		margin := max(float64(out.value*c.opts.ScaleInHysteresis), float64(c.opts.ScaleInNoiseMargin*noise))
 		out.value = min(c.published, out.value+margin)
+	}
+	if held := c.hold.observe(out.value, now); held > out.value {
+		out.value, out.holding = held, true
 	}
 	c.published, c.sampled = out.value, true
 	return out
@@ -202,6 +223,13 @@ func (c *Computer) reason(d Dimension, v float64, replicas int, held bool, comp 
 	if comp.lead > 0 {
 		b = append(b, "; lead +"...)
 		b = strconv.AppendFloat(b, math.Round(comp.lead*100)/100, 'f', 2, 64)
+	}
+	if comp.headroom > 0 {
+		b = append(b, "; headroom +"...)
+		b = strconv.AppendFloat(b, math.Round(comp.headroom*100)/100, 'f', 2, 64)
+	}
+	if comp.holding {
+		b = append(b, "; scale-in held by churn budget"...)
 	}
 	if comp.surging {
 		b = append(b, "; saturation surge"...)

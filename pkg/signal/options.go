@@ -36,6 +36,15 @@ const (
 	// DefaultSurgeLevel is the dominant pressure at which a sample counts
 	// as saturated: the collector's cap.
 	DefaultSurgeLevel = 1.0
+	// DefaultShortfallBudget is the budgeted profile's shortfall budget,
+	// 2.5 %: of 2 %, 2.5 % and 3 %, the largest that kept every real trace
+	// of the decision-quality report at or under 3 % of its turns short at
+	// metric delay 3 (3 % let a load balancer's spiky trace reach 3.1 %;
+	// docs/decision-quality.md).
+	DefaultShortfallBudget = 0.025
+	// DefaultScaleInHold is the budgeted profile's churn budget: the HPA's
+	// default scale-down stabilization, 5 minutes.
+	DefaultScaleInHold = 5 * time.Minute
 )
 
 // Options tune the computer. The zero value is not the default: start from
@@ -118,6 +127,20 @@ type Options struct {
 	// (the trigger's target value); 0 reads as 1, which asks for at least
 	// 2n replicas at any target <= 1. Default 0; range >= 0.
 	SurgeTarget float64
+	// ShortfallBudget is the share of samples in which the demand may
+	// outgrow what the signal provisions for: the signal provisions for
+	// the recent level plus a headroom in widths of the recent spread,
+	// fed back from the samples (one whose dominant pressure is above
+	// SurgeTarget saw the pool short) so that it settles where that share
+	// of the samples see the pool short (docs/compensation.md, "The
+	// budgets"). 0 turns it off.
+	// Default 0 (budgeted: 0.025); range 0..0.5.
+	ShortfallBudget float64
+	// ScaleInHold is the churn budget: the signal publishes the highest
+	// value it asked for within this window, so a scale-in waits until the
+	// lower level has lasted the whole window; a scale-out is never
+	// delayed. 0 turns it off. Default 0; range 0..24h.
+	ScaleInHold time.Duration
 }
 
 // DefaultOptions returns the documented defaults: the original profile.

@@ -18,15 +18,20 @@ const (
 	// the saturation surge are on (docs/compensation.md,
 	// docs/decision-quality.md).
 	ProfileResponsive = "responsive"
-	// DefaultProfile is the profile a trigger gets when it names none. The
-	// responsive profile is the one the decision-quality report proves:
-	// it meets the delay-3 goals and reacts to a jump as fast as the
-	// naive rule, where `original` needs 11 turns (README, "Profiles").
+	// ProfileBudgeted is the responsive profile provisioning to budgets:
+	// headroom fed back from the samples so that at most a shortfall
+	// budget's share of them see the pool short, and a churn budget that
+	// publishes a fall only once the lower level has lasted
+	// DefaultScaleInHold (docs/compensation.md, "The budgets").
+	ProfileBudgeted = "budgeted"
+	// DefaultProfile is the profile a trigger gets when it names none: the
+	// one the decision-quality report measures on real traffic
+	// (docs/decision-quality.md; README, "Profiles").
 	DefaultProfile = ProfileResponsive
 )
 
 // ProfileNames lists the profiles, the default first.
-func ProfileNames() []string { return []string{ProfileResponsive, ProfileOriginal} }
+func ProfileNames() []string { return []string{ProfileBudgeted, ProfileResponsive, ProfileOriginal} }
 
 // ProfileOptions returns a profile's options. A profile sets behaviour
 // only: MinReplicas, FloorTarget and SurgeTarget stay 0 for the caller to
@@ -36,7 +41,7 @@ func ProfileOptions(name string) (Options, error) {
 	switch name {
 	case ProfileOriginal:
 		return o, nil
-	case ProfileResponsive:
+	case ProfileResponsive, ProfileBudgeted:
 		o.ActivationScaleInThreshold = 1
 		o.ResourceScaleInThreshold = 1
 		o.WalDispatchScaleInThreshold = 1
@@ -46,6 +51,11 @@ func ProfileOptions(name string) (Options, error) {
 		o.ScaleInHysteresis = DefaultScaleInHysteresis
 		o.ScaleInNoiseMargin = DefaultScaleInNoiseMargin
 		o.SaturationSurge, o.SurgeLevel = true, DefaultSurgeLevel
+		if name == ProfileBudgeted {
+			// The churn budget's hold replaces the stale-sample margins.
+			o.ScaleInHysteresis, o.ScaleInNoiseMargin = 0, 0
+			o.ShortfallBudget, o.ScaleInHold = DefaultShortfallBudget, DefaultScaleInHold
+		}
 		return o, nil
 	}
 	return Options{}, fmt.Errorf("profile %q (allowed: %s)", name, strings.Join(ProfileNames(), ", "))

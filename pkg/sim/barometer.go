@@ -54,12 +54,19 @@ func NewBarometer(m Model, opts BarometerOptions) *Barometer {
 	}
 }
 
-// Decide folds the delivered sample and reads the signal as KEDA does.
-func (b *Barometer) Decide(s State) int {
+// Decide folds the delivered sample and reads the signal as the raw
+// ceil(value / target), with no HPA between (Deployed adds it).
+func (b *Barometer) Decide(s State) int { return KEDAReplicas(b.Value(s), b.target) }
+
+// Value folds the delivered sample and returns the signal's ScaleValue.
+func (b *Barometer) Value(s State) float64 {
 	obs := b.observation(s.Reading)
 	sig := b.computer.Compute(s.Now, signal.Input{Compute: b.collector.Collect(obs), MeasuredAt: s.Reading.At})
-	return KEDAReplicas(sig.ScaleValue, b.target)
+	return sig.ScaleValue
 }
+
+// Target is the KEDA target the signal is read at.
+func (b *Barometer) Target() float64 { return b.target }
 
 // KEDAReplicas is the count KEDA's HPA asks for at an AverageValue target:
 // ceil(value / target). The metric travels as a milli-precision quantity,

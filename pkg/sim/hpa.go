@@ -87,15 +87,23 @@ func NewHPA(m Model, opts HPAOptions) *HPA { return &HPA{model: m, opts: opts} }
 // Decide computes the metric's proposal and normalizes it with the behavior.
 func (h *HPA) Decide(s State) int {
 	current := s.Replicas
+	desired := current
+	if ratio := s.Reading.Occupancy / h.model.Target; math.Abs(1-ratio) > h.opts.Tolerance {
+		desired = int(math.Ceil(ratio * float64(s.Ready)))
+	}
+	return h.behave(desired, s)
+}
+
+// behave applies the behavior to the metric's proposal: the stabilization
+// windows, then the rate policies and the replica bounds; it records the
+// change.
+func (h *HPA) behave(desired int, s State) int {
+	current := s.Replicas
 	if !h.started && h.opts.ScaleDown.StabilizationWindow > 0 {
 		// A new HPA seeds the scale-down window with the current size.
 		h.recommendations = append(h.recommendations, timedCount{current, s.Now})
 	}
 	h.started = true
-	desired := current
-	if ratio := s.Reading.Occupancy / h.model.Target; math.Abs(1-ratio) > h.opts.Tolerance {
-		desired = int(math.Ceil(ratio * float64(s.Ready)))
-	}
 	desired = h.limitRate(h.stabilize(desired, current, s.Now), current, s.Now)
 	switch {
 	case desired > current:

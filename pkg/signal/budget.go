@@ -1,0 +1,162 @@
+package signal
+
+import (
+	"math"
+	"time"
+)
+
+// The shortfall budget's constants (docs/compensation.md, "The budgets").
+const (
+	// budgetLevelSamples is how many of the newest raw demands the level is
+	// the mean of: enough to average one noisy sample out, few enough to
+	// follow a rise within a sample or two.
+	budgetLevelSamples = 3
+	// budgetSpreadSamples is how many the spread is the standard deviation
+	// of.
+	budgetSpreadSamples = 48
+	// budgetStartWidths is the headroom a new computer starts with, in
+	// widths of the spread: about a 2 % upper tail for normal noise.
+	budgetStartWidths = 2.0
+	// budgetMaxWidths bounds the headroom.
+	budgetMaxWidths = 10.0
+	// budgetStep is how far one sample moves the headroom, in widths, once
+	// it has settled: a short sample raises it by step x (1 - budget), a
+	// covered one lowers it by step x budget, so it settles where a
+	// budget's share of the samples are short. The step starts larger,
+	// 1 / sqrt(samples seen), so a new target finds its headroom within
+	// its first few hundred samples.
+	budgetStep = 0.1
+	// budgetMinSpread is the smallest spread, relative to the level (or to
+	// one replica's worth, whichever is more): a perfectly flat history
+	// still leaves a little headroom to move.
+	budgetMinSpread = 0.05
+)
+
+// budget provisions for a shortfall budget. It keeps the newest raw
+// demands and provisions for their level (the mean of the newest
+// budgetLevelSamples) plus a headroom of k widths of their spread over the
+// lag (how far the demand moves in one lag, read from the newest
+// budgetSpreadSamples). k is fed back
+// from the samples themselves: a sample whose dominant pressure is above
+// the autoscaler's target saw the pool short, so each short sample raises
+// k and each covered one lowers it, in the proportion that settles k
+// where a budget's share of the samples are short, whatever the lag, the
+// noise or the autoscaler between the signal and the pool. Not safe for
+// concurrent use; owned by one Computer.
+type budget struct {
+	fraction float64 // the shortfall budget, in (0, 1)
+	k        float64 // the headroom, in widths of the spread
+	n, next  int
+	seen     int
+	at       [budgetSpreadSamples]time.Time
+	y        [budgetSpreadSamples]float64
+}
+
+func newBudget(fraction float64) budget {
+	return budget{fraction: fraction, k: budgetStartWidths}
+}
+
+// observe folds raw demand measured at at, and whether that sample saw the
+// pool short; it returns the value to provision for when the data is lag
+// old by the time a replica asked for now counts. Data seen again (no
+// later than the newest held) moves nothing.
+func (b *budget) observe(at time.Time, raw float64, short bool, lag time.Duration) float64 {
+	if b.n == 0 || at.After(b.at[(b.next-1+budgetSpreadSamples)%budgetSpreadSamples]) {
+		b.at[b.next], b.y[b.next] = at, raw
+		b.next = (b.next + 1) % budgetSpreadSamples
+		b.n = min(b.n+1, budgetSpreadSamples)
+		b.seen++
+		step := max(budgetStep, 1/math.Sqrt(float64(b.seen)))
+		if short {
+			b.k += step * (1 - b.fraction)
+		} else {
+			b.k -= step * b.fraction
+		}
+		b.k = min(budgetMaxWidths, max(0, b.k))
+	}
+	level, spread := b.levelAndSpread(lag)
+	return level + b.k*max(spread, budgetMinSpread*max(level, 1))
+}
+
+// held returns the i-th held sample, oldest first.
+func (b *budget) held(i int) (time.Time, float64) {
+	j := (b.next - b.n + i + budgetSpreadSamples) % budgetSpreadSamples
+	return b.at[j], b.y[j]
+}
+
+// levelAndSpread returns the mean of the newest budgetLevelSamples held
+// and the spread of the demand over lag: the root mean square of the
+// changes between held samples lag apart, over sqrt(2) — the standard
+// deviation of the demand's noise when lag is a sample apart, and more as
+// the lag lets a trend or a wave move it. It is 0 when the lag is 0 or no
+// two held samples are lag apart: fresh data needs no headroom.
+func (b *budget) levelAndSpread(lag time.Duration) (level, spread float64) {
+	var recent float64
+	for i := b.n - min(b.n, budgetLevelSamples); i < b.n; i++ {
+		_, y := b.held(i)
+		recent += y
+	}
+	level = recent / float64(min(b.n, budgetLevelSamples))
+	if lag <= 0 {
+		return level, 0
+	}
+	var sumSq float64
+	pairs, j := 0, 0
+	for i := 1; i < b.n; i++ {
+		at, y := b.held(i)
+		// j: the newest sample at least lag before sample i.
+		for j+1 < i {
+			next, _ := b.held(j + 1)
+			if at.Sub(next) < lag {
+				break
+			}
+			j++
+		}
+		from, x := b.held(j)
+		if at.Sub(from) < lag {
+			continue
+		}
+		sumSq += (y - x) * (y - x)
+		pairs++
+	}
+	if pairs == 0 {
+		return level, 0
+	}
+	return level, math.Sqrt(sumSq / float64(pairs) / 2)
+}
+
+// MaxScaleInHoldSamples bounds the samples the churn budget's hold keeps,
+// so it lives in a fixed array: at a 5 s interval, 20 minutes.
+const MaxScaleInHoldSamples = 240
+
+// hold is the churn budget: the highest value asked for within the hold
+// window, so a fall is published only once the lower level has lasted the
+// whole window, and a rise at once. Not safe for concurrent use; owned by
+// one Computer.
+type hold struct {
+	window  time.Duration
+	n, next int
+	at      [MaxScaleInHoldSamples]time.Time
+	v       [MaxScaleInHoldSamples]float64
+}
+
+// observe records the value asked for at now and returns the highest one
+// of the window (of the newest MaxScaleInHoldSamples, when the window
+// holds more).
+func (h *hold) observe(v float64, now time.Time) float64 {
+	if h.window <= 0 {
+		return v
+	}
+	h.at[h.next], h.v[h.next] = now, v
+	h.next = (h.next + 1) % MaxScaleInHoldSamples
+	h.n = min(h.n+1, MaxScaleInHoldSamples)
+	highest := v
+	for i := range h.n {
+		j := (h.next - 1 - i + MaxScaleInHoldSamples) % MaxScaleInHoldSamples
+		if now.Sub(h.at[j]) >= h.window {
+			break
+		}
+		highest = max(highest, h.v[j])
+	}
+	return highest
+}

@@ -1,0 +1,156 @@
+package signal
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/barometer-scaler/barometer/pkg/pressure"
+)
+
+func budgeted(t testing.TB) Options {
+	t.Helper()
+	o, err := ProfileOptions(ProfileBudgeted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.SurgeTarget = 0.7
+	return o
+}
+
+// poolLoop closes the loop a sample at a time: demand[i] (in replicas at
+// 100 %) is measured across the pool in place delay samples earlier, and
+// the pool becomes what KEDA asks for at target 0.7. It returns the share
+// of samples whose pool was short (the demand above 0.7 per replica) and
+// the replica-samples provisioned.
+func poolLoop(c *Computer, demand []float64, delay int) (shortShare float64, total int) {
+	pools := make([]int, len(demand))
+	pool, short := 1, 0
+	for i, d := range demand {
+		pools[i] = pool
+		if d > 0.7*float64(pool) {
+			short++
+		}
+		j := max(0, i-delay)
+		n := pools[j]
+		now := at(float64(15 * i))
+		in := Input{Compute: cp(0, min(1, demand[j]/float64(n)), 0, n), MeasuredAt: at(float64(15 * j))}
+		pool = max(1, int(math.Ceil(c.Compute(now, in).ScaleValue/0.7-1e-9)))
+		total += pool
+	}
+	return float64(short) / float64(len(demand)), total
+}
+
+// noisyDemand is a level of 10 replicas with uniform noise of +-30 %, and
+// a slow wave.
+func noisyDemand(n int, seed int64) []float64 {
+	r := &rng{s: seed}
+	d := make([]float64, n)
+	for i := range d {
+		wave := 1 + 0.3*math.Sin(float64(i)/200)
+		d[i] = 10 * wave * (0.7 + 0.6*r.next())
+	}
+	return d
+}
+
+// TestShortfallBudgetSettlesAtTheBudget: on noisy demand three samples
+// stale, the share of samples that see the pool short stays within the
+// budget and near it (above a third of it; the feedback comes down from a
+// short sample slowly, budgetStep x budget a sample, so it settles a
+// little under), where the responsive profile, which
+// provisions for the demand it saw, is short far more often; and a larger
+// budget costs fewer replicas. The churn budget is off: its hold covers
+// this noise on its own.
+func TestShortfallBudgetSettlesAtTheBudget(t *testing.T) {
+	demand := noisyDemand(4000, 7)
+	for _, b := range []float64{0.025, 0.05, 0.1} {
+		o := budgeted(t)
+		o.ShortfallBudget, o.ScaleInHold = b, 0
+		share, _ := poolLoop(NewComputer(o), demand, 3)
+		t.Logf("budget %v: %.2f %% of samples short", b, 100*share)
+		if share > b || share < b/3 {
+			t.Errorf("budget %v: %.2f %% of samples short", b, 100*share)
+		}
+	}
+	resp, _ := poolLoop(NewComputer(responsive(t)), demand, 3)
+	if resp < 0.1 {
+		t.Errorf("responsive: %.2f %% short; the test's demand is not hard enough", 100*resp)
+	}
+	tight, loose := budgeted(t), budgeted(t)
+	tight.ShortfallBudget, loose.ShortfallBudget = 0.025, 0.1
+	tight.ScaleInHold, loose.ScaleInHold = 0, 0
+	_, tightTotal := poolLoop(NewComputer(tight), demand, 3)
+	_, looseTotal := poolLoop(NewComputer(loose), demand, 3)
+	if looseTotal >= tightTotal {
+		t.Errorf("budget 10 %%: %d replica-samples, budget 2.5 %%: %d; a larger budget should cost less", looseTotal, tightTotal)
+	}
+}
+
+// TestShortfallBudgetReadsEachMeasurementOnce: a sample whose data was
+// seen before (a source that has not moved on) moves neither the history
+// nor the feedback.
+func TestShortfallBudgetReadsEachMeasurementOnce(t *testing.T) {
+	b := newBudget(0.025)
+	m := at(0)
+	first := b.observe(m, 5, true, 30*time.Second)
+	k := b.k
+	for range 10 {
+		if got := b.observe(m, 5, true, 30*time.Second); got != first || b.k != k || b.n != 1 {
+			t.Fatalf("repeated data: provision %v (was %v), k %v (was %v), held %d", got, first, b.k, k, b.n)
+		}
+	}
+}
+
+// TestShortfallBudgetHeadroomGrowsWithTheLag: the spread is how far the
+// demand moves in one lag, so on a steady ramp a longer lag asks for more
+// headroom.
+func TestShortfallBudgetHeadroomGrowsWithTheLag(t *testing.T) {
+	b := newBudget(0.025)
+	for i := range 40 {
+		b.observe(at(float64(15*i)), float64(i), false, 0)
+	}
+	level, short := b.levelAndSpread(15 * time.Second)
+	_, long := b.levelAndSpread(60 * time.Second)
+	if level != 38 || !(long > 3*short) {
+		t.Errorf("level %v, spread over 15 s %v, over 60 s %v; want 38 and the longer lag's spread about 4x", level, short, long)
+	}
+	if _, none := b.levelAndSpread(0); none != 0 {
+		t.Errorf("spread with no lag %v, want 0", none)
+	}
+}
+
+// TestChurnBudgetHoldsAFallNotARise: a rise is published at once; a fall
+// only once the lower level has lasted the whole hold.
+func TestChurnBudgetHoldsAFallNotARise(t *testing.T) {
+	h := hold{window: time.Minute}
+	steps := []struct {
+		s    float64
+		v    float64
+		want float64
+	}{
+		{0, 5, 5}, {15, 8, 8}, {30, 3, 8}, {45, 3, 8}, {60, 3, 8},
+		{75, 3, 3}, // the 8 was asked 60 s ago: the window has passed
+		{90, 9, 9}, // a rise, at once
+	}
+	for _, s := range steps {
+		if got := h.observe(s.v, at(s.s)); got != s.want {
+			t.Errorf("at %vs asked %v: published %v, want %v", s.s, s.v, got, s.want)
+		}
+	}
+}
+
+// TestBudgetedProfileNamesItsHeadroomAndHold: the reason says when the
+// headroom raised the value and when the churn budget held a fall.
+func TestBudgetedProfileNamesItsHeadroomAndHold(t *testing.T) {
+	c := NewComputer(budgeted(t))
+	for i := range 10 {
+		now := at(float64(15 * i))
+		c.Compute(now, Input{Compute: pressure.ComputePressure{Resource: 0.5 + 0.05*float64(i%3), ReplicaCount: 4}, MeasuredAt: now.Add(-30 * time.Second)})
+	}
+	now := at(150)
+	s := c.Compute(now, Input{Compute: pressure.ComputePressure{Resource: 0.1, ReplicaCount: 4}, MeasuredAt: now.Add(-30 * time.Second)})
+	if !strings.Contains(s.Reason, "; headroom +") || !strings.Contains(s.Reason, "; scale-in held by churn budget") {
+		t.Errorf("reason %q, want the headroom and the hold named", s.Reason)
+	}
+}

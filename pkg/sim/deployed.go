@@ -1,0 +1,51 @@
+package sim
+
+import (
+	"math"
+)
+
+// ValueController publishes a metric value each turn, as Barometer's
+// signal does, rather than a replica count: what becomes of the value is
+// the autoscaler's business.
+type ValueController interface {
+	Value(s State) float64
+}
+
+// Deployed scores a value the way a ScaledObject deploys it: KEDA sends
+// the value to the HPA as a milli-precision quantity (truncated, as
+// resource.NewMilliQuantity(int64(v*1000)) does), and the HPA's algorithm
+// for an External metric with an AverageValue target turns it into a
+// replica count: ceil(value / target), applied only when value / (target x
+// current replicas) is outside the tolerance, then the behavior's
+// stabilization windows and rate policies.
+type Deployed struct {
+	signal ValueController
+	hpa    *HPA
+	target int64 // milli
+}
+
+// NewDeployed returns the pipeline that turns signal's value into a count
+// through KEDA at the AverageValue target and an HPA with opts.
+func NewDeployed(m Model, signal ValueController, target float64, opts HPAOptions) *Deployed {
+	return &Deployed{signal: signal, hpa: NewHPA(m, opts), target: max(1, milli(target))}
+}
+
+// milli is a value as KEDA hands it to the HPA: in thousandths, truncated.
+func milli(v float64) int64 {
+	if !(v > 0) || math.IsInf(v, 0) {
+		return 0
+	}
+	return int64(v * 1000)
+}
+
+// Decide reads the signal's value and lets the HPA decide.
+func (d *Deployed) Decide(s State) int {
+	value := milli(d.signal.Value(s))
+	current := s.Replicas
+	desired := current
+	ratio := float64(value) / float64(d.target*int64(max(1, current)))
+	if math.Abs(1-ratio) > d.hpa.opts.Tolerance {
+		desired = int(math.Ceil(float64(value) / float64(d.target)))
+	}
+	return d.hpa.behave(desired, s)
+}
