@@ -48,6 +48,7 @@ type budget struct {
 	n, next  int
 	seen     int
 	last     time.Time // when the newest sample's data was measured
+	width    float64   // the headroom last provisioned, above the level
 	y        [budgetSpreadSamples]float64
 }
 
@@ -74,7 +75,8 @@ func (b *budget) observe(at time.Time, raw float64, short bool) float64 {
 		b.k = min(budgetMaxWidths, max(0, b.k))
 	}
 	level, spread := b.levelAndSpread()
-	return level + b.k*max(spread, budgetMinSpread*max(level, 1))
+	b.width = b.k * max(spread, budgetMinSpread*max(level, 1))
+	return level + b.width
 }
 
 // levelAndSpread returns the mean of the newest budgetLevelSamples held
