@@ -140,7 +140,7 @@ type Options struct {
 	// (docs/compensation.md, "The seasonal forecast"). ForecastOn raises
 	// the value to the forecast ahead of a predicted rise (never lowers
 	// it); ForecastOnly publishes the forecast (ScalingSignal.Forecast)
-	// without acting on it. Default ForecastOff ("" reads as off).
+	// without acting on it. "" reads as off. Default off (budgeted: on).
 	Forecast ForecastMode
 }
 
