@@ -49,6 +49,7 @@ type budget struct {
 	n, next  int
 	seen     int
 	at       [budgetSpreadSamples]time.Time
+	width    float64 // the headroom last provisioned, above the level
 	y        [budgetSpreadSamples]float64
 }
 
@@ -75,7 +76,8 @@ func (b *budget) observe(at time.Time, raw float64, short bool, lag time.Duratio
 		b.k = min(budgetMaxWidths, max(0, b.k))
 	}
 	level, spread := b.levelAndSpread(lag)
-	return level + b.k*max(spread, budgetMinSpread*max(level, 1))
+	b.width = b.k * max(spread, budgetMinSpread*max(level, 1))
+	return level + b.width
 }
 
 // held returns the i-th held sample, oldest first.

@@ -47,6 +47,7 @@ type Computer struct {
 	last      compensated
 	budget    budget
 	hold      hold
+	season    seasonal
 	reasonBuf []byte
 }
 
@@ -118,6 +119,7 @@ func (c *Computer) Compute(now time.Time, in Input) ScalingSignal {
 		Reason:              c.reason(dominant, value, replicas, held, comp, cp.Missing, in),
 		SampledAt:           now,
 		RawScaleValue:       raw,
+		Forecast:            comp.forecast,
 		Dominant:            dominant,
 		Held:                held,
 		ScaleInAllowed:      allowed,
@@ -132,6 +134,8 @@ type compensated struct {
 	value    float64 // before the floor
 	lead     float64
 	headroom float64 // the shortfall budget's, above raw demand
+	forecast float64 // the seasonal forecast of raw demand, 0 when none
+	foresaw  float64 // what the forecast added to the value
 	holding  bool    // the churn budget holds a fall
 	surging  bool
 	lag      time.Duration
@@ -178,6 +182,24 @@ func (c *Computer) compensate(final, raw, value float64, replicas int, lag time.
 		if provision := c.budget.observe(measuredAt, raw, value > target, lag); provision > out.value {
 			out.headroom = provision - raw
 			out.value = provision
+		}
+	}
+	if mode := c.opts.Forecast; mode == ForecastOn || mode == ForecastOnly {
+		if measuredAt.IsZero() {
+			measuredAt = now
+		}
+		c.season.observe(measuredAt, raw)
+		out.forecast = c.season.forecast(lag)
+		// The forecast is of the demand's level: with a shortfall budget
+		// it is provisioned for with the budget's headroom, as the level
+		// is.
+		ahead := out.forecast
+		if ahead > 0 && c.opts.ShortfallBudget > 0 {
+			ahead += c.budget.width
+		}
+		if mode == ForecastOn && ahead > out.value {
+			out.foresaw = ahead - out.value
+			out.value = ahead
 		}
 	}
 	if c.opts.SaturationSurge {
@@ -227,6 +249,10 @@ func (c *Computer) reason(d Dimension, v float64, replicas int, held bool, comp 
 	if comp.headroom > 0 {
 		b = append(b, "; headroom +"...)
 		b = strconv.AppendFloat(b, math.Round(comp.headroom*100)/100, 'f', 2, 64)
+	}
+	if comp.foresaw > 0 {
+		b = append(b, "; forecast +"...)
+		b = strconv.AppendFloat(b, math.Round(comp.foresaw*100)/100, 'f', 2, 64)
 	}
 	if comp.holding {
 		b = append(b, "; scale-in held by churn budget"...)

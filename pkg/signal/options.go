@@ -141,7 +141,26 @@ type Options struct {
 	// lower level has lasted the whole window; a scale-out is never
 	// delayed. 0 turns it off. Default 0; range 0..24h.
 	ScaleInHold time.Duration
+	// Forecast turns on the seasonal forecast: a bounded history of raw
+	// demand (SeasonBuckets buckets of SeasonBucket), a daily or weekly
+	// period found in it, and the demand one period ago at the time a
+	// replica asked for now will count, scaled to the current level
+	// (docs/compensation.md, "The seasonal forecast"). ForecastOn raises
+	// the value to the forecast ahead of a predicted rise (never lowers
+	// it); ForecastOnly publishes the forecast (ScalingSignal.Forecast)
+	// without acting on it. "" reads as off. Default off (budgeted: on).
+	Forecast ForecastMode
 }
+
+// ForecastMode says what the signal does with the seasonal forecast.
+type ForecastMode string
+
+// The forecast modes.
+const (
+	ForecastOff  ForecastMode = "off"
+	ForecastOn   ForecastMode = "on"
+	ForecastOnly ForecastMode = "only"
+)
 
 // DefaultOptions returns the documented defaults: the original profile.
 func DefaultOptions() Options {

@@ -22,7 +22,9 @@ const (
 	// headroom fed back from the samples so that at most a shortfall
 	// budget's share of them see the pool short, and a churn budget that
 	// publishes a fall only once the lower level has lasted
-	// DefaultScaleInHold (docs/compensation.md, "The budgets").
+	// DefaultScaleInHold (docs/compensation.md, "The budgets"); the
+	// seasonal forecast is on (docs/compensation.md, "The seasonal
+	// forecast").
 	ProfileBudgeted = "budgeted"
 	// DefaultProfile is the profile a trigger gets when it names none: the
 	// one the decision-quality report measures on real traffic
@@ -55,6 +57,7 @@ func ProfileOptions(name string) (Options, error) {
 			// The churn budget's hold replaces the stale-sample margins.
 			o.ScaleInHysteresis, o.ScaleInNoiseMargin = 0, 0
 			o.ShortfallBudget, o.ScaleInHold = DefaultShortfallBudget, DefaultScaleInHold
+			o.Forecast = ForecastOn
 		}
 		return o, nil
 	}

@@ -59,6 +59,10 @@ type ScalingSignal struct {
 	SampledAt time.Time
 	// RawScaleValue is the instantaneous demand, dominant x replicas.
 	RawScaleValue float64
+	// Forecast is the seasonal forecast of raw demand at the time a
+	// replica asked for now will count (Options.Forecast); 0 when the
+	// forecast is off or found no season.
+	Forecast float64
 	// Dominant is the dimension behind RawScaleValue.
 	Dominant Dimension
 	// Held is set when the gate held a falling signal at its previous value.

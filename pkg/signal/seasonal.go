@@ -1,0 +1,220 @@
+package signal
+
+import (
+	"math"
+	"time"
+)
+
+// The seasonal forecast's constants (docs/compensation.md, "The seasonal
+// forecast").
+const (
+	// SeasonBucket is the width of one bucket of the forecast's history:
+	// each holds the mean raw demand of the samples whose data was measured
+	// in it.
+	SeasonBucket = 5 * time.Minute
+	// seasonDay and seasonWeek are the periods the forecast looks for, in
+	// buckets.
+	seasonDay  = int(24 * time.Hour / SeasonBucket)
+	seasonWeek = 7 * seasonDay
+	// SeasonBuckets is the history's length: eight days, so that a week's
+	// period is read from a whole day of pairs.
+	SeasonBuckets = seasonWeek + seasonDay
+	// seasonMinPairs is how many pairs of buckets one period apart the
+	// history must hold before that period is tested: a whole day.
+	seasonMinPairs = seasonDay
+	// seasonLevelBuckets is how many of the newest buckets the current
+	// level is read from (30 minutes).
+	seasonLevelBuckets = 6
+	// seasonMaxGap is the longest gap between two samples the history
+	// interpolates across (an hour); a longer one leaves its buckets empty.
+	seasonMaxGap = int(time.Hour / SeasonBucket)
+	// seasonThreshold is the autocorrelation a period must reach: the
+	// real traces with a season reach 0.6 to 1 at the period they have
+	// (NYC taxi 0.8 at a day, 0.9 to 1 at a week; NASA's four weeks 0.5 to
+	// 0.64 at a day, 0.52 to 0.84 at a week), those without stay under 0.1
+	// (an AWS load balancer's two weeks), and so does noise.
+	seasonThreshold = 0.6
+	// seasonSmoothBuckets is the half-width of the window one period ago
+	// the forecast reads (6 buckets each side: 65 minutes): one bucket is
+	// as noisy as the demand, and a forecast that follows that noise
+	// reverses the count.
+	seasonSmoothBuckets = 6
+	// seasonMaxRatio bounds the current level over the level one period
+	// ago, so a quiet hour one period ago does not multiply a forecast
+	// without bound.
+	seasonMaxRatio = 4
+)
+
+// seasonal forecasts raw demand from its own history: a ring of
+// SeasonBuckets bucket means (float32, NaN where no sample landed), the
+// period it found in them (a day or a week, 0 when neither), and the
+// bucket still filling. The ring is allocated at the first sample, so a
+// computer with the forecast off holds none. Not safe for concurrent use;
+// owned by one Computer.
+type seasonal struct {
+	hist    []float32
+	started bool
+	newest  int64 // the newest bucket written to hist
+	cur     int64 // the bucket filling
+	sum     float64
+	n       int
+	last    time.Time // when the newest sample's data was measured
+	period  int       // buckets; 0: no season found
+}
+
+// bucketOf is the number of the bucket t falls in.
+func bucketOf(t time.Time) int64 {
+	ns := t.UnixNano()
+	b := ns / int64(SeasonBucket)
+	if ns < 0 && ns%int64(SeasonBucket) != 0 {
+		b--
+	}
+	return b
+}
+
+// slot is the ring position of bucket b.
+func slot(b int64) int {
+	i := int(b % int64(SeasonBuckets))
+	if i < 0 {
+		i += SeasonBuckets
+	}
+	return i
+}
+
+// observe folds raw demand measured at at. Data seen again (no later than
+// the newest held) moves nothing.
+func (s *seasonal) observe(at time.Time, raw float64) {
+	if s.hist == nil {
+		s.hist = make([]float32, SeasonBuckets)
+		for i := range s.hist {
+			s.hist[i] = float32(math.NaN())
+		}
+	}
+	if s.started && !at.After(s.last) {
+		return
+	}
+	b := bucketOf(at)
+	if !s.started {
+		s.started, s.cur, s.newest = true, b, b-1
+	}
+	if b > s.cur {
+		s.close(b, raw)
+	}
+	s.sum += raw
+	s.n++
+	s.last = at
+}
+
+// close writes the filling bucket's mean and the buckets between it and b,
+// the bucket of the new sample raw: interpolated when the gap is short,
+// empty when it is long; then it tests the history for a season.
+func (s *seasonal) close(b int64, raw float64) {
+	mean := s.sum / float64(max(s.n, 1))
+	s.hist[slot(s.cur)] = float32(mean)
+	gap := b - s.cur - 1
+	for i := int64(1); i <= min(gap, int64(SeasonBuckets)); i++ {
+		v := float32(math.NaN())
+		if gap <= int64(seasonMaxGap) {
+			v = float32(mean + (raw-mean)*float64(i)/float64(gap+1))
+		}
+		s.hist[slot(s.cur+i)] = v
+	}
+	s.newest, s.cur, s.sum, s.n = b-1, b, 0, 0
+	s.detect()
+}
+
+// at returns bucket b's mean: the filling bucket's so far, NaN when b is
+// not held or empty.
+func (s *seasonal) at(b int64) float64 {
+	switch {
+	case b == s.cur && s.n > 0:
+		return s.sum / float64(s.n)
+	case b > s.newest || b <= s.newest-int64(SeasonBuckets):
+		return math.NaN()
+	}
+	return float64(s.hist[slot(b)])
+}
+
+// detect sets the period: of a day and a week, the one whose
+// autocorrelation over the history is the higher, when it reaches
+// seasonThreshold; 0 otherwise.
+func (s *seasonal) detect() {
+	s.period = 0
+	best := seasonThreshold
+	for _, p := range [...]int{seasonDay, seasonWeek} {
+		if r := s.autocorrelation(p); r >= best {
+			s.period, best = p, r
+		}
+	}
+}
+
+// autocorrelation is the correlation of the held buckets with the buckets
+// p before them (pairs where both are held), NaN with fewer than
+// seasonMinPairs pairs.
+func (s *seasonal) autocorrelation(p int) float64 {
+	var n, sx, sy, sxx, syy, sxy float64
+	for b := s.newest; b > s.newest-int64(SeasonBuckets)+int64(p); b-- {
+		x, y := float64(s.hist[slot(b)]), float64(s.hist[slot(b-int64(p))])
+		if math.IsNaN(x) || math.IsNaN(y) {
+			continue
+		}
+		n++
+		sx += x
+		sy += y
+		sxx += x * x
+		syy += y * y
+		sxy += x * y
+	}
+	if n < float64(seasonMinPairs) {
+		return math.NaN()
+	}
+	cov := sxy - sx*sy/n
+	vx, vy := sxx-sx*sx/n, syy-sy*sy/n
+	if vx <= 0 || vy <= 0 {
+		return 0
+	}
+	return cov / math.Sqrt(vx*vy)
+}
+
+// forecast is the demand expected at the time the newest sample's data was
+// measured plus lag: the demand at that time one period ago, scaled by the
+// current level over the level one period ago (the means of the newest
+// seasonLevelBuckets buckets and of the same buckets one period before).
+// 0 when no season was found or the history does not hold what it needs.
+func (s *seasonal) forecast(lag time.Duration) float64 {
+	p := int64(s.period)
+	if p == 0 || !s.started {
+		return 0
+	}
+	ahead := bucketOf(s.last.Add(lag)) - p
+	var then float64
+	var held int
+	for b := ahead - seasonSmoothBuckets; b <= ahead+seasonSmoothBuckets; b++ {
+		if v := s.at(b); !math.IsNaN(v) {
+			then += v
+			held++
+		}
+	}
+	if held == 0 {
+		return 0
+	}
+	then /= float64(held)
+	var now, past float64
+	var n int
+	for b := s.cur; b > s.cur-seasonLevelBuckets; b-- {
+		x, y := s.at(b), s.at(b-p)
+		if math.IsNaN(x) || math.IsNaN(y) {
+			continue
+		}
+		now += x
+		past += y
+		n++
+	}
+	if n == 0 {
+		return 0
+	}
+	if past <= 0 {
+		return 0
+	}
+	return then * min(now/past, seasonMaxRatio)
+}

@@ -1,0 +1,70 @@
+package sim
+
+import (
+	"testing"
+
+	"github.com/barometer-scaler/barometer/pkg/signal"
+)
+
+// underTurns is the under-provisioned replica-turns of a run: the sum over
+// its turns of the replicas required and not ready.
+func underTurns(r Result) int {
+	u := 0
+	for _, st := range r.Steps {
+		u += max(0, st.Required-st.Ready)
+	}
+	return u
+}
+
+// TestForecastOnRealTraces scores the budgeted profile with the seasonal
+// forecast off and on, deployed through KEDA and the HPA (scale-down
+// stabilization 0, as the README recommends, and Kubernetes' default), at
+// metric delay 3 on every real trace (peak at 24 replicas). Where the
+// forecast finds no season (every trace shorter than two days, and the
+// load balancer's two weeks) the runs are the same; on NASA's four weeks
+// it finds the week and must not leave the pool short for more
+// replica-turns, nor cost more than 1 % more. `go test -run
+// TestForecastOnRealTraces -v ./pkg/sim` logs the figures.
+func TestForecastOnRealTraces(t *testing.T) {
+	recommended := DefaultHPAOptions()
+	recommended.ScaleDown.StabilizationWindow = 0
+	behaviors := []struct {
+		name string
+		opts HPAOptions
+	}{{"scaleDown stabilization 0", recommended}, {"Kubernetes default", DefaultHPAOptions()}}
+	for _, rt := range RealTraces() {
+		s, err := rt.Load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := PeakModel(s, 0.7, 24)
+		cfg := Config{Model: m, Delay: 3, Turn: rt.Step}
+		for _, hpa := range behaviors {
+			var runs [2]Result
+			for i, mode := range []signal.ForecastMode{signal.ForecastOff, signal.ForecastOn} {
+				b, err := ProfileBarometerOptions(signal.ProfileBudgeted)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b.Signal.Forecast = mode
+				runs[i] = Run(cfg, s, NewDeployed(m, NewBarometer(m, b), m.Target, hpa.opts))
+				sc := runs[i].Score
+				t.Logf("%-38s %-26s forecast %-3s under %5d  short %4d (%4.1f %%)  total %6d  reversals %4d",
+					rt.File, hpa.name, mode, underTurns(runs[i]), sc.Shortfall, 100*float64(sc.Shortfall)/float64(rt.Turns), sc.Total, sc.Oscillation)
+			}
+			off, on := runs[0], runs[1]
+			if rt.File != "nasa-http-1995-08-04-31-5m.csv" {
+				if off.Score != on.Score {
+					t.Errorf("%s, %s: no season, yet the forecast changed the score: off %+v, on %+v", rt.File, hpa.name, off.Score, on.Score)
+				}
+				continue
+			}
+			if underTurns(on) > underTurns(off) {
+				t.Errorf("%s, %s: under-provisioned replica-turns %d with the forecast, %d without", rt.File, hpa.name, underTurns(on), underTurns(off))
+			}
+			if float64(on.Score.Total) > 1.01*float64(off.Score.Total) {
+				t.Errorf("%s, %s: total %d with the forecast, over 1 %% above %d without", rt.File, hpa.name, on.Score.Total, off.Score.Total)
+			}
+		}
+	}
+}
