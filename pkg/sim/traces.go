@@ -36,6 +36,7 @@ func RealTraces() []RealTrace {
 		{"nab-elb-request-count-8c0756-5m.csv", 5 * time.Minute, 4032, "AWS load balancer, 2 weeks per 5 min"},
 		{"azure-llm-conv-2023-11-16-15s.csv", 15 * time.Second, 232, "Azure LLM conversation service, 1 h per 15 s"},
 		{"azure-llm-code-2023-11-16-15s.csv", 15 * time.Second, 228, "Azure LLM code service, 1 h per 15 s"},
+		{"nab-nyc-taxi-2014-09-01-10-26-30m.csv", 30 * time.Minute, 2688, "New York City taxi passengers, 8 weeks per 30 min"},
 	}
 }
 
