@@ -36,6 +36,7 @@ func TestEventsServeTheAuditTrail(t *testing.T) {
 	def := f.use(t, registry.Ref{}, script("busy"))
 	raw := script("jobs")
 	raw["policy"], raw["costPerReplicaSecond"] = "queue", "0.5"
+	delete(raw, "profile") // a pressure key
 	q := f.use(t, registry.Ref{Namespace: "shop", Name: "jobs"}, raw)
 
 	r := f.get(t, "/events/shop/jobs")

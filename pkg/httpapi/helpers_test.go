@@ -66,7 +66,9 @@ func (f *fixture) use(t testing.TB, ref registry.Ref, raw map[string]string) *re
 }
 
 func script(name string) map[string]string {
-	return map[string]string{"source": "scripted", "script": name}
+	// The responsive profile: these tests read the value the signal
+	// computed, which the budgeted default would raise by its headroom.
+	return map[string]string{"source": "scripted", "script": name, "profile": "responsive"}
 }
 
 // response is one recorded answer.

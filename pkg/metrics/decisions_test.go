@@ -20,7 +20,7 @@ func TestDecisionAndCostCounters(t *testing.T) {
 	f := newFixture(t, map[string]*registrytest.Script{"busy": busy(), "jobs": jobs})
 	tg := f.acquire(t, registry.Ref{Namespace: "ns", Name: "jobs"},
 		map[string]string{"source": "scripted", "script": "jobs", "policy": "fully_elastic", "costPerReplicaSecond": "0.25"})
-	pr := f.acquire(t, registry.Ref{Namespace: "ns", Name: "app"}, map[string]string{"source": "scripted", "script": "busy"})
+	pr := f.acquire(t, registry.Ref{Namespace: "ns", Name: "app"}, map[string]string{"source": "scripted", "script": "busy", "profile": "responsive"})
 	m := metrics.New(f.reg)
 
 	f.clock.Tick(t, interval)

@@ -25,7 +25,7 @@ func busy() *registrytest.Script {
 
 func TestSignalMetricsReportTheSnapshot(t *testing.T) {
 	f := newFixture(t, map[string]*registrytest.Script{"busy": busy()})
-	tg := f.acquire(t, registry.Ref{Namespace: "ns", Name: "app"}, map[string]string{"source": "scripted", "script": "busy"})
+	tg := f.acquire(t, registry.Ref{Namespace: "ns", Name: "app"}, map[string]string{"source": "scripted", "script": "busy", "profile": "responsive"})
 	m := metrics.New(f.reg)
 
 	fams := scrape(t, m)
@@ -102,7 +102,7 @@ func TestSignalMetricsReportTheSnapshot(t *testing.T) {
 // value series are absent (no fake zeros) and the sampling facts say why.
 func TestSignalMetricsWarmingUpHaveNoFakeZeros(t *testing.T) {
 	f := newFixture(t, map[string]*registrytest.Script{"down": registrytest.Failing(errors.New("scripted failure"))})
-	tg := f.acquire(t, registry.Ref{}, map[string]string{"source": "scripted", "script": "down"})
+	tg := f.acquire(t, registry.Ref{}, map[string]string{"source": "scripted", "script": "down", "profile": "responsive"})
 	fams := scrape(t, metrics.New(f.reg))
 	lbl := map[string]string{"target": tg.Key}
 

@@ -57,6 +57,7 @@ const (
 	famRefusals
 	famScaleValue
 	famRawScaleValue
+	famForecast
 	famRecommendedReplicas
 	famComputePressure
 	famObservedReplicas
@@ -93,6 +94,7 @@ var signalFamilies = [numFamilies]family{
 	famRefusals:            {"limit_refusals_total", "Calls refused because they would pass a limit (targets, targets_per_namespace, refs_per_target).", counter},
 	famScaleValue:          {"scale_value", "Smoothed, gated, floored replica demand served to KEDA.", gauge},
 	famRawScaleValue:       {"raw_scale_value", "Instantaneous replica demand: dominant dimension x replicas.", gauge},
+	famForecast:            {"forecast_value", "Seasonal forecast of the replica demand (the trigger's forecast key on or only; 0 when no season was found).", gauge},
 	famRecommendedReplicas: {"recommended_replicas", "max(minReplicas, ceil(scale value)).", gauge},
 	famComputePressure:     {"compute_pressure", "Worst replica's pressure per compute dimension, 0 to 1.", gauge},
 	famObservedReplicas:    {"observed_replicas", "Replicas that answered the last successful sample.", gauge},
@@ -210,6 +212,7 @@ func (s *scrape) target(labels []*dto.LabelPair, snap *sampling.Snapshot, now ti
 	}
 	s.add(famScaleValue, sig.ScaleValue, labels)
 	s.add(famRawScaleValue, sig.RawScaleValue, labels)
+	s.add(famForecast, sig.Forecast, labels)
 	s.add(famRecommendedReplicas, float64(sig.RecommendedReplicas), labels)
 	s.add(famComputePressure, sig.Compute.Activation, with("dimension", signal.Activation.String()))
 	s.add(famComputePressure, sig.Compute.Resource, with("dimension", signal.Resource.String()))

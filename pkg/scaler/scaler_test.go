@@ -176,7 +176,7 @@ func TestGetMetricsAndIsActive(t *testing.T) {
 	h := newHarness(t)
 	w := h.workload("shop")
 	w.Set(load(0.6, 3))
-	r := ref("orders", map[string]string{"script": "shop", "activationValue": "1.5"})
+	r := ref("orders", map[string]string{"script": "shop", "activationValue": "1.5", "profile": "responsive"})
 	got, err := h.client.GetMetrics(ctxT(t), &externalscaler.GetMetricsRequest{ScaledObjectRef: r, MetricName: "barometer-pressure"})
 	if err != nil {
 		t.Fatal(err)
@@ -267,7 +267,7 @@ func TestStreamIsActive(t *testing.T) {
 	h := newHarness(t)
 	w := h.workload("push")
 	w.Set(load(0, 2))
-	stream, err := h.client.StreamIsActive(ctxT(t), ref("push", map[string]string{"script": "push"}))
+	stream, err := h.client.StreamIsActive(ctxT(t), ref("push", map[string]string{"script": "push", "profile": "responsive"}))
 	if err != nil {
 		t.Fatal(err)
 	}

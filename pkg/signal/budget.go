@@ -26,9 +26,10 @@ const (
 	// 1 / sqrt(samples seen), so a new target finds its headroom within
 	// its first few hundred samples.
 	budgetStep = 0.1
-	// budgetMinSpread is the smallest spread, relative to the level (or to
-	// one replica's worth, whichever is more): a perfectly flat history
-	// still leaves a little headroom to move.
+	// budgetMinSpread is the smallest spread, relative to the level: a
+	// perfectly flat history still leaves a little headroom to move, and a
+	// workload idle at zero for the whole history publishes zero, so KEDA
+	// can deactivate it.
 	budgetMinSpread = 0.05
 )
 
@@ -76,7 +77,7 @@ func (b *budget) observe(at time.Time, raw float64, short bool, lag time.Duratio
 		b.k = min(budgetMaxWidths, max(0, b.k))
 	}
 	level, spread := b.levelAndSpread(lag)
-	b.width = b.k * max(spread, budgetMinSpread*max(level, 1))
+	b.width = b.k * max(spread, budgetMinSpread*level)
 	return level + b.width
 }
 

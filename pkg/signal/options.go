@@ -162,6 +162,11 @@ const (
 	ForecastOnly ForecastMode = "only"
 )
 
+// ForecastModes lists the forecast's modes.
+func ForecastModes() []string {
+	return []string{string(ForecastOff), string(ForecastOn), string(ForecastOnly)}
+}
+
 // DefaultOptions returns the documented defaults: the original profile.
 func DefaultOptions() Options {
 	return Options{
@@ -171,6 +176,7 @@ func DefaultOptions() Options {
 		ResourceScaleInThreshold:    DefaultScaleInThreshold,
 		WalDispatchScaleInThreshold: DefaultScaleInThreshold,
 		SplitAwareScaleIn:           true,
+		Forecast:                    ForecastOff,
 	}
 }
 

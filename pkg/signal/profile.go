@@ -29,7 +29,7 @@ const (
 	// DefaultProfile is the profile a trigger gets when it names none: the
 	// one the decision-quality report measures on real traffic
 	// (docs/decision-quality.md; README, "Profiles").
-	DefaultProfile = ProfileResponsive
+	DefaultProfile = ProfileBudgeted
 )
 
 // ProfileNames lists the profiles, the default first.

@@ -29,6 +29,7 @@ func viewToProto(v *signalview.Signal) *barometerv1.ScalingSignal {
 		Stale:               v.Stale,
 		ScaleValue:          v.ScaleValue,
 		RawScaleValue:       v.RawScaleValue,
+		Forecast:            v.Forecast,
 		RecommendedReplicas: toInt32(v.RecommendedReplicas),
 		Dominant:            dimensionToProto(v.Dominant),
 		Compute:             computeToProto(&v.Compute),
@@ -58,6 +59,7 @@ func FromProto(p *barometerv1.ScalingSignal) signal.ScalingSignal {
 	s := signal.ScalingSignal{
 		ScaleValue:          p.GetScaleValue(),
 		RawScaleValue:       p.GetRawScaleValue(),
+		Forecast:            p.GetForecast(),
 		RecommendedReplicas: int(p.GetRecommendedReplicas()),
 		Dominant:            dimensionFromProto(p.GetDominant()),
 		Compute:             computeFromProto(p.GetCompute()),

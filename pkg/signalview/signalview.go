@@ -62,6 +62,10 @@ type Signal struct {
 	// was taken (signal.ScalingSignal.DataAge); null when the source does
 	// not say.
 	DataAgeSeconds *float64 `json:"dataAgeSeconds"`
+	// Forecast is the seasonal forecast of the demand (in replicas at
+	// 100 %, like rawScaleValue) where the trigger's `forecast` key turns
+	// it on or to `only`; 0 when off or no season was found.
+	Forecast float64 `json:"forecast"`
 	// StaleReason says why a stale signal is stale (and the last sampling
 	// error, if any); empty, and absent from /scale, when fresh. The proto
 	// message carries the flag only.
@@ -147,6 +151,7 @@ func New(sig *signal.ScalingSignal, target string, staleErr error) Signal {
 		Storage:             newStorage(&sig.Storage),
 		Reason:              sig.Reason,
 		RawScaleValue:       sig.RawScaleValue,
+		Forecast:            sig.Forecast,
 		Stale:               staleErr != nil,
 		Target:              target,
 		Policy:              sig.Policy,

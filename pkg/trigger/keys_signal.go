@@ -45,6 +45,13 @@ func signalKeys() []keyschema.Key[Trigger] {
 			Describe("a saturated sample across n replicas asks for 2n (n + 4 when stale); held while the samples stay saturated, ended by the first that is not"),
 		signalFloat("surgeLevel", func(o *signal.Options) *float64 { return &o.SurgeLevel }, keyschema.Between(0, 1)).
 			Describe("dominant pressure at or above which a sample counts as saturated; 0 reads as 1"),
+		signalFloat("shortfallBudget", func(o *signal.Options) *float64 { return &o.ShortfallBudget }, keyschema.Between(0, 0.5)).
+			Describe("the share of samples that may see the pool short: the signal provisions for the recent level plus a headroom fed back from the samples, so that about this share see the dominant pressure above `targetPressure`; `0` turns it off (docs/compensation.md)"),
+		signalDuration("scaleInHold", func(o *signal.Options) *time.Duration { return &o.ScaleInHold }).
+			Describe("the churn budget: a fall is published only once the lower level has lasted this long; a rise is never delayed; `0s` turns it off"),
+		profiled(keyschema.Enum("forecast", func(t *Trigger) *string { return (*string)(&t.Signal.Forecast) }, string(signal.ForecastOff), signal.ForecastModes()...),
+			func(o signal.Options) string { return string(o.Forecast) }).
+			Describe("the seasonal forecast from the target's own history: `on` scales out ahead of a predicted rise (never in), `only` publishes it (`/scale`'s `forecast`, `barometer_forecast_value`) without acting, `off`"),
 		keyschema.Float("activationWorkingSetTarget", func(t *Trigger) *float64 { return &t.ActivationWorkingSetTarget }, pressure.DefaultActivationWorkingSetTarget, keyschema.Between(0, 1e15)).
 			Describe("working set per replica that reads 1.0; `0` turns the dimension off"),
 	}

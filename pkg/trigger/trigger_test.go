@@ -58,6 +58,7 @@ func TestParseEveryKey(t *testing.T) {
 		"resourceScaleInThreshold": "0.2", "walDispatchScaleInThreshold": "0.3", "splitAwareScaleIn": "false",
 		"enableTLS": "true", "unsafeSsl": "true", "profile": "original", "replicaStartup": "20s", "leadWindow": "5",
 		"leadSignificance": "1.5", "scaleInHysteresis": "0.1", "scaleInNoiseMargin": "2", "saturationSurge": "true", "surgeLevel": "0.9",
+		"shortfallBudget": "0.05", "scaleInHold": "2m", "forecast": "only",
 	}, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +66,7 @@ func TestParseEveryKey(t *testing.T) {
 	want := signal.Options{MinReplicas: 2, FloorTarget: 0.5, EwmaHalfLife: time.Minute, ScaleInGateWindow: 30 * time.Second,
 		ActivationScaleInThreshold: 0.1, ResourceScaleInThreshold: 0.2, WalDispatchScaleInThreshold: 0.3,
 		ReplicaStartup: 20 * time.Second, LeadWindow: 5, LeadSignificance: 1.5, ScaleInHysteresis: 0.1, ScaleInNoiseMargin: 2,
-		SaturationSurge: true, SurgeLevel: 0.9, SurgeTarget: 0.5}
+		SaturationSurge: true, SurgeLevel: 0.9, SurgeTarget: 0.5, ShortfallBudget: 0.05, ScaleInHold: 2 * time.Minute, Forecast: signal.ForecastOnly}
 	if md.Signal != want || md.Source.Key() != "const:q" || md.Interval != 2*time.Second || md.ActivationWorkingSetTarget != 500 ||
 		md.MetricName != "orders.p" || md.ActivationValue != 0.2 {
 		t.Fatalf("parsed: %+v", md)
@@ -111,9 +112,10 @@ func TestFromEnvKeys(t *testing.T) {
 // The profile decides the defaults of the signal's keys; a key set beside
 // it overrides it; the profile and every option split the sampler.
 func TestProfiles(t *testing.T) {
-	responsive, err := testSources().Parse(map[string]string{}, time.Second)
-	if err != nil || responsive.Profile != signal.ProfileResponsive || !responsive.Signal.SaturationSurge || responsive.Signal.LeadWindow == 0 {
-		t.Fatalf("default profile: %+v %v", responsive, err)
+	budgeted, err := testSources().Parse(map[string]string{}, time.Second)
+	if err != nil || budgeted.Profile != signal.ProfileBudgeted || !budgeted.Signal.SaturationSurge || budgeted.Signal.LeadWindow == 0 ||
+		budgeted.Signal.ShortfallBudget != signal.DefaultShortfallBudget || budgeted.Signal.ScaleInHold != signal.DefaultScaleInHold {
+		t.Fatalf("default profile: %+v %v", budgeted, err)
 	}
 	original, err := testSources().Parse(map[string]string{"profile": "original"}, time.Second)
 	if err != nil || original.Signal != signal.DefaultOptions() {
@@ -123,11 +125,11 @@ func TestProfiles(t *testing.T) {
 	if err != nil || !tuned.Signal.SaturationSurge || tuned.Signal.SurgeTarget != DefaultTargetPressure || tuned.Signal.EwmaHalfLife != signal.DefaultEwmaHalfLife {
 		t.Fatalf("original with the surge: %+v %v", tuned.Signal, err)
 	}
-	if responsive.Identity() == original.Identity() || original.Identity() == tuned.Identity() {
+	if budgeted.Identity() == original.Identity() || original.Identity() == tuned.Identity() {
 		t.Error("profiles share a sampler")
 	}
 	var me *keyschema.MetadataError
-	for key, value := range map[string]string{"profile": "fast", "leadWindow": "2", "surgeLevel": "1.5", "replicaStartup": "2h"} {
+	for key, value := range map[string]string{"profile": "fast", "leadWindow": "2", "surgeLevel": "1.5", "replicaStartup": "2h", "shortfallBudget": "0.6", "scaleInHold": "-1s", "forecast": "maybe"} {
 		if _, err := testSources().Parse(map[string]string{key: value}, time.Second); !errors.As(err, &me) || me.Key != key {
 			t.Errorf("%s=%s: %v", key, value, err)
 		}

@@ -341,7 +341,11 @@ type ScalingSignal struct {
 	// measured_at is when the data behind the sample was measured, as the
 	// source reports it; unset when the source does not say. sampled_at
 	// minus measured_at is the data's age.
-	MeasuredAt    *timestamppb.Timestamp `protobuf:"bytes,17,opt,name=measured_at,json=measuredAt,proto3" json:"measured_at,omitempty"`
+	MeasuredAt *timestamppb.Timestamp `protobuf:"bytes,17,opt,name=measured_at,json=measuredAt,proto3" json:"measured_at,omitempty"`
+	// forecast is the seasonal forecast of the demand, in the units of
+	// raw_scale_value, where the trigger's forecast key turns it on (or to
+	// "only"); 0 when off or when no season was found.
+	Forecast      float64 `protobuf:"fixed64,18,opt,name=forecast,proto3" json:"forecast,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -493,6 +497,13 @@ func (x *ScalingSignal) GetMeasuredAt() *timestamppb.Timestamp {
 		return x.MeasuredAt
 	}
 	return nil
+}
+
+func (x *ScalingSignal) GetForecast() float64 {
+	if x != nil {
+		return x.Forecast
+	}
+	return 0
 }
 
 // Cost is a target's accumulated replica usage.
@@ -987,7 +998,7 @@ const file_barometer_v1_signal_proto_rawDesc = "" +
 	"\x04name\x18\x02 \x01(\tR\x04name\"@\n" +
 	"\fWatchRequest\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x12\n" +
-	"\x04name\x18\x02 \x01(\tR\x04name\"\xae\x05\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\"\xca\x05\n" +
 	"\rScalingSignal\x12\x16\n" +
 	"\x06target\x18\x01 \x01(\tR\x06target\x12\x14\n" +
 	"\x05stale\x18\x02 \x01(\bR\x05stale\x12\x1f\n" +
@@ -1009,7 +1020,8 @@ const file_barometer_v1_signal_proto_rawDesc = "" +
 	"\x06action\x18\x0f \x01(\tR\x06action\x12&\n" +
 	"\x04cost\x18\x10 \x01(\v2\x12.barometer.v1.CostR\x04cost\x12;\n" +
 	"\vmeasured_at\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"measuredAt\"C\n" +
+	"measuredAt\x12\x1a\n" +
+	"\bforecast\x18\x12 \x01(\x01R\bforecast\"C\n" +
 	"\x04Cost\x12'\n" +
 	"\x0freplica_seconds\x18\x01 \x01(\x01R\x0ereplicaSeconds\x12\x12\n" +
 	"\x04cost\x18\x02 \x01(\x01R\x04cost\"\xb3\x02\n" +
