@@ -13,7 +13,6 @@ import (
 	"sync"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
@@ -37,10 +36,6 @@ var errTooLarge = errors.New("response exceeds the size limit")
 // errTooManySeries fails a replica that exposes more of the contract's
 // series than the series limit.
 var errTooManySeries = errors.New("the replica exposes more series of the contract's families than the series limit")
-
-// protoFormat decodes delimited protobuf with UTF-8 name validation, the
-// same validation the text path uses.
-var protoFormat = expfmt.NewFormat(expfmt.TypeProtoDelim).WithEscapingScheme(model.NoEscaping)
 
 // client performs one scrape: GET, check, filter, parse. It is safe for
 // concurrent use; buffers are pooled so that memory stays flat across
@@ -111,12 +106,12 @@ func (c *client) close() {
 	}
 }
 
-// scrape reads one replica's wanted families. ctx bounds the whole exchange,
-// body included.
-func (c *client) scrape(ctx context.Context, url string, timeout time.Duration) (map[string]*dto.MetricFamily, error) {
+// scrape reads one replica's series of the wanted families, appended to
+// dst. ctx bounds the whole exchange, body included.
+func (c *client) scrape(ctx context.Context, url string, timeout time.Duration, f *families, dst []series) ([]series, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return nil, err
+		return dst, err
 	}
 	req.Header.Set("Accept", acceptHeader)
 	req.Header.Set("User-Agent", "barometer-scrape")
@@ -124,18 +119,18 @@ func (c *client) scrape(ctx context.Context, url string, timeout time.Duration) 
 	req.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", strconv.FormatFloat(timeout.Seconds(), 'f', -1, 64))
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, err
+		return dst, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("HTTP status %s", resp.Status)
+		return dst, fmt.Errorf("HTTP status %s", resp.Status)
 	}
 	if resp.ContentLength > c.limit {
-		return nil, fmt.Errorf("%w of %d bytes (Content-Length %d)", errTooLarge, c.limit, resp.ContentLength)
+		return dst, fmt.Errorf("%w of %d bytes (Content-Length %d)", errTooLarge, c.limit, resp.ContentLength)
 	}
 	format := expfmt.ResponseFormat(resp.Header)
 	if format.FormatType() == expfmt.TypeOpenMetrics {
-		return nil, errors.New("OpenMetrics response: serve text/plain or delimited protobuf")
+		return dst, errors.New("OpenMetrics response: serve text/plain or delimited protobuf")
 	}
 
 	// Read at most limit+1 bytes: reaching limit+1 proves the body is over.
@@ -160,20 +155,20 @@ func (c *client) scrape(ctx context.Context, url string, timeout time.Duration) 
 		err = filterText(br, buf, c.want)
 	}
 	if counted.n > c.limit {
-		return nil, fmt.Errorf("%w of %d bytes", errTooLarge, c.limit)
+		return dst, fmt.Errorf("%w of %d bytes", errTooLarge, c.limit)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read body: %w", err)
+		return dst, fmt.Errorf("read body: %w", err)
 	}
 	if proto {
-		return decodeProto(buf, c.series)
+		return parseProtoSeries(buf.Bytes(), f, c.series, dst)
 	}
 	// The filtered text is one line a series (and the comments): count
 	// them before the parse, which is where the memory goes.
 	if n := textSeries(buf.Bytes()); c.series > 0 && n > c.series {
-		return nil, fmt.Errorf("%w (%d, limit %d: seriesLimit)", errTooManySeries, n, c.series)
+		return dst, fmt.Errorf("%w (%d, limit %d: seriesLimit)", errTooManySeries, n, c.series)
 	}
-	return c.parseText(buf)
+	return c.parseText(buf.Bytes(), f, dst)
 }
 
 // textSeries counts the sample lines of a filtered text exposition.
@@ -193,40 +188,20 @@ func textSeries(b []byte) int {
 	return n
 }
 
-func (c *client) parseText(buf *bytes.Buffer) (map[string]*dto.MetricFamily, error) {
+// parseText reads a filtered text body: by parseTextSeries where it takes
+// the body, by expfmt's parser otherwise (a histogram or summary family,
+// quoted names, or a body expfmt refuses, with expfmt's error).
+func (c *client) parseText(b []byte, f *families, dst []series) ([]series, error) {
+	if ss, ok := parseTextSeries(b, f, dst); ok {
+		return ss, nil
+	}
 	p := c.textPars.Get().(*expfmt.TextParser)
 	defer c.textPars.Put(p)
-	fams, err := p.TextToMetricFamilies(bytes.NewReader(buf.Bytes()))
+	fams, err := p.TextToMetricFamilies(bytes.NewReader(b))
 	if err != nil {
-		return nil, fmt.Errorf("parse text exposition: %w", err)
+		return dst, fmt.Errorf("parse text exposition: %w", err)
 	}
-	return fams, nil
-}
-
-func decodeProto(buf *bytes.Buffer, limit int) (map[string]*dto.MetricFamily, error) {
-	dec := expfmt.NewDecoder(bytes.NewReader(buf.Bytes()), protoFormat)
-	fams := map[string]*dto.MetricFamily{}
-	series := 0
-	for {
-		mf := &dto.MetricFamily{}
-		err := dec.Decode(mf)
-		if errors.Is(err, io.EOF) {
-			return fams, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("parse protobuf exposition: %w", err)
-		}
-		// One family at a time, each bounded by the body's bytes: the
-		// count stops the decode before the families pile up.
-		if series += len(mf.Metric); limit > 0 && series > limit {
-			return nil, fmt.Errorf("%w (more than %d: seriesLimit)", errTooManySeries, limit)
-		}
-		if prev, ok := fams[mf.GetName()]; ok {
-			prev.Metric = append(prev.Metric, mf.Metric...)
-			continue
-		}
-		fams[mf.GetName()] = mf
-	}
+	return fromFamilies(fams, f, dst), nil
 }
 
 type countingReader struct {

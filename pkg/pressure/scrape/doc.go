@@ -14,9 +14,13 @@
 //     state (CPU counter marks, error counts) kept between samples;
 //   - client.go: one HTTP scrape, with content negotiation (text or
 //     delimited protobuf), a response-size limit and no redirects;
-//   - filter.go and parse.go: the response is first cut down to the
-//     families the contract reads, then parsed by prometheus/common/expfmt
-//     and read into one replica's values;
+//   - filter.go, textparse.go, protoparse.go, series.go and parse.go: the
+//     response is first cut down to the families the contract reads, then
+//     read into series (only what the contract looks at: family, value,
+//     sum and count, five labels) and into one replica's values. Text the
+//     plain reader does not take (histogram or summary families, quoted
+//     names, anything it would refuse) goes to prometheus/common/expfmt,
+//     which stays the reference both readers are fuzzed against;
 //   - queue.go: a response's work-queue series, read into series that
 //     fold.go hands to exposition.QueueFold, the fold the prometheus source
 //     shares; the queue counters' per-replica readings are kept between

@@ -12,15 +12,15 @@ import (
 )
 
 // The filters cut a response down to the families the contract reads before
-// expfmt parses it. A replica typically exposes hundreds of series (Go
-// runtime, HTTP histograms) and Barometer reads a few dozen at most;
-// parsing every series into a dto.MetricFamily would cost most of a
-// sample's CPU and allocations for nothing. Anything the filter cannot
-// classify is passed through, so expfmt still sees, and rejects, whatever is
-// malformed among what is kept.
+// it is parsed. A replica typically exposes hundreds of series (Go runtime,
+// HTTP histograms) and Barometer reads a few dozen at most; parsing every
+// series would cost most of a sample's CPU and allocations for nothing.
+// Anything the filter cannot classify is passed through, so the parse still
+// sees, and rejects, whatever is malformed among what is kept.
 
-// wantSet is the set of metric family names the source reads.
-type wantSet map[string]struct{}
+// wantSet maps each metric family name the source reads to its index
+// (families.names).
+type wantSet map[string]int
 
 func (w wantSet) has(name []byte) bool {
 	_, ok := w[string(name)] // the compiler does not allocate for this lookup
@@ -33,9 +33,10 @@ func (w wantSet) has(name []byte) bool {
 // the filter does not unquote. Other lines are dropped. Lines longer than
 // r's buffer are classified by their start.
 func filterText(r *bufio.Reader, dst *bytes.Buffer, want wantSet) error {
+	var lines lineFilter
 	for {
 		line, err := r.ReadSlice('\n')
-		keep := len(line) > 0 && keepLine(line, want)
+		keep := len(line) > 0 && lines.keep(line, want)
 		if keep {
 			dst.Write(line)
 		}
@@ -52,6 +53,30 @@ func filterText(r *bufio.Reader, dst *bytes.Buffer, want wantSet) error {
 			return err
 		}
 	}
+}
+
+// lineFilter remembers the last sample line's name and verdict: a family's
+// samples come in a run (a histogram's buckets, a labelled counter's
+// series), so most lines are decided without hashing their name.
+type lineFilter struct {
+	name [128]byte
+	n    int // len of name; 0: none remembered
+	kept bool
+}
+
+func (f *lineFilter) keep(line []byte, want wantSet) bool {
+	if b := skipBlanks(line); len(b) > 0 && b[0] != '#' && b[0] != '{' && b[0] != '\n' {
+		name, _ := token(b)
+		if f.n > 0 && string(name) == string(f.name[:f.n]) {
+			return f.kept
+		}
+		kept := want.has(name)
+		if len(name) <= len(f.name) {
+			f.n, f.kept = copy(f.name[:], name), kept
+		}
+		return kept
+	}
+	return keepLine(line, want)
 }
 
 func keepLine(line []byte, want wantSet) bool {
@@ -94,17 +119,20 @@ func skipBlanks(b []byte) []byte {
 // (testdata/fuzz/FuzzFilterAgreement/5d2c6f0e3a1b7c94).
 func token(b []byte) (tok, rest []byte) {
 	for i, c := range b {
-		if !nameByte(c) {
+		if !nameBytes[c] {
 			return b[:i], b[i:]
 		}
 	}
 	return b, nil
 }
 
-// nameByte reports whether c may continue an unquoted metric name.
-func nameByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == ':'
-}
+// nameBytes says which bytes may continue an unquoted metric name.
+var nameBytes = func() (t [256]bool) {
+	for c := range t {
+		t[c] = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == ':'
+	}
+	return t
+}()
 
 // filterProto copies to dst the length-delimited MetricFamily messages of
 // the wanted families. It reads only each message's name field; expfmt
@@ -115,6 +143,7 @@ func nameByte(c byte) bool {
 // body than announced allocates only what it sent.
 func filterProto(r *bufio.Reader, dst *bytes.Buffer, want wantSet, limit int64) error {
 	var lenBuf [binary.MaxVarintLen64]byte
+	var body io.LimitedReader // one message's bytes, reused
 	left := limit
 	for {
 		n, err := binary.ReadUvarint(r)
@@ -132,7 +161,8 @@ func filterProto(r *bufio.Reader, dst *bytes.Buffer, want wantSet, limit int64) 
 		left -= int64(n)
 		mark := dst.Len()
 		dst.Write(prefix)
-		got, err := dst.ReadFrom(io.LimitReader(r, int64(n)))
+		body.R, body.N = r, int64(n)
+		got, err := dst.ReadFrom(&body)
 		if err == nil && got < int64(n) {
 			err = io.ErrUnexpectedEOF
 		}
@@ -152,8 +182,11 @@ func filterProto(r *bufio.Reader, dst *bytes.Buffer, want wantSet, limit int64) 
 }
 
 // familyName returns field 1 (name) of an encoded io.prometheus.client.
-// MetricFamily, nil when the message has none.
+// MetricFamily, nil when the message has none. Given more than once, the
+// last one is the name, as the protobuf runtime and parseProtoSeries read
+// it.
 func familyName(msg []byte) ([]byte, error) {
+	var last []byte
 	for len(msg) > 0 {
 		num, typ, n := protowire.ConsumeTag(msg)
 		if n < 0 {
@@ -165,7 +198,8 @@ func familyName(msg []byte) ([]byte, error) {
 			if n < 0 {
 				return nil, fmt.Errorf("protobuf family name: %w", protowire.ParseError(n))
 			}
-			return name, nil
+			last, msg = name, msg[n:]
+			continue
 		}
 		n = protowire.ConsumeFieldValue(num, typ, msg)
 		if n < 0 {
@@ -173,5 +207,5 @@ func familyName(msg []byte) ([]byte, error) {
 		}
 		msg = msg[n:]
 	}
-	return nil, nil
+	return last, nil
 }

@@ -22,7 +22,7 @@ const fuzzLimit = 1 << 16
 
 // fuzzBodies are seeds for the parse targets: a demo replica with its
 // queue and storage, in the format given, plus a few hand-made edges.
-func fuzzBodies(f *testing.F, t expfmt.FormatType) [][]byte {
+func fuzzBodies(f testing.TB, t expfmt.FormatType) [][]byte {
 	w := demo.New(demo.Config{Queue: true, Tree: "wal", Accounts: []string{"a", "b"}, PaddingSeries: 1})
 	w.SetLoad(50)
 	w.SetSplits(1)
@@ -55,19 +55,19 @@ func textSeeds(f *testing.F) {
 	}
 }
 
-func fuzzWant() (exposition.Names, wantSet) {
+func fuzzWant() (exposition.Names, *families) {
 	n := exposition.DefaultNames()
-	want := wantSet{}
-	for _, name := range n.Families() {
-		want[name] = struct{}{}
+	f, err := newFamilies(&n)
+	if err != nil {
+		panic(err)
 	}
-	return n, want
+	return n, f
 }
 
-// checkSample reads the families as a sample and checks what the folds
+// checkSample reads the series as a sample and checks what the folds
 // downstream rely on.
-func checkSample(t *testing.T, fams map[string]*dto.MetricFamily, n *exposition.Names, want wantSet) {
-	s, err := readSample(fams, n, want)
+func checkSample(t *testing.T, ss []series, n *exposition.Names, fams *families) {
+	s, err := readSample(ss, fams, n)
 	if err != nil {
 		return
 	}
@@ -94,18 +94,18 @@ func checkSample(t *testing.T, fams map[string]*dto.MetricFamily, n *exposition.
 // and read: it must never panic, whatever the body.
 func FuzzParseText(f *testing.F) {
 	textSeeds(f)
-	n, want := fuzzWant()
-	c := newClient(fuzzLimit, want, nil, nil)
+	n, fams := fuzzWant()
+	c := newClient(fuzzLimit, fams.index, nil, nil)
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var buf bytes.Buffer
-		if err := filterText(bufio.NewReaderSize(bytes.NewReader(body), readerSize), &buf, want); err != nil {
+		if err := filterText(bufio.NewReaderSize(bytes.NewReader(body), readerSize), &buf, fams.index); err != nil {
 			return
 		}
-		fams, err := c.parseText(&buf)
+		ss, err := c.parseText(buf.Bytes(), fams, nil)
 		if err != nil {
 			return
 		}
-		checkSample(t, fams, &n, want)
+		checkSample(t, ss, &n, fams)
 	})
 }
 
@@ -117,21 +117,21 @@ func FuzzParseProto(f *testing.F) {
 	}
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0x0f})
 	f.Add([]byte{0x05, 0x0a, 0x03, 'a', 'b', 'c'})
-	n, want := fuzzWant()
+	n, fams := fuzzWant()
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var buf bytes.Buffer
-		err := filterProto(bufio.NewReaderSize(bytes.NewReader(body), readerSize), &buf, want, fuzzLimit)
+		err := filterProto(bufio.NewReaderSize(bytes.NewReader(body), readerSize), &buf, fams.index, fuzzLimit)
 		if buf.Len() > fuzzLimit {
 			t.Fatalf("kept %d bytes under a %d-byte limit", buf.Len(), fuzzLimit)
 		}
 		if err != nil {
 			return
 		}
-		fams, err := decodeProto(&buf, 0)
+		ss, err := parseProtoSeries(buf.Bytes(), fams, 0, nil)
 		if err != nil {
 			return
 		}
-		checkSample(t, fams, &n, want)
+		checkSample(t, ss, &n, fams)
 	})
 }
 
@@ -147,7 +147,8 @@ func FuzzFilterAgreement(f *testing.F) {
 	for _, b := range fuzzBodies(f, expfmt.TypeProtoDelim) {
 		f.Add(append([]byte{1}, b...))
 	}
-	_, want := fuzzWant()
+	_, fams := fuzzWant()
+	want := fams.index
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) == 0 {
 			return
@@ -160,7 +161,7 @@ func FuzzFilterAgreement(f *testing.F) {
 			if !framed(body) {
 				return // expfmt would allocate what a prefix announces
 			}
-			full, err = decodeProto(bytes.NewBuffer(body), 0)
+			full, err = expfmtProto(bytes.NewBuffer(body), 0)
 			if err == nil {
 				err = filterProto(bufio.NewReaderSize(bytes.NewReader(body), readerSize), &buf, want, math.MaxInt64)
 			}
@@ -176,7 +177,7 @@ func FuzzFilterAgreement(f *testing.F) {
 		}
 		var kept map[string]*dto.MetricFamily
 		if protobuf {
-			kept, err = decodeProto(&buf, 0)
+			kept, err = expfmtProto(&buf, 0)
 		} else {
 			p := expfmt.NewTextParser(model.UTF8Validation)
 			kept, err = p.TextToMetricFamilies(&buf)

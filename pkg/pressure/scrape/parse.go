@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	dto "github.com/prometheus/client_model/go"
-
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
 )
@@ -40,63 +38,44 @@ type treeSample struct {
 	partitions        map[int]string
 }
 
-// readSample reads the contract's families. Series of one family are summed
-// (a replica may split a count by label), except the state gauges, which take
-// the worst. A response with none of the families is an error: it is the
-// wrong endpoint, or garbage the text filter dropped line by line. want is
-// n's family names (n.Families), precomputed once by New.
-func readSample(fams map[string]*dto.MetricFamily, n *exposition.Names, want wantSet) (replicaSample, error) {
+// readSample reads the contract's families from one response's series.
+// Series of one family are summed (a replica may split a count by label),
+// except the state gauges, which take the worst. A response with no series
+// of the families is an error: it is the wrong endpoint, or garbage the text
+// filter dropped line by line.
+func readSample(ss []series, f *families, n *exposition.Names) (replicaSample, error) {
 	var s replicaSample
-	found := false
-	for name := range want {
-		if fams[name] != nil {
-			found = true
-			break
-		}
-	}
-	if !found {
+	if len(ss) == 0 {
 		return s, fmt.Errorf("none of the exposition contract's metrics in the response (%s, ...)", strings.Join(n.All()[:4], ", "))
 	}
-	s.activations = sum(fams[n.Activations])
-	s.cpuSeconds = sum(fams[n.CPUSeconds])
-	s.cpuLimit = positive(sum(fams[n.CPULimitCores]))
-	s.memory = sum(fams[n.MemoryBytes])
-	s.memoryLimit = positive(sum(fams[n.MemoryLimitBytes]))
-	s.splits = sum(fams[n.SplitsInFlight])
+	s.activations = sum(ss, f.activations)
+	s.cpuSeconds = sum(ss, f.cpuSeconds)
+	s.cpuLimit = positive(sum(ss, f.cpuLimit))
+	s.memory = sum(ss, f.memory)
+	s.memoryLimit = positive(sum(ss, f.memoryLimit))
+	s.splits = sum(ss, f.splits)
 	if v := s.splits.v; s.splits.ok && (math.IsNaN(v) || math.IsInf(v, 0) || v < 0) {
 		s.splitsErr = fmt.Errorf("%s is %v", n.SplitsInFlight, v)
 		s.splits = scalar{}
 	}
 	var err error
-	if s.wal, err = worstState(fams[n.WalState]); err != nil {
+	if s.wal, err = worstState(ss, f.walState); err != nil {
 		return s, fmt.Errorf("%s: %w", n.WalState, err)
 	}
-	if s.trees, err = readTrees(fams, n); err != nil {
+	if s.trees, err = readTrees(ss, f, n); err != nil {
 		return s, err
 	}
-	s.queue = readQueue(fams, n)
+	s.queue = readQueue(ss, f)
 	return s, nil
 }
 
-// value reads a gauge, counter or untyped sample; histograms and summaries
-// are not part of the contract and read as absent.
-func value(m *dto.Metric) (float64, bool) {
-	switch {
-	case m.GetGauge() != nil:
-		return m.GetGauge().GetValue(), true
-	case m.GetCounter() != nil:
-		return m.GetCounter().GetValue(), true
-	case m.GetUntyped() != nil:
-		return m.GetUntyped().GetValue(), true
-	}
-	return 0, false
-}
-
-func sum(f *dto.MetricFamily) scalar {
+// sum adds a family's values; histograms and summaries are not part of the
+// contract's plain series and add nothing.
+func sum(ss []series, family int) scalar {
 	var s scalar
-	for _, m := range f.GetMetric() {
-		if v, ok := value(m); ok {
-			s.v += v
+	for i := range ss {
+		if x := &ss[i]; x.family == family && x.hasValue {
+			s.v += x.value
 			s.ok = true
 		}
 	}
@@ -115,44 +94,36 @@ func positive(s scalar) scalar {
 // worstState folds a state gauge's series to the worst. An out-of-range
 // value is an error, so a broken exporter is seen rather than read as
 // Healthy.
-func worstState(f *dto.MetricFamily) (pressure.WalSaturationState, error) {
+func worstState(ss []series, family int) (pressure.WalSaturationState, error) {
 	worst := pressure.Healthy
-	for _, m := range f.GetMetric() {
-		st, err := metricState(m)
-		if err != nil {
-			return worst, err
+	for i := range ss {
+		if x := &ss[i]; x.family == family {
+			st, err := seriesState(x)
+			if err != nil {
+				return worst, err
+			}
+			worst = pressure.Worse(worst, st)
 		}
-		worst = pressure.Worse(worst, st)
 	}
 	return worst, nil
 }
 
-// metricState reads one state gauge series; a series that is not a gauge,
+// seriesState reads one state gauge series; a series that is not a gauge,
 // counter or untyped sample reads Healthy.
-func metricState(m *dto.Metric) (pressure.WalSaturationState, error) {
-	v, ok := value(m)
-	if !ok {
+func seriesState(x *series) (pressure.WalSaturationState, error) {
+	if !x.hasValue {
 		return pressure.Healthy, nil
 	}
-	return pressure.WalStateFromGauge(v)
-}
-
-func label(m *dto.Metric, name string) string {
-	for _, l := range m.GetLabel() {
-		if l.GetName() == name {
-			return l.GetValue()
-		}
-	}
-	return ""
+	return pressure.WalStateFromGauge(x.value)
 }
 
 // readTrees reads the storage series, keyed by their tree label. A series
 // without a tree label is not placed on any tree and is skipped; a NaN
 // byte count names its tree but adds nothing to it.
-func readTrees(fams map[string]*dto.MetricFamily, n *exposition.Names) (map[string]*treeSample, error) {
+func readTrees(ss []series, f *families, n *exposition.Names) (map[string]*treeSample, error) {
 	var trees map[string]*treeSample
-	get := func(m *dto.Metric) *treeSample {
-		name := label(m, exposition.LabelTree)
+	get := func(x *series) *treeSample {
+		name := x.labels[labelTree]
 		if name == "" {
 			return nil
 		}
@@ -166,35 +137,44 @@ func readTrees(fams map[string]*dto.MetricFamily, n *exposition.Names) (map[stri
 		}
 		return t
 	}
-	for _, x := range []struct {
-		fam *dto.MetricFamily
-		dst func(*treeSample) *scalar
+	for _, r := range []struct {
+		family int
+		dst    func(*treeSample) *scalar
 	}{
-		{fams[n.TreeRetainedBytes], func(t *treeSample) *scalar { return &t.retained }},
-		{fams[n.TreeRetainedBytesCeiling], func(t *treeSample) *scalar { return &t.ceiling }},
+		{f.treeRetained, func(t *treeSample) *scalar { return &t.retained }},
+		{f.treeCeiling, func(t *treeSample) *scalar { return &t.ceiling }},
 	} {
-		for _, m := range x.fam.GetMetric() {
-			v, ok := value(m)
-			if t := get(m); t != nil && ok && !math.IsNaN(v) { // NaN: no report
-				d := x.dst(t)
-				d.v, d.ok = d.v+v, true
+		for i := range ss {
+			x := &ss[i]
+			if x.family != r.family {
+				continue
+			}
+			if t := get(x); t != nil && x.hasValue && !math.IsNaN(x.value) { // NaN: no report
+				d := r.dst(t)
+				d.v, d.ok = d.v+x.value, true
 			}
 		}
 	}
-	for _, m := range fams[n.TreeSaturationState].GetMetric() {
-		t := get(m)
+	for i := range ss {
+		x := &ss[i]
+		if x.family != f.treeState {
+			continue
+		}
+		t := get(x)
 		if t == nil {
 			continue
 		}
-		st, err := metricState(m)
+		st, err := seriesState(x)
 		if err != nil {
-			return nil, fmt.Errorf("%s{tree=%q}: %w", n.TreeSaturationState, label(m, exposition.LabelTree), err)
+			return nil, fmt.Errorf("%s{tree=%q}: %w", n.TreeSaturationState, x.labels[labelTree], err)
 		}
 		t.state = pressure.Worse(t.state, st)
 	}
-	for _, m := range fams[n.PartitionAccount].GetMetric() {
-		if err := readPlacement(m, get, n); err != nil {
-			return nil, err
+	for i := range ss {
+		if x := &ss[i]; x.family == f.partitionAccount {
+			if err := readPlacement(x, get, n); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return trees, nil
@@ -204,17 +184,16 @@ func readTrees(fams map[string]*dto.MetricFamily, n *exposition.Names) (map[stri
 // (1 by convention) places a partition; 0, a negative value or NaN does
 // not (exposition.Placed), so an exporter can zero a placement it no longer
 // holds. The prometheus source reads placements by the same rule.
-func readPlacement(m *dto.Metric, get func(*dto.Metric) *treeSample, n *exposition.Names) error {
-	v, ok := value(m)
-	account := label(m, exposition.LabelAccount)
-	if !ok || !exposition.Placed(v) || account == "" {
+func readPlacement(x *series, get func(*series) *treeSample, n *exposition.Names) error {
+	account := x.labels[labelAccount]
+	if !x.hasValue || !exposition.Placed(x.value) || account == "" {
 		return nil
 	}
-	t := get(m)
+	t := get(x)
 	if t == nil {
 		return nil
 	}
-	raw := label(m, exposition.LabelPartition)
+	raw := x.labels[labelPartition]
 	p, err := strconv.Atoi(raw)
 	if err != nil || p < 0 || p >= maxPartitions {
 		return fmt.Errorf("%s: partition %q: %w", n.PartitionAccount, raw, errBadPartition)

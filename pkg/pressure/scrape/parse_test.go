@@ -274,7 +274,7 @@ func TestFilterText(t *testing.T) {
 		"barometer_activations 4"
 	var out bytes.Buffer
 	r := bufio.NewReaderSize(strings.NewReader(in), readerSize)
-	if err := filterText(r, &out, wantSet{"barometer_activations": {}}); err != nil {
+	if err := filterText(r, &out, wantSet{"barometer_activations": 0}); err != nil {
 		t.Fatal(err)
 	}
 	if out.String() != want {
@@ -317,15 +317,15 @@ func TestFilterProtoGrowsWithWhatArrives(t *testing.T) {
 	one := append(prefix(uint64(len(msg))), msg...)
 	two := append(append([]byte(nil), one...), one...)
 	out.Reset()
-	if err := filterProto(bufio.NewReader(bytes.NewReader(two)), &out, wantSet{"barometer_activations": {}}, int64(len(one)+len(one)/2)); !errors.Is(err, errTooLarge) {
+	if err := filterProto(bufio.NewReader(bytes.NewReader(two)), &out, wantSet{"barometer_activations": 0}, int64(len(one)+len(one)/2)); !errors.Is(err, errTooLarge) {
 		t.Errorf("two messages over the limit: err %v", err)
 	}
 	out.Reset()
-	if err := filterProto(bufio.NewReader(bytes.NewReader(two)), &out, wantSet{"barometer_activations": {}}, int64(len(two))); err != nil || !bytes.Equal(out.Bytes(), two) {
+	if err := filterProto(bufio.NewReader(bytes.NewReader(two)), &out, wantSet{"barometer_activations": 0}, int64(len(two))); err != nil || !bytes.Equal(out.Bytes(), two) {
 		t.Errorf("two messages at the limit: err %v, kept %d of %d bytes", err, out.Len(), len(two))
 	}
 	out.Reset()
-	if err := filterProto(bufio.NewReader(bytes.NewReader(two)), &out, wantSet{"other": {}}, int64(len(two))); err != nil || out.Len() != 0 {
+	if err := filterProto(bufio.NewReader(bytes.NewReader(two)), &out, wantSet{"other": 0}, int64(len(two))); err != nil || out.Len() != 0 {
 		t.Errorf("two unwanted messages: err %v, kept %d bytes", err, out.Len())
 	}
 }
@@ -405,10 +405,11 @@ func TestSeriesLimit(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := decodeProto(bytes.NewBuffer(buf.Bytes()), 2); !errors.Is(err, errTooManySeries) {
+	f := testFamilies()
+	if _, err := parseProtoSeries(buf.Bytes(), f, 2, nil); !errors.Is(err, errTooManySeries) {
 		t.Errorf("protobuf past the limit: %v", err)
 	}
-	if _, err := decodeProto(bytes.NewBuffer(buf.Bytes()), 3); err != nil {
+	if _, err := parseProtoSeries(buf.Bytes(), f, 3, nil); err != nil {
 		t.Errorf("protobuf within the limit: %v", err)
 	}
 }

@@ -86,7 +86,9 @@ type Options struct {
 type Source struct {
 	opts   Options
 	client *client
+	fams   *families
 	log    *slog.Logger
+	series sync.Pool // *[]series, one scrape's
 
 	sampling sync.Mutex // one sample at a time: CPU marks need an order
 
@@ -136,15 +138,16 @@ func New(opts Options) (*Source, error) {
 		}
 		kube = &kubeSpace{disc: opts.Discovery, namespace: opts.Namespace}
 	}
-	want := wantSet{}
-	for _, n := range opts.Names.Families() {
-		want[n] = struct{}{}
+	fams, err := newFamilies(&opts.Names)
+	if err != nil {
+		return nil, fmt.Errorf("scrape: %w", err)
 	}
-	c := newClient(opts.MaxResponseBytes, want, opts.Allow, opts.Profile)
+	c := newClient(opts.MaxResponseBytes, fams.index, opts.Allow, opts.Profile)
 	c.series = opts.SeriesLimit
 	return &Source{
 		opts:     opts,
 		client:   c,
+		fams:     fams,
 		log:      opts.Logger,
 		kube:     kube,
 		replicas: map[string]*replicaState{},
@@ -198,9 +201,17 @@ func (s *Source) scrapeOne(ctx context.Context, j job) result {
 	if d, ok := sctx.Deadline(); ok {
 		budget = time.Until(d)
 	}
-	fams, err := s.client.scrape(sctx, j.url, budget)
+	buf, _ := s.series.Get().(*[]series)
+	if buf == nil {
+		buf = new([]series)
+	}
+	ss, err := s.client.scrape(sctx, j.url, budget, s.fams, (*buf)[:0])
 	if err == nil {
-		r.sample, err = readSample(fams, &s.opts.Names, s.client.want)
+		r.sample, err = readSample(ss, s.fams, &s.opts.Names)
+	}
+	if cap(ss) <= maxPooledSeries {
+		*buf = ss
+		s.series.Put(buf)
 	}
 	switch {
 	case err == nil:
@@ -234,6 +245,10 @@ func (s *Source) Close() error {
 	s.kube.close()
 	return nil
 }
+
+// maxPooledSeries keeps one replica with unusually many series from pinning
+// their memory.
+const maxPooledSeries = 1024
 
 // forEach runs fn(0..n-1) on at most conc goroutines and returns once every
 // call has: no goroutine outlives the sample.

@@ -1,8 +1,6 @@
 package scrape
 
 import (
-	dto "github.com/prometheus/client_model/go"
-
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
 )
 
@@ -17,46 +15,39 @@ type queueSeries struct {
 // readQueue reads the queue series of one response, nil when it has none.
 // The values are checked when folded (exposition.QueueFold), where both
 // sources check them alike.
-func readQueue(fams map[string]*dto.MetricFamily, n *exposition.Names) []queueSeries {
+func readQueue(ss []series, f *families) []queueSeries {
 	var out []queueSeries
-	add := func(k exposition.QueueKind, label string, v float64) { out = append(out, queueSeries{k, label, v}) }
-	plain := func(k exposition.QueueKind, name, labelName string) {
-		for _, m := range fams[name].GetMetric() {
-			if v, ok := value(m); ok {
-				add(k, label(m, labelName), v)
+	plain := func(k exposition.QueueKind, family, label int) {
+		for i := range ss {
+			if x := &ss[i]; x.family == family && x.hasValue {
+				l := ""
+				if label >= 0 {
+					l = x.labels[label]
+				}
+				out = append(out, queueSeries{k, l, x.value})
 			}
 		}
 	}
-	plain(exposition.KindArrivals, n.QueueArrivals, "")
+	plain(exposition.KindArrivals, f.queueArrivals, -1)
 	// The run time as a histogram or summary family, and as the plain
 	// _sum and _count counters a workload may expose instead. In the text
 	// format a histogram's _sum and _count lines join its family (the
 	// filter dropped its buckets, which are not read).
-	for _, m := range fams[n.QueueRunDuration].GetMetric() {
-		switch {
-		case m.GetHistogram() != nil:
-			h := m.GetHistogram()
-			count := float64(h.GetSampleCount())
-			if h.SampleCountFloat != nil {
-				count = h.GetSampleCountFloat()
-			}
-			add(exposition.KindRunSeconds, "", h.GetSampleSum())
-			add(exposition.KindRuns, "", count)
-		case m.GetSummary() != nil:
-			add(exposition.KindRunSeconds, "", m.GetSummary().GetSampleSum())
-			add(exposition.KindRuns, "", float64(m.GetSummary().GetSampleCount()))
+	for i := range ss {
+		if x := &ss[i]; x.family == f.queueRunDuration && x.agg != aggNone {
+			out = append(out, queueSeries{exposition.KindRunSeconds, "", x.sum}, queueSeries{exposition.KindRuns, "", x.count})
 		}
 	}
-	plain(exposition.KindRunSeconds, n.QueueRunDuration+exposition.SumSuffix, "")
-	plain(exposition.KindRuns, n.QueueRunDuration+exposition.CountSuffix, "")
-	plain(exposition.KindReady, n.QueueReady, exposition.LabelClass)
-	plain(exposition.KindRetrying, n.QueueRetrying, exposition.LabelClass)
-	plain(exposition.KindDue, n.QueueDue, "")
-	plain(exposition.KindBusy, n.QueueBusy, "")
-	plain(exposition.KindReserved, n.QueueReserved, "")
-	plain(exposition.KindReservationStart, n.QueueReservationStart, exposition.LabelReservation)
-	plain(exposition.KindReservationEnd, n.QueueReservationEnd, exposition.LabelReservation)
-	plain(exposition.KindReservationSlots, n.QueueReservationSlots, exposition.LabelReservation)
+	plain(exposition.KindRunSeconds, f.queueRunSum, -1)
+	plain(exposition.KindRuns, f.queueRunCount, -1)
+	plain(exposition.KindReady, f.queueReady, labelClass)
+	plain(exposition.KindRetrying, f.queueRetrying, labelClass)
+	plain(exposition.KindDue, f.queueDue, -1)
+	plain(exposition.KindBusy, f.queueBusy, -1)
+	plain(exposition.KindReserved, f.queueReserved, -1)
+	plain(exposition.KindReservationStart, f.reservationStart, labelReservation)
+	plain(exposition.KindReservationEnd, f.reservationEnd, labelReservation)
+	plain(exposition.KindReservationSlots, f.reservationSlots, labelReservation)
 	return out
 }
 
