@@ -11,8 +11,8 @@ import (
 	"strconv"
 
 	colmetrics "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
-	"google.golang.org/grpc/codes"
 	spb "google.golang.org/genproto/googleapis/rpc/status"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 )
