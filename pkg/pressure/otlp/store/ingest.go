@@ -344,6 +344,9 @@ func (in *ingest) point(n *namespace, r *replica, name string, attrs []*commonpb
 		x.raw.v, x.raw.count = p.v, p.count
 		copy(x.raw.buckets, p.buckets)
 	}
+	if x.lastT == 0 && si > 0 && si < ti {
+		x.firstStart = si
+	}
 	x.lastT, x.start, x.touched = ti, si, in.now
 	x.add(x.adjusted(ti), int64(in.s.opts.HistoryResolution), in.s.opts.HistoryPoints)
 	r.newest = max(r.newest, ti)

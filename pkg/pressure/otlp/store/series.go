@@ -62,6 +62,13 @@ type series struct {
 	offset       sample // added to raw: what was counted before resets
 	bounds       []float64
 
+	// firstStart is the first point's start time when it is before the
+	// point: the series counted from 0 then, which a window that reaches
+	// back to it reads as its base. evicted says the first point has left
+	// the history (a base then is a kept point).
+	firstStart int64
+	evicted    bool
+
 	cost    int64 // bytes reserved for this series in the memory account
 	touched int64 // when the store last wrote it, store clock, Unix nanoseconds
 }
@@ -89,6 +96,7 @@ func (s *series) add(p sample, resolution int64, limit int) {
 		return
 	}
 	if n == limit {
+		s.evicted = true
 		copy(s.hist, s.hist[1:])
 		s.hist[n-1] = p
 		return
@@ -122,11 +130,17 @@ func (s *series) reset() {
 
 // base is the history point a window rate starts from: the newest one at
 // or before newest-window, or the oldest kept when the history is shorter
-// than the window.
+// than the window. While the first point is kept, a zero at its start time
+// comes before it: OTLP's cumulative and delta points count from their
+// start, so a series pushed since its start has a rate from its first
+// point.
 func (s *series) base(window int64) sample {
 	end := s.newest().t - window
 	b := s.hist[0]
-	for _, p := range s.hist[1:] {
+	if !s.evicted && s.firstStart > 0 {
+		b = sample{t: s.firstStart, buckets: make([]float64, len(b.buckets))}
+	}
+	for _, p := range s.hist {
 		if p.t > end {
 			break
 		}
