@@ -62,15 +62,7 @@ func (r *Receiver) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		r.refuseHTTP(w, ctype, ref)
 		return
 	}
-	msg := &colmetrics.ExportMetricsServiceRequest{}
-	var err error
-	if ctype == contentJSON {
-		// OTLP/JSON is protojson of the same types; unknown fields are
-		// ignored, as OTLP asks of receivers.
-		err = protojson.UnmarshalOptions{DiscardUnknown: true}.Unmarshal(body, msg)
-	} else {
-		err = proto.Unmarshal(body, msg)
-	}
+	msg, err := decode(ctype, body)
 	if err != nil {
 		r.refuseHTTP(w, ctype, &refusal{reason: "malformed", code: codes.InvalidArgument, status: http.StatusBadRequest, msg: "request does not decode as an OTLP ExportMetricsServiceRequest: " + err.Error()})
 		return
@@ -81,6 +73,20 @@ func (r *Receiver) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	writeMessage(w, ctype, http.StatusOK, resp)
+}
+
+// decode reads an OTLP/HTTP body of content type ctype. OTLP/JSON is
+// protojson of the same types; unknown fields are ignored, as OTLP asks of
+// receivers.
+func decode(ctype string, body []byte) (*colmetrics.ExportMetricsServiceRequest, error) {
+	msg := &colmetrics.ExportMetricsServiceRequest{}
+	var err error
+	if ctype == contentJSON {
+		err = protojson.UnmarshalOptions{DiscardUnknown: true}.Unmarshal(body, msg)
+	} else {
+		err = proto.Unmarshal(body, msg)
+	}
+	return msg, err
 }
 
 var errTooLarge = errors.New("too large")

@@ -119,7 +119,10 @@ func New(cfg Config, st *store.Store, creds *Credentials, reg prometheus.Registe
 	if cfg.HTTPAddress != "" {
 		mux := http.NewServeMux()
 		mux.HandleFunc("/v1/metrics", r.serveHTTP)
-		r.http = &http.Server{Handler: mux, TLSConfig: tlsCfg, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
+		r.http = &http.Server{Handler: mux, TLSConfig: tlsCfg, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute,
+			// Handshake failures (a client certificate of another CA) go
+			// to the scaler's log, at debug.
+			ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelDebug)}
 		if r.httpLn, err = net.Listen("tcp", cfg.HTTPAddress); err != nil {
 			if r.grpcLn != nil {
 				r.grpcLn.Close()
