@@ -20,8 +20,8 @@ import (
 // the OTel SDK.
 type instruments struct {
 	activations, memory, memoryLimit, cpuLimit, wal, retained metric.Float64Gauge
-	cpu, arrivals                                            metric.Float64Counter
-	runs                                                     metric.Float64Histogram
+	cpu, arrivals                                             metric.Float64Counter
+	runs                                                      metric.Float64Histogram
 }
 
 func newInstruments(t *testing.T, mp *sdkmetric.MeterProvider) instruments {

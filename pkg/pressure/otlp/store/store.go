@@ -204,6 +204,7 @@ func (s *Store) Sweep() {
 			}
 			if len(r.series) == 0 {
 				delete(n.replicas, rname)
+				s.memory.Add(-replicaOverhead)
 			}
 		}
 		empty := len(n.replicas) == 0
