@@ -12,6 +12,9 @@ import (
 	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
 	"github.com/barometer-scaler/barometer/pkg/pressure/otlp/store"
 )
@@ -131,7 +134,8 @@ func BenchmarkMemoryPer1000Series(b *testing.B) {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		st, err := store.New(store.Options{MaxSeriesPerNamespace: 100_000, MaxMemoryBytes: 1 << 30}, nil)
+		reg := prometheus.NewRegistry()
+		st, err := store.New(store.Options{MaxSeriesPerNamespace: 100_000, MaxMemoryBytes: 1 << 30}, reg)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -145,6 +149,7 @@ func BenchmarkMemoryPer1000Series(b *testing.B) {
 		runtime.ReadMemStats(&after)
 		series := float64(pods * 12)
 		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/series*1000, "live-bytes/1000-series")
+		b.ReportMetric(testutil.ToFloat64(gaugeOf(b, reg, "barometer_otlp_memory_bytes"))/series*1000, "estimated-bytes/1000-series")
 		runtime.KeepAlive(st)
 		runtime.KeepAlive(req)
 	}

@@ -69,7 +69,7 @@ func TestSweepForgetsAndReleases(t *testing.T) {
 	}
 }
 
-func gaugeOf(t *testing.T, reg *prometheus.Registry, name string) prometheus.Collector {
+func gaugeOf(t testing.TB, reg *prometheus.Registry, name string) prometheus.Collector {
 	t.Helper()
 	fams, err := reg.Gather()
 	if err != nil {
