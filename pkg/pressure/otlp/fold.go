@@ -1,0 +1,257 @@
+package otlp
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/barometer-scaler/barometer/pkg/pressure"
+	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
+	"github.com/barometer-scaler/barometer/pkg/pressure/otlp/store"
+)
+
+// fold turns the replicas the store returned into an Observation, by the
+// exposition contract's rules (docs/exposition.md), as the scrape source
+// folds its scrapes. Called with s.mu held: the queue counters are kept
+// between samples.
+func (s *Source) fold(replicas []store.Replica, now time.Time) pressure.Observation {
+	obs := pressure.Observation{ObservedAt: now}
+	cutoff := now.Add(-s.cfg.MaxAge)
+	var queue exposition.QueueFold
+	var trees exposition.TreeFold
+	var splitErrs []error
+	for _, r := range replicas {
+		if r.Newest.Before(cutoff) {
+			obs.Missing = append(obs.Missing, pressure.MissingReplica{Name: r.Name,
+				Err: fmt.Errorf("no push for %s (maxAge %s)", now.Sub(r.Newest).Round(time.Millisecond), s.cfg.MaxAge)})
+			continue
+		}
+		fams := map[string][]store.Series{}
+		var measured time.Time
+		for _, x := range r.Series {
+			if x.At.Before(cutoff) { // a series the replica no longer pushes
+				continue
+			}
+			fams[x.Metric] = append(fams[x.Metric], x)
+			measured = later(measured, x.At)
+		}
+		rep, err := s.replica(r, fams)
+		if err != nil {
+			obs.Missing = append(obs.Missing, pressure.MissingReplica{Name: r.Name, Err: err})
+			continue
+		}
+		if err := readTrees(&trees, fams, &s.cfg.Names); err != nil {
+			obs.Missing = append(obs.Missing, pressure.MissingReplica{Name: r.Name, Err: err})
+			continue
+		}
+		if rep.splitsErr != nil {
+			splitErrs = append(splitErrs, fmt.Errorf("%s: %w", r.Name, rep.splitsErr))
+		}
+		feedQueue(&queue, r.Name, fams, &s.cfg.Names)
+		obs.Replicas = append(obs.Replicas, rep.ReplicaObservation)
+		// The sample is as old as its oldest replica's newest point.
+		if obs.MeasuredAt.IsZero() || measured.Before(obs.MeasuredAt) {
+			obs.MeasuredAt = measured
+		}
+	}
+	obs.SplitsErr = errors.Join(splitErrs...)
+	obs.Trees = trees.Trees()
+	obs.Queue = queue.Observation(&s.queue, now)
+	return obs
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// scalar is a value a replica may or may not have pushed.
+type scalar struct {
+	v  float64
+	ok bool
+}
+
+// value reads a gauge or a counter's cumulative value; a histogram is not
+// a contract value and reads as absent, as in the scrape source.
+func value(x store.Series) (float64, bool) {
+	if x.Kind == store.Histogram {
+		return 0, false
+	}
+	return x.Value, true
+}
+
+func sum(series []store.Series) scalar {
+	var s scalar
+	for _, x := range series {
+		if v, ok := value(x); ok {
+			s.v += v
+			s.ok = true
+		}
+	}
+	return s
+}
+
+// positive drops a limit that is not a finite number above zero.
+func positive(s scalar) scalar {
+	if !s.ok || math.IsNaN(s.v) || math.IsInf(s.v, 0) || s.v <= 0 {
+		return scalar{}
+	}
+	return s
+}
+
+// replicaRead is one replica's pressure, and its split footprint's error
+// (which fails the split probe open, not the replica).
+type replicaRead struct {
+	pressure.ReplicaObservation
+	splitsErr error
+}
+
+// replica reads one fresh replica's pressure. An error leaves it out of
+// the sample, named: none of the contract's metrics, or a WAL state out of
+// range.
+func (s *Source) replica(r store.Replica, fams map[string][]store.Series) (replicaRead, error) {
+	n := &s.cfg.Names
+	var read replicaRead
+	out := &read.ReplicaObservation
+	out.Name = r.Name
+	if r.Pod {
+		out.Pod = r.Name
+	}
+	if len(fams) == 0 {
+		return read, fmt.Errorf("none of the exposition contract's metrics pushed within maxAge %s", s.cfg.MaxAge)
+	}
+	out.WorkingSet = sum(fams[n.Activations]).v
+	out.MemoryUsedBytes = sum(fams[n.MemoryBytes]).v
+	out.MemoryLimitBytes = positive(sum(fams[n.MemoryLimitBytes])).v
+	if sp := sum(fams[n.SplitsInFlight]); sp.ok {
+		if math.IsNaN(sp.v) || math.IsInf(sp.v, 0) || sp.v < 0 {
+			read.splitsErr = fmt.Errorf("%s is %v", n.SplitsInFlight, sp.v)
+		} else {
+			out.SplitsInFlight, out.HasSplits = sp.v, true
+		}
+	}
+	for _, x := range fams[n.WalState] {
+		v, ok := value(x)
+		if !ok {
+			continue
+		}
+		st, err := pressure.WalStateFromGauge(v)
+		if err != nil {
+			return read, fmt.Errorf("%s: %w", n.WalState, err)
+		}
+		out.WalSaturation = pressure.Worse(out.WalSaturation, st)
+	}
+	limit := s.cfg.CPULimitCores
+	if l := positive(sum(fams[n.CPULimitCores])); l.ok {
+		limit = l.v
+	}
+	// CPU is the counter's rate over the window. A replica's first push
+	// has no rate yet: its CPU reads 0 for that sample, as on a first
+	// scrape, and is real from its next push on.
+	var rate float64
+	rated := len(fams[n.CPUSeconds]) > 0
+	for _, x := range fams[n.CPUSeconds] {
+		if x.Kind != store.Counter || !x.HasRate {
+			rated = false
+			break
+		}
+		rate += x.Rate
+	}
+	if rated && limit > 0 {
+		out.CPUUtilisation = rate / limit
+	}
+	return read, nil
+}
+
+// readTrees feeds a replica's storage series to the sample's fold, by the
+// rules the scrape source reads them with: a series without a tree label
+// is skipped, a NaN byte count adds nothing, a state out of range fails
+// the replica, a placement needs an account and a partition index.
+func readTrees(f *exposition.TreeFold, fams map[string][]store.Series, n *exposition.Names) error {
+	for _, x := range fams[n.TreeSaturationState] {
+		tree := x.Label(exposition.LabelTree)
+		v, ok := value(x)
+		if tree == "" || !ok {
+			continue
+		}
+		st, err := pressure.WalStateFromGauge(v)
+		if err != nil {
+			return fmt.Errorf("%s{tree=%q}: %w", n.TreeSaturationState, tree, err)
+		}
+		f.Saturation(tree, st)
+	}
+	for _, x := range fams[n.PartitionAccount] {
+		tree, account, raw := x.Label(exposition.LabelTree), x.Label(exposition.LabelAccount), x.Label(exposition.LabelPartition)
+		v, ok := value(x)
+		if tree == "" || account == "" || !ok || !exposition.Placed(v) {
+			continue
+		}
+		p, err := strconv.Atoi(raw)
+		if err != nil || p < 0 || p >= exposition.MaxPartitions {
+			return fmt.Errorf("%s: partition %q: not a whole number from 0 to %d", n.PartitionAccount, raw, exposition.MaxPartitions-1)
+		}
+		f.Place(tree, p, account)
+	}
+	for _, x := range fams[n.TreeRetainedBytes] {
+		if tree, ok := treeValue(x); ok {
+			f.Retained(tree, x.Value)
+		}
+	}
+	for _, x := range fams[n.TreeRetainedBytesCeiling] {
+		if tree, ok := treeValue(x); ok {
+			f.Ceiling(tree, x.Value)
+		}
+	}
+	return nil
+}
+
+func treeValue(x store.Series) (string, bool) {
+	tree := x.Label(exposition.LabelTree)
+	_, ok := value(x)
+	return tree, tree != "" && ok && !math.IsNaN(x.Value)
+}
+
+// feedQueue adds a replica's queue series to the sample's fold. Counters
+// are the store's cumulative values, which never fall (a reset is added
+// up), so a restarted replica reads as one that counts on. The run
+// duration is a histogram's (or summary's) sum and count, or two plain
+// counters.
+func feedQueue(f *exposition.QueueFold, replica string, fams map[string][]store.Series, n *exposition.Names) {
+	plain := func(kind exposition.QueueKind, name, label string) {
+		for _, x := range fams[name] {
+			v, ok := value(x)
+			if !ok {
+				continue
+			}
+			l := ""
+			if label != "" {
+				l = x.Label(label)
+			}
+			if kind.Reservation() && l == "" {
+				continue // cannot be joined, as in the scrape source
+			}
+			f.Add(kind, replica, l, v)
+		}
+	}
+	plain(exposition.KindArrivals, n.QueueArrivals, "")
+	for _, x := range fams[n.QueueRunDuration] {
+		if x.Kind == store.Histogram {
+			f.RunSeconds(replica, x.Value)
+			f.Runs(replica, x.Count)
+		}
+	}
+	plain(exposition.KindRunSeconds, n.QueueRunDuration+exposition.SumSuffix, "")
+	plain(exposition.KindRuns, n.QueueRunDuration+exposition.CountSuffix, "")
+	plain(exposition.KindReady, n.QueueReady, exposition.LabelClass)
+	plain(exposition.KindRetrying, n.QueueRetrying, exposition.LabelClass)
+	plain(exposition.KindDue, n.QueueDue, "")
+	plain(exposition.KindBusy, n.QueueBusy, "")
+	plain(exposition.KindReserved, n.QueueReserved, "")
+	plain(exposition.KindReservationStart, n.QueueReservationStart, exposition.LabelReservation)
+	plain(exposition.KindReservationEnd, n.QueueReservationEnd, exposition.LabelReservation)
+	plain(exposition.KindReservationSlots, n.QueueReservationSlots, exposition.LabelReservation)
+}
