@@ -180,8 +180,9 @@ profiles:
 	}
 }
 
-// TestRedirectKeepsCredentials: a profile that follows redirects sends
-// neither its token nor its header files to another host.
+// TestRedirectKeepsCredentials: a profile that follows redirects, to
+// another host it may be used with, sends neither its token nor its
+// header files there.
 func TestRedirectKeepsCredentials(t *testing.T) {
 	var leaked []string
 	other := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
@@ -200,7 +201,7 @@ func TestRedirectKeepsCredentials(t *testing.T) {
 	set, err := parse(t, dir, `
 profiles:
   - name: p
-    url: `+srv.URL+`
+    url_pattern: "http://*"
     namespaces: ["*"]
     follow_redirects: true
     bearer_token_file: token
@@ -209,7 +210,7 @@ profiles:
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := must(set.Resolve("p", "", "ns")).Client().Get(srv.URL)
+	resp, err := must(set.Resolve("p", srv.URL, "ns")).Client().Get(srv.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +229,7 @@ func must(p *connprofile.Profile, err error) *connprofile.Profile {
 
 // TestRotationAndLastGood reads a token and a header file through a real
 // server: a rotated file is sent from the next request on; a file gone
-// bad is logged once and counted, and the last good value is sent.
+// bad is logged once and counted once, and the last good value is sent.
 func TestRotationAndLastGood(t *testing.T) {
 	var got []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -275,8 +276,8 @@ profiles:
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("sent %q, want %q", got, want)
 	}
-	if n := testutil.ToFloat64(set); n != 2 {
-		t.Errorf("reload errors counted = %v, want 2 (each failed read)", n)
+	if n := testutil.ToFloat64(set); n != 1 {
+		t.Errorf("reload errors counted = %v, want 1 (one bad file, however often asked for)", n)
 	}
 	if c := strings.Count(logs.String(), "level=WARN"); c != 1 {
 		t.Errorf("warnings logged = %d, want 1 (once per failure, not per request):\n%s", c, logs.String())
@@ -285,9 +286,9 @@ profiles:
 		t.Errorf("the log quotes a token:\n%s", logs.String())
 	}
 	if err := testutil.CollectAndCompare(set, strings.NewReader(`
-# HELP barometer_connection_profile_reload_errors_total Reads of a connection profile's credential or certificate file that failed (missing, unreadable, empty or not PEM); the last good content stayed in use.
+# HELP barometer_connection_profile_reload_errors_total Reads of a connection profile's credential or certificate file that failed (missing, unreadable, too large, empty, not a header value or not PEM), once per changed file; the last good content stayed in use.
 # TYPE barometer_connection_profile_reload_errors_total counter
-barometer_connection_profile_reload_errors_total{field="authorization.credentials_file",profile="p"} 2
+barometer_connection_profile_reload_errors_total{field="authorization.credentials_file",profile="p"} 1
 `)); err != nil {
 		t.Error(err)
 	}
@@ -355,5 +356,44 @@ profiles:
 	}
 	if n := testutil.ToFloat64(set); n < 1 {
 		t.Errorf("reload errors = %v, want the bad certificate counted", n)
+	}
+}
+
+// TestUnknownFieldNamesTheProfile: a misspelt key names the file's line,
+// as yaml does, and the profile it is in.
+func TestUnknownFieldNamesTheProfile(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "password", secret)
+	path := write(t, dir, "profiles.yaml", `
+profiles:
+  - name: team-a
+    url: http://a
+    namespaces: [team-a]
+  - name: team-b
+    url: http://b
+    namespaces: [team-b]
+    basic_auth:
+      username: u
+      passwd_file: password
+`)
+	_, err := connprofile.Load(path, connprofile.Options{})
+	t.Log(err)
+	for _, want := range []string{path, `profile "team-b"`, "line 11", "passwd_file"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %v, want it to name %s", err, want)
+		}
+	}
+	if err != nil && strings.Contains(err.Error(), "team-a") {
+		t.Errorf("err names a profile that is fine: %v", err)
+	}
+	// At the top level, there is no profile to name.
+	path = write(t, dir, "top.yaml", "profile:\n  - name: team-a\n")
+	if _, err = connprofile.Load(path, connprofile.Options{}); err == nil || !strings.Contains(err.Error(), "line 1") || strings.Contains(err.Error(), "team-a") {
+		t.Errorf("a misspelt top-level key: %v", err)
+	}
+	// A profile's own key misspelt, in the flow style.
+	_, err = parse(t, dir, `profiles: [{name: team-c, url: "http://c", namespaces: ["*"], tenent: x}]`)
+	if err == nil || !strings.Contains(err.Error(), `profile "team-c"`) || !strings.Contains(err.Error(), "tenent") {
+		t.Errorf("a misspelt profile key: %v", err)
 	}
 }

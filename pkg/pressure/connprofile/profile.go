@@ -98,12 +98,16 @@ type fileProfile struct {
 	HTTP config.HTTPClientConfig `yaml:",inline"`
 }
 
-// UnmarshalYAML starts from prometheus/common's client defaults (follow
-// redirects, HTTP/2), as a Prometheus scrape config does: the inline
-// struct's own UnmarshalYAML is not called for an inline field.
+// UnmarshalYAML starts from prometheus/common's client defaults (HTTP/2),
+// as a Prometheus scrape config does (the inline struct's own
+// UnmarshalYAML is not called for an inline field), but for redirects:
+// a profile follows none unless it says follow_redirects: true, as a
+// trigger without a profile follows none. The allow-list vets only the
+// address a redirect dials, not whether the profile may be used there.
 func (p *fileProfile) UnmarshalYAML(unmarshal func(any) error) error {
 	type plain fileProfile
 	*p = fileProfile{HTTP: config.DefaultHTTPClientConfig}
+	p.HTTP.FollowRedirects = false
 	return unmarshal((*plain)(p))
 }
 
@@ -141,7 +145,10 @@ func parse(data []byte, dir string, opts Options) (*Set, error) {
 	// Strict: a misspelt key (passwd_file) must not silently mean no
 	// credentials.
 	if err := yaml.UnmarshalStrict(data, &f); err != nil {
-		return nil, fmt.Errorf("%w", redactYAML(err))
+		if name := profileAtFault(data); name != "" {
+			return nil, fmt.Errorf("profile %q: %w", name, redactYAML(err))
+		}
+		return nil, redactYAML(err)
 	}
 	s := &Set{byName: map[string]*Profile{}, reader: newFileReader(opts.Logger)}
 	for i, fp := range f.Profiles {
@@ -172,6 +179,7 @@ func redactYAML(err error) error {
 	if errors.As(err, &te) {
 		lines := make([]string, len(te.Errors))
 		for i, e := range te.Errors {
+			e = notFound.ReplaceAllString(e, "unknown key $1") // the Go type is ours, not the reader's
 			lines[i] = backquoted.ReplaceAllString(e, "`<redacted>`")
 		}
 		return errors.New("yaml: " + strings.Join(lines, "; "))
@@ -179,7 +187,41 @@ func redactYAML(err error) error {
 	return errors.New(backquoted.ReplaceAllString(err.Error(), "`<redacted>`"))
 }
 
-var backquoted = regexp.MustCompile("`[^`]*`")
+var (
+	backquoted = regexp.MustCompile("`[^`]*`")
+	notFound   = regexp.MustCompile(`field (\S+) not found in type \S+`)
+)
+
+// profileAtFault is the name of the first profile that fails strict
+// decoding on its own, for an error that otherwise gives only a line of
+// the file; "" when none does (the fault is outside the profiles) or it
+// has no name. yaml.v2 keeps no line numbers, so each profile is decoded
+// again from its own re-encoding.
+func profileAtFault(data []byte) string {
+	var loose struct {
+		Profiles []yaml.MapSlice `yaml:"profiles"`
+	}
+	if yaml.Unmarshal(data, &loose) != nil {
+		return ""
+	}
+	for _, raw := range loose.Profiles {
+		one, err := yaml.Marshal(raw)
+		if err != nil {
+			continue
+		}
+		var fp fileProfile
+		if yaml.UnmarshalStrict(one, &fp) == nil {
+			continue
+		}
+		for _, item := range raw {
+			if name, ok := item.Value.(string); ok && item.Key == "name" && namePattern.MatchString(name) {
+				return name
+			}
+		}
+		return ""
+	}
+	return ""
+}
 
 // namePattern is a profile name: what a metadata value can carry plainly.
 var namePattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?$`)
@@ -262,6 +304,7 @@ func (s *Set) build(fp *fileProfile, dir string, opts Options) (*Profile, error)
 	if err != nil {
 		return nil, err
 	}
+	rt = &namingTransport{next: rt, profile: p.name, hasCA: hc.TLSConfig.CARef != ""}
 	if len(headerFiles) > 0 || fp.Tenant != "" {
 		rt = &headerTransport{next: rt, reader: s.reader, files: headerFiles, tenantHeader: header, tenant: fp.Tenant}
 	}
@@ -419,23 +462,62 @@ func (p *Profile) Timeout() time.Duration { return p.timeout }
 // or "" when it has no tenant.
 func (p *Profile) TenantHeader() string { return p.tenant }
 
-// FollowRedirects is the profile's follow_redirects. Credentials never
-// follow a redirect to another host (prometheus/common drops them).
+// FollowRedirects is the profile's follow_redirects (false unless the
+// file says true).
 func (p *Profile) FollowRedirects() bool { return p.redirects }
 
 // Transport sends a request with the profile's credentials, TLS and tenant
 // header, re-reading rotated files. Share it: it holds the profile's
-// kept-alive connections.
+// kept-alive connections. Its errors name the profile.
 func (p *Profile) Transport() http.RoundTripper { return p.transport }
 
+// maxRedirects is net/http's own bound on a chain of redirects.
+const maxRedirects = 10
+
 // Client is an *http.Client over Transport with the profile's redirect
-// policy.
+// policy: none is followed unless the profile follows redirects, and
+// then only to a server the profile may be used with (its url or
+// url_pattern, as Resolve checks serverAddress), since the tenant header
+// goes wherever the request goes. Credentials do not follow a redirect to
+// another host even then (prometheus/common drops them).
 func (p *Profile) Client() *http.Client {
-	c := &http.Client{Transport: p.transport}
-	if !p.redirects {
-		c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &http.Client{Transport: p.transport, CheckRedirect: p.checkRedirect}
+}
+
+func (p *Profile) checkRedirect(req *http.Request, via []*http.Request) error {
+	switch {
+	case !p.redirects:
+		return fmt.Errorf("redirect to %s not followed: connection profile %q does not follow redirects (follow_redirects)", req.URL.Redacted(), p.name)
+	case len(via) >= maxRedirects:
+		return fmt.Errorf("connection profile %q: stopped after %d redirects", p.name, maxRedirects)
+	case !p.mayReach(req.URL):
+		return fmt.Errorf("redirect to %s not followed: not a server connection profile %q may be used with", req.URL.Redacted(), p.name)
 	}
-	return c
+	return nil
+}
+
+// mayReach says u is on a server the profile matches: its origin, or its
+// origin and a leading part of its path (a profile's url may carry a
+// path prefix, such as a frontend's /prometheus).
+func (p *Profile) mayReach(u *url.URL) bool {
+	if u.User != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return false
+	}
+	base := strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Host)
+	if p.matches(base) {
+		return true
+	}
+	prefix := base
+	for seg := range strings.SplitSeq(strings.Trim(u.EscapedPath(), "/"), "/") {
+		if seg == "" {
+			continue
+		}
+		prefix += "/" + seg
+		if p.matches(prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // String is the profile's name: nothing else of a profile is printable.

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -19,10 +18,10 @@ const KubeconfigEnvVar = "BAROMETER_KUBECONFIG"
 // Kubernetes: it runs outside a pod and no kubeconfig is set.
 var ErrNoConfig = errors.New("no Kubernetes configuration: the scaler runs outside a pod and " + KubeconfigEnvVar + " is unset")
 
-// Connect builds a clientset from the kubeconfig file at path when path is
+// Connect builds the client from the kubeconfig file at path when path is
 // set, else from the pod's service account (in-cluster). It does no I/O
 // beyond reading those files.
-func Connect(path string) (kubernetes.Interface, error) {
+func Connect(path string) (*Client, error) {
 	var (
 		cfg *rest.Config
 		err error
@@ -42,5 +41,5 @@ func Connect(path string) (kubernetes.Interface, error) {
 		}
 	}
 	cfg.UserAgent = "barometer"
-	return kubernetes.NewForConfig(cfg)
+	return NewClient(cfg)
 }

@@ -1,22 +1,17 @@
 // Package kube is the scaler's window on the Kubernetes API: the
 // EndpointSlices and Services of the namespaces its k8s:// scrape targets
 // live in (discovery.go, endpoints.go), the pod-deletion-cost patches of
-// victim hints (patch.go), and how the scaler finds its credentials
-// (config.go). One Discovery per scaler process shares one set of
-// namespace-scoped informers per namespace among every target there.
+// victim hints (patch.go), the narrow client both go through (client.go,
+// types.go), and how the scaler finds its credentials (config.go). One
+// Discovery per scaler process shares one set of namespace-scoped
+// informers per namespace among every target there.
 package kube
 
 import (
 	"context"
 	"fmt"
 	"sync"
-	"time"
 
-	discoveryv1 "k8s.io/api/discovery/v1"
-	"k8s.io/client-go/informers"
-	discoveryinformers "k8s.io/client-go/informers/discovery/v1"
-	"k8s.io/client-go/kubernetes"
-	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure/discovery"
@@ -32,29 +27,30 @@ const byService = "service"
 // scales, with the least a namespace-scoped Role has to grant. Safe for
 // concurrent use.
 type Discovery struct {
-	client kubernetes.Interface
+	api Lister
 
 	mu     sync.Mutex
 	spaces map[string]*space
 }
 
-// space is one watched namespace.
+// space is one watched namespace: an informer of its EndpointSlices and
+// one of its Services.
 type space struct {
 	name     string
 	refs     int
-	factory  informers.SharedInformerFactory
 	slices   cache.Indexer
-	services corelisters.ServiceLister
+	services cache.Indexer
 	synced   []cache.InformerSynced
 	stop     chan struct{}
+	running  sync.WaitGroup // the informers' goroutines
 }
 
 var _ discovery.Discovery = (*Discovery)(nil)
 
-// NewDiscovery returns a Discovery that reads through client. It does no
-// I/O until a namespace is acquired.
-func NewDiscovery(client kubernetes.Interface) *Discovery {
-	return &Discovery{client: client, spaces: map[string]*space{}}
+// NewDiscovery returns a Discovery that reads through api (a *Client). It
+// does no I/O until a namespace is acquired.
+func NewDiscovery(api Lister) *Discovery {
+	return &Discovery{api: api, spaces: map[string]*space{}}
 }
 
 // Acquire starts watching namespace, or shares the watch already running.
@@ -84,19 +80,18 @@ func (d *Discovery) Watching() map[string]int {
 }
 
 func (d *Discovery) start(namespace string) *space {
-	f := informers.NewSharedInformerFactoryWithOptions(d.client, 0, informers.WithNamespace(namespace))
 	// The slices' informer is built with the byService index from the
-	// start (an index added later would have to be added before Start).
-	slices := f.InformerFor(&discoveryv1.EndpointSlice{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
-		return discoveryinformers.NewEndpointSliceInformer(c, namespace, resync, cache.Indexers{byService: serviceOf})
-	})
-	services := f.Core().V1().Services()
+	// start (an index added later would have to be added before Run).
+	slices := cache.NewSharedIndexInformer(d.api.EndpointSlices(namespace), &endpointSlice{}, 0, cache.Indexers{byService: serviceOf})
+	services := cache.NewSharedIndexInformer(d.api.Services(namespace), &service{}, 0, cache.Indexers{})
 	s := &space{
-		name: namespace, factory: f, slices: slices.GetIndexer(), services: services.Lister(),
-		synced: []cache.InformerSynced{slices.HasSynced, services.Informer().HasSynced},
+		name: namespace, slices: slices.GetIndexer(), services: services.GetIndexer(),
+		synced: []cache.InformerSynced{slices.HasSynced, services.HasSynced},
 		stop:   make(chan struct{}),
 	}
-	f.Start(s.stop)
+	for _, inf := range []cache.SharedIndexInformer{slices, services} {
+		s.running.Go(func() { inf.Run(s.stop) })
+	}
 	return s
 }
 
@@ -112,18 +107,18 @@ func (d *Discovery) release(s *space) {
 	d.mu.Unlock()
 	if last {
 		close(s.stop)
-		s.factory.Shutdown()
+		s.running.Wait()
 	}
 }
 
 // serviceOf is the byService index: a slice's Service, from the label the
 // EndpointSlice controller sets.
 func serviceOf(obj any) ([]string, error) {
-	es, ok := obj.(*discoveryv1.EndpointSlice)
+	es, ok := obj.(*endpointSlice)
 	if !ok {
 		return nil, nil
 	}
-	if name := es.Labels[discoveryv1.LabelServiceName]; name != "" {
+	if name := es.Labels[serviceNameLabel]; name != "" {
 		return []string{name}, nil
 	}
 	return nil, nil

@@ -1,6 +1,7 @@
-// These tests run the informers against client-go's fake clientset. A fake
-// is acceptable here only because the end-to-end suite (e2e/) covers the
-// real kube-apiserver and EndpointSlice controller.
+// These tests run the narrow client and its informers against apiServer
+// (apiserver_test.go), a stand-in for kube-apiserver answering the API's
+// JSON over real HTTP; the end-to-end suite (e2e/) covers the real
+// kube-apiserver and EndpointSlice controller.
 package kube
 
 import (
@@ -14,12 +15,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/rest"
+	"net/http/httptest"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure/discovery"
 )
 
-func service(ns, name string) *corev1.Service {
+func coreService(ns, name string) *corev1.Service {
 	return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 }
 
@@ -49,8 +51,9 @@ func slice(ns, svc, name string, port int32, portName string, eps ...ep) *discov
 
 func TestEndpointsStatesAndPods(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		client := fake.NewClientset(
-			service("shop", "web"), service("shop", "empty"),
+		api := newAPIServer(t)
+		api.put(
+			coreService("shop", "web"), coreService("shop", "empty"),
 			slice("shop", "web", "web-a", 9100, "metrics",
 				ep{ip: "10.0.0.2", pod: "web-b", ready: true},
 				ep{ip: "10.0.0.1", pod: "web-a", unset: true}, // unset conditions read as ready
@@ -60,10 +63,10 @@ func TestEndpointsStatesAndPods(t *testing.T) {
 			slice("shop", "web", "web-b", 9100, "metrics", ep{ip: "10.0.0.2", pod: "web-b", ready: true}),
 			// Another Service's slice and another namespace's are not read.
 			slice("shop", "other", "other-a", 9100, "metrics", ep{ip: "10.0.0.9", pod: "other", ready: true}),
-			service("elsewhere", "web"),
+			coreService("elsewhere", "web"),
 			slice("elsewhere", "web", "web-x", 9100, "metrics", ep{ip: "10.0.1.1", pod: "x", ready: true}),
 		)
-		d := NewDiscovery(client)
+		d := NewDiscovery(serveInBubble(t, api))
 		ns, release := d.Acquire("shop")
 		defer release()
 		ctx := context.Background()
@@ -100,11 +103,7 @@ func TestEndpointsStatesAndPods(t *testing.T) {
 		}
 
 		// A pod that turns ready is seen by the next read, through the watch.
-		_, err := client.DiscoveryV1().EndpointSlices("shop").Update(ctx,
-			slice("shop", "web", "web-a", 9100, "metrics", ep{ip: "10.0.0.3", pod: "web-c", ready: true}), metav1.UpdateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		api.put(slice("shop", "web", "web-a", 9100, "metrics", ep{ip: "10.0.0.3", pod: "web-c", ready: true}))
 		synctest.Wait()
 		got, err := ns.Endpoints(ctx, "web", "metrics")
 		if err != nil || len(got) != 2 || got[1].Pod != "web-c" || got[1].State != discovery.Ready {
@@ -115,7 +114,9 @@ func TestEndpointsStatesAndPods(t *testing.T) {
 
 func TestAcquireIsRefCounted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		d := NewDiscovery(fake.NewClientset(service("a", "web")))
+		api := newAPIServer(t)
+		api.put(coreService("a", "web"))
+		d := NewDiscovery(serveInBubble(t, api))
 		_, r1 := d.Acquire("a")
 		_, r2 := d.Acquire("a")
 		_, r3 := d.Acquire("b")
@@ -141,16 +142,29 @@ func TestAcquireIsRefCounted(t *testing.T) {
 	})
 }
 
+// The patch travels over a real loopback socket: a merge patch of the one
+// annotation, as the field manager "barometer"; a missing pod is an error.
 func TestPatcherWritesTheAnnotation(t *testing.T) {
-	client := fake.NewClientset(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-a"}})
-	if err := NewPatcher(client).SetDeletionCost(context.Background(), "shop", "web-a", 3); err != nil {
+	api := newAPIServer(t)
+	api.put(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-a", Annotations: map[string]string{"keep": "me"}}})
+	srv := httptest.NewServer(api.handler())
+	defer srv.Close()
+	client, err := NewClient(&rest.Config{Host: srv.URL})
+	if err != nil {
 		t.Fatal(err)
 	}
-	pod, err := client.CoreV1().Pods("shop").Get(context.Background(), "web-a", metav1.GetOptions{})
-	if err != nil || pod.Annotations[deletionCost] != "3" {
-		t.Fatalf("annotations %v, %v", pod.Annotations, err)
+	p := NewPatcher(client)
+	if err := p.SetDeletionCost(context.Background(), "shop", "web-a", 3); err != nil {
+		t.Fatal(err)
 	}
-	if err := NewPatcher(client).SetDeletionCost(context.Background(), "shop", "gone", 1); err == nil {
-		t.Error("patching a missing pod succeeded")
+	if got := api.pods["shop/web-a"].Annotations; got[deletionCost] != "3" || got["keep"] != "me" {
+		t.Errorf("annotations %v, want the cost 3 beside the others", got)
+	}
+	want := `shop/web-a application/merge-patch+json barometer {"metadata":{"annotations":{"controller.kubernetes.io/pod-deletion-cost":"3"}}}`
+	if len(api.patched) != 1 || api.patched[0] != want {
+		t.Errorf("patches %q, want [%s]", api.patched, want)
+	}
+	if err := p.SetDeletionCost(context.Background(), "shop", "gone", 1); err == nil || !strings.Contains(err.Error(), `pods "gone" not found`) {
+		t.Errorf("patching a missing pod: %v, want the API's not found", err)
 	}
 }

@@ -9,9 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	discoveryv1 "k8s.io/api/discovery/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-
 	"github.com/barometer-scaler/barometer/pkg/pressure/discovery"
 )
 
@@ -25,10 +22,10 @@ func (s *space) Endpoints(ctx context.Context, service, port string) ([]discover
 	if err := s.waitSynced(ctx); err != nil {
 		return nil, err
 	}
-	if _, err := s.services.Services(s.name).Get(service); apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("service %s/%s: %w", s.name, service, discovery.ErrNoService)
-	} else if err != nil {
+	if _, found, err := s.services.GetByKey(s.name + "/" + service); err != nil {
 		return nil, fmt.Errorf("service %s/%s: %w", s.name, service, err)
+	} else if !found {
+		return nil, fmt.Errorf("service %s/%s: %w", s.name, service, discovery.ErrNoService)
 	}
 	objs, err := s.slices.ByIndex(byService, service)
 	if err != nil {
@@ -39,8 +36,8 @@ func (s *space) Endpoints(ctx context.Context, service, port string) ([]discover
 	var named []string // the port names the slices offer, for the error
 	unmatched := false // a slice with endpoints lacked the named port
 	for _, obj := range objs {
-		es, ok := obj.(*discoveryv1.EndpointSlice)
-		if !ok || es.AddressType == discoveryv1.AddressTypeFQDN || es.Namespace != s.name {
+		es, ok := obj.(*endpointSlice)
+		if !ok || es.AddressType == addressTypeFQDN || es.Namespace != s.name {
 			continue
 		}
 		p, found := number, numeric
@@ -81,7 +78,7 @@ func (s *space) Endpoints(ctx context.Context, service, port string) ([]discover
 // defines them: ready and serving unset mean true, terminating unset means
 // false. The EndpointSlice controller sets ready to false for a
 // terminating pod, so terminating is tested first.
-func endpointsOf(e discoveryv1.Endpoint, port uint16) []discovery.Endpoint {
+func endpointsOf(e endpoint, port uint16) []discovery.Endpoint {
 	state := discovery.Ready
 	switch {
 	case e.Conditions.Terminating != nil && *e.Conditions.Terminating:
@@ -113,7 +110,7 @@ func parsePort(s string) (uint16, bool) {
 	return uint16(n), true
 }
 
-func portNamed(ports []discoveryv1.EndpointPort, name string) (uint16, bool) {
+func portNamed(ports []endpointPort, name string) (uint16, bool) {
 	for _, p := range ports {
 		if ptrString(p.Name) == name && p.Port != nil && *p.Port > 0 && *p.Port <= 65535 {
 			return uint16(*p.Port), true

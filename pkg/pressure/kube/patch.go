@@ -4,10 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 )
 
 // deletionCost is the annotation victim hints write (package victim).
@@ -17,11 +13,11 @@ const deletionCost = "controller.kubernetes.io/pod-deletion-cost"
 // the annotation alone: no read first, and no other field of the pod is
 // touched, so RBAC needs patch on pods and nothing more.
 type Patcher struct {
-	client kubernetes.Interface
+	client *Client
 }
 
 // NewPatcher returns a Patcher that writes through client.
-func NewPatcher(client kubernetes.Interface) *Patcher { return &Patcher{client: client} }
+func NewPatcher(client *Client) *Patcher { return &Patcher{client: client} }
 
 // SetDeletionCost sets pod's deletion cost.
 func (p *Patcher) SetDeletionCost(ctx context.Context, namespace, pod string, cost int) error {
@@ -29,6 +25,5 @@ func (p *Patcher) SetDeletionCost(ctx context.Context, namespace, pod string, co
 	if err != nil {
 		return err
 	}
-	_, err = p.client.CoreV1().Pods(namespace).Patch(ctx, pod, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "barometer"})
-	return err
+	return p.client.patchPod(ctx, namespace, pod, patch)
 }

@@ -67,7 +67,7 @@ func startSecured(t *testing.T) *secured {
 		promtest.Options{Web: &promtest.Web{CA: s.ca, Users: map[string]string{promUser: password1, proxyUser: proxyPassword}}})
 	s.prom.WaitSeries(t, `barometer_activations{job="auth"}`, 1, 30*time.Second)
 	s.files = map[string][]byte{"ca.crt": s.ca.CertPEM, "password": []byte(password1), "wrong": []byte(wrongPassword),
-		"token": []byte(token1), "wrong-token": []byte(wrongToken)}
+		"token": []byte(token1), "wrong-token": []byte(wrongToken), "stranger.crt": tlstest.NewCA(t).CertPEM}
 	s.rotate(t, nil)
 	return s
 }
@@ -165,6 +165,11 @@ profiles:
     url: `+s.prom.URL+`
     namespaces: ["*"]
     basic_auth: {username: `+promUser+`, password_file: secrets/password}
+  - name: unknown-ca
+    url: `+s.prom.URL+`
+    namespaces: ["*"]
+    basic_auth: {username: `+promUser+`, password_file: secrets/password}
+    tls_config: {ca_file: secrets/stranger.crt}
 `)
 		if v, err := read(t, set, "team-a", "team-a"); err != nil || v != 5 {
 			t.Fatalf("right credentials: working set %v, err %v", v, err)
@@ -174,7 +179,9 @@ profiles:
 		_, err = read(t, set, "no-credentials", "x")
 		wantClearError(t, "no credentials", err, "401")
 		_, err = read(t, set, "no-ca", "x")
-		wantClearError(t, "untrusted server", err, "certificate")
+		wantClearError(t, "untrusted server, no CA file", err, "certificate", `connection profile "no-ca"`, "no tls_config.ca_file")
+		_, err = read(t, set, "unknown-ca", "x")
+		wantClearError(t, "untrusted server, another CA", err, "certificate", `connection profile "unknown-ca"`, "tls_config.ca_file")
 
 		// The server moves to a new password: the old one is refused,
 		// and once the Secret has the new one it is read, by the same
@@ -321,4 +328,65 @@ func (p *tenantProxy) setToken(token string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.token = token
+}
+
+// TestProfileRedirect: a server reached through a profile answers with a
+// redirect to a host of another namespace (a loopback server by another
+// name, which the allow-list admits): the sample fails naming the profile,
+// and nothing, not even the tenant, reaches the other host.
+func TestProfileRedirect(t *testing.T) {
+	var reached sync.Map
+	other := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		reached.Store(r.URL.Path, r.Header.Get("X-Scope-OrgID"))
+	}))
+	t.Cleanup(other.Close)
+	elsewhere := strings.Replace(other.URL, "127.0.0.1", "localhost", 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, elsewhere+r.URL.Path, http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "token"), []byte(token1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	list, err := allow.Parse("127.0.0.1/32")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := connprofile.Parse([]byte(`
+profiles:
+  - name: team-a
+    url: `+srv.URL+`
+    namespaces: [team-a]
+    tenant: team-a
+    bearer_token_file: token
+  - name: team-a-follows
+    url: `+srv.URL+`
+    namespaces: [team-a]
+    tenant: team-a
+    follow_redirects: true
+    bearer_token_file: token
+`), dir, connprofile.Options{Control: list.Control})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for profile, want := range map[string]string{
+		"team-a":         `connection profile "team-a" does not follow redirects`,
+		"team-a-follows": `not a server connection profile "team-a-follows" may be used with`,
+	} {
+		p, err := set.Resolve(profile, "", "team-a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, err := promsource.New(promsource.Options{ServerAddress: p.URL(), Profile: p, Queries: promsource.Queries{Activation: "barometer_activations"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = observe(t, src)
+		wantClearError(t, profile, err, want)
+	}
+	reached.Range(func(path, tenant any) bool {
+		t.Errorf("the other host was asked for %v with tenant %q", path, tenant)
+		return true
+	})
 }

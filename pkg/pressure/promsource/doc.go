@@ -28,7 +28,9 @@
 // no redirect. With Options.Profile (pkg/pressure/connprofile) the profile's
 // shared transport carries its credentials, TLS and tenant header, re-read
 // as the Secret behind them rotates; a 401 or 403 answer names the profile
-// whose credentials were refused. Options.QueryParameters and
+// whose credentials were refused, and so does a failed TLS handshake. A
+// profile follows no redirect either, unless it sets follow_redirects, and
+// then only to a server the profile may be used with. Options.QueryParameters and
 // Options.CustomHeaders are a trigger's own additions (KEDA's
 // queryParameters and customHeaders); nothing a trigger adds can replace
 // the profile's credentials or tenant.

@@ -60,6 +60,10 @@ profiles:
     namespaces: [shop]
     authorization: {credentials_file: secrets/token}
     tls_config: {ca_file: secrets/ca.crt, cert_file: secrets/tls.crt, key_file: secrets/tls.key}
+  - name: replicas-no-ca
+    url_pattern: "https://127.0.0.1:*"
+    namespaces: [shop]
+    authorization: {credentials_file: secrets/token}
 `), dir, connprofile.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -82,6 +86,14 @@ profiles:
 	}
 	if _, err := observe(nil); err == "" {
 		t.Error("read without the profile")
+	}
+	// A failed handshake names the profile and what to set.
+	noCA, err := set.Resolve("replicas-no-ca", srv.URL, "shop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := observe(noCA); !strings.Contains(err, `connection profile "replicas-no-ca"`) || !strings.Contains(err, "tls_config.ca_file") || strings.Contains(err, token) {
+		t.Errorf("a profile without the CA: err %q, want it to name the profile and tls_config.ca_file", err)
 	}
 	want.Store(rotated)
 	if _, err := observe(p); !strings.Contains(err, "401") || strings.Contains(err, token) {
@@ -108,5 +120,30 @@ func TestProfileTimeoutIsTheCeiling(t *testing.T) {
 		if src.opts.Timeout != want {
 			t.Errorf("scrapeTimeout %v with a 1s profile: %v, want %v", trigger, src.opts.Timeout, want)
 		}
+	}
+}
+
+// TestProfileRedirectNotFollowed: a replica scraped through a profile
+// that says follow_redirects: true still does not follow its redirect to
+// another host, so the profile's tenant does not travel there.
+func TestProfileRedirectNotFollowed(t *testing.T) {
+	var reached atomic.Int32
+	other := startOn(t, "127.0.0.1:0", http.HandlerFunc(func(http.ResponseWriter, *http.Request) { reached.Add(1) }))
+	elsewhere := strings.Replace(other.URL, "127.0.0.1", "localhost", 1)
+	replica := startOn(t, "127.0.0.1:0", http.RedirectHandler(elsewhere+"/metrics", http.StatusFound))
+	set, err := connprofile.Parse([]byte(`profiles: [{name: p, url_pattern: "http://*/metrics", namespaces: ["*"], tenant: shop, follow_redirects: true}]`), "", connprofile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := set.Resolve("p", replica.URL+"/metrics", "shop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = newSource(t, Options{Targets: targets(t, replica.URL+"/metrics"), Profile: p}).Observe(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "302") {
+		t.Errorf("err = %v, want the redirect's 302", err)
+	}
+	if n := reached.Load(); n != 0 {
+		t.Errorf("the redirect was followed %d times", n)
 	}
 }
