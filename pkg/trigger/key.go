@@ -55,6 +55,10 @@ type Key[S any] struct {
 	// text is the canonical text of the value in dst: equal meanings give
 	// equal texts, so it can be part of an identity.
 	text func(dst *S) string
+	// shown, when set, is the text Settings shows instead of text.
+	shown func(dst *S) string
+	// fromProfile: the default is the signal profile's (profiled).
+	fromProfile bool
 }
 
 // Context is what a key's default and parser may depend on besides its own
@@ -101,6 +105,11 @@ func (k Key[S]) Then(fn func(dst *S, c *Context)) Key[S] { k.then = fn; return k
 
 // Format replaces the canonical text of the key's value.
 func (k Key[S]) Format(text func(dst *S) string) Key[S] { k.text = text; return k }
+
+// ShowAs replaces the text Settings shows of the key's value, for a value
+// that may hold a credential: the status page shows it, the identity
+// still reads the whole value.
+func (k Key[S]) ShowAs(text func(dst *S) string) Key[S] { k.shown = text; return k }
 
 // Field points a key at the field of S its value goes into.
 type Field[S, T any] func(*S) *T

@@ -73,7 +73,8 @@ func commonKeys(s *Schema) []Key[Trigger] {
 			Describe("the pressure signal's behaviour: `responsive` follows demand and compensates the metric pipeline's lag (lead, stale-sample hysteresis, saturation surge), `original` is the slow-release signal without compensation (see [Profiles](#profiles)); the keys below override it"),
 
 		// What KEDA reads.
-		Float("targetPressure", func(t *Trigger) *float64 { return &t.TargetPressure }, DefaultTargetPressure, AboveUpTo(0, 1e6)).
+		// KEDA sends the target in thousandths, truncated: below 0.001 the HPA reads 0.
+		Float("targetPressure", func(t *Trigger) *float64 { return &t.TargetPressure }, DefaultTargetPressure, Between(0.001, 1e6)).
 			For(onlyPressure...).OnlyRead().
 			Describe("per-replica target, sent as `targetSizeFloat`"),
 		Float("activationValue", func(t *Trigger) *float64 { return &t.ActivationValue }, 0, Between(0, 1e9)).OnlyRead().
@@ -225,7 +226,7 @@ func profiled[T any](k Key[Trigger], get func(signal.Options) T) Key[Trigger] {
 		o, _ := signal.ProfileOptions(name)
 		parts = append(parts, fmt.Sprintf("%s: `%v`", name, get(o)))
 	}
-	k.reset = nil
+	k.reset, k.fromProfile = nil, true
 	return k.For(onlyPressure...).Documented(strings.Join(parts, "; "))
 }
 

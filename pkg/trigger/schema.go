@@ -183,6 +183,7 @@ type state struct {
 	from     map[string]string // base key -> the xFromEnv key it arrived as
 	used     map[string]bool
 	conflict error
+	settings []Setting // non-nil: Settings records every key read
 }
 
 // newState reads raw. KEDA forwards a key ending in FromEnv under that same
@@ -266,6 +267,9 @@ func apply[S any](st *state, keys []Key[S], dst *S) ([]string, error) {
 		}
 		if k.Scope == Sampled {
 			texts = append(texts, k.Name+"="+k.text(dst))
+		}
+		if st.settings != nil {
+			st.settings = append(st.settings, setting(st, k, dst))
 		}
 		switch k.Name {
 		case keySource:
