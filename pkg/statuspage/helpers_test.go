@@ -238,4 +238,3 @@ func (s *scaler) get(t testing.TB, path string) (int, string) {
 	}
 	return resp.StatusCode, string(body)
 }
-
