@@ -142,3 +142,13 @@ type constant struct {
 }
 
 func (c constant) Observe(context.Context) (pressure.Observation, error) { return c.obs() }
+
+// BenchmarkHistoryRecord is the history's whole cost to one sample.
+func BenchmarkHistoryRecord(b *testing.B) {
+	h := newHistory(DefaultHistory)
+	snap := &Snapshot{Signal: signal.ScalingSignal{ScaleValue: 2, Reason: "resource pressure 1.00 across 2 replica(s); saturation surge"}, AttemptedAt: t0}
+	b.ReportAllocs()
+	for b.Loop() {
+		h.record(snap)
+	}
+}
