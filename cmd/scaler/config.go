@@ -45,9 +45,12 @@ type config struct {
 	Kubeconfig string `env:"BAROMETER_KUBECONFIG"`
 	// VictimHints lets triggers ask for victimHints: the scaler then
 	// patches the pod-deletion-cost annotation of their pods (pkg/victim).
-	VictimHints bool   `env:"BAROMETER_VICTIM_HINTS" envDefault:"false"`
-	LogLevel    string `env:"BAROMETER_LOG_LEVEL" envDefault:"info"`
-	LogFormat   string `env:"BAROMETER_LOG_FORMAT" envDefault:"text"`
+	VictimHints bool `env:"BAROMETER_VICTIM_HINTS" envDefault:"false"`
+	// StatusPage serves the status page at /status on the HTTP port, and
+	// keeps each target's recent history for it (pkg/statuspage).
+	StatusPage bool   `env:"BAROMETER_STATUS_PAGE" envDefault:"true"`
+	LogLevel   string `env:"BAROMETER_LOG_LEVEL" envDefault:"info"`
+	LogFormat  string `env:"BAROMETER_LOG_FORMAT" envDefault:"text"`
 }
 
 func loadConfig() (config, error) {

@@ -28,9 +28,11 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
 	"github.com/barometer-scaler/barometer/pkg/pressure/kube"
 	"github.com/barometer-scaler/barometer/pkg/registry"
+	"github.com/barometer-scaler/barometer/pkg/sampling"
 	"github.com/barometer-scaler/barometer/pkg/scaler"
 	"github.com/barometer-scaler/barometer/pkg/signal"
 	"github.com/barometer-scaler/barometer/pkg/signalapi"
+	"github.com/barometer-scaler/barometer/pkg/statuspage"
 	"github.com/barometer-scaler/barometer/pkg/tlsreload"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
 	"github.com/barometer-scaler/barometer/pkg/victim"
@@ -69,6 +71,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- li
 		AuditSize:       cfg.AuditSize,
 		AlignSamples:    true,
 		After:           hints.after,
+		History:         statusHistory(cfg.StatusPage),
 		Limits: registry.Limits{
 			Targets: cfg.MaxTargets, TargetsPerNamespace: cfg.MaxTargetsPerNamespace, RefsPerTarget: cfg.MaxRefsPerTarget,
 		},
@@ -126,10 +129,14 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- li
 	m.InitializeGRPC(grpcServer)
 
 	var draining atomic.Bool
+	var status http.Handler
+	if cfg.StatusPage {
+		status = statuspage.New(statuspage.Config{Registry: reg, Logger: logger})
+	}
 	httpServer := &http.Server{
 		Handler: httpapi.New(httpapi.Config{
 			Registry: reg, Metrics: m.Handler(), Draining: draining.Load,
-			Logger: logger, Health: health.DefaultOptions(),
+			Logger: logger, Health: health.DefaultOptions(), Status: status,
 		}),
 		ReadHeaderTimeout: 5 * time.Second,
 	}
@@ -181,6 +188,15 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- li
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// statusHistory is how many samples each target keeps for the status
+// page: none when the page is off.
+func statusHistory(on bool) int {
+	if on {
+		return sampling.DefaultHistory
+	}
+	return 0
 }
 
 // drainGRPC stops the gRPC server gracefully, and forcibly once timeout has

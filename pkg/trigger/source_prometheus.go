@@ -119,9 +119,11 @@ func Prometheus(list *allow.List, profiles *connprofile.Set) Kind {
 			Describe("bound of one sample's queries; a connection profile's time-out also caps it"),
 		keyschema.Text(keyQueryParameters, func(c *promConfig) *map[string]string { return &c.params }, nil,
 			"name=value pairs separated by ','", parsePairs, pairsText).Documented("(none)").
+			ShowAs(func(c *promConfig) string { return pairNames(c.params) }).
 			Describe("added to every query's URL, as KEDA's prometheus scaler does (Thanos' `dedup=false`, say); not the query API's own parameters"),
 		keyschema.Text(keyCustomHeaders, func(c *promConfig) *map[string]string { return &c.headers }, nil,
 			"Name=value pairs separated by ','", parsePairs, pairsText).Documented("(none)").
+			ShowAs(func(c *promConfig) string { return pairNames(c.headers) }).
 			Describe("sent with every query; not secret (credentials belong in a connection profile), and never the profile's tenant header"),
 		keyschema.Bool("ignoreNullValues", func(c *promConfig) *bool { return &c.keepNulls }, true).
 			Describe("`true`: an empty answer reads as docs/exposition.md says (a dimension with no series is 0); `false`: an empty replicas, activation, resource, cpu or memory query fails the sample, so the signal goes stale and KEDA's fallback applies"),

@@ -138,3 +138,21 @@ func TestProfiles(t *testing.T) {
 		t.Errorf("profile with a replica policy: %v", err)
 	}
 }
+
+// TestTargetPressureSmallest: KEDA sends the per-replica target as a
+// quantity in thousandths, so a target below 0.001 would reach the HPA as
+// 0. The smallest it keeps is accepted; the next smaller is refused,
+// naming the key and the smallest allowed value.
+func TestTargetPressureSmallest(t *testing.T) {
+	md, err := testSources().Parse(map[string]string{"targetPressure": "0.001"}, time.Second)
+	if err != nil || md.TargetPressure != 0.001 {
+		t.Fatalf("0.001: %v %v", md, err)
+	}
+	for _, v := range []string{"0.0009", "0.0001", "4.9e-324", "0"} {
+		_, err := testSources().Parse(map[string]string{"targetPressure": v}, time.Second)
+		var me *keyschema.MetadataError
+		if !errors.As(err, &me) || me.Key != "targetPressure" || !strings.Contains(err.Error(), "[0.001,") {
+			t.Errorf("%s: %v, want refused on targetPressure naming 0.001", v, err)
+		}
+	}
+}

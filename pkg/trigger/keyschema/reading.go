@@ -27,6 +27,7 @@ type Reading struct {
 	from     map[string]string // base key -> the xFromEnv key it arrived as
 	used     map[string]bool
 	conflict error
+	settings []Setting // non-nil: Apply records every key it reads
 }
 
 // NewReading starts reading raw, refusing metadata too large to be a trigger
@@ -132,6 +133,9 @@ func Apply[S any](r *Reading, keys []Key[S], checks []Check[S], dst *S) ([]strin
 		}
 		if k.Scope == Sampled {
 			texts = append(texts, k.Name+"="+k.text(dst))
+		}
+		if r.settings != nil {
+			r.settings = append(r.settings, setting(r, k, dst))
 		}
 	}
 	for _, check := range checks {
