@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/barometer-scaler/barometer/pkg/allow"
+	"github.com/barometer-scaler/barometer/pkg/envconfig"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
 )
 
@@ -24,17 +25,23 @@ func runKeys(args []string, stdout io.Writer) error {
 				return err
 			}
 		}
-		return nil
+		_, err := fmt.Fprintf(stdout, "environment:\n\n%s", envconfig.Table())
+		return err
 	}
 	path := args[0]
 	doc, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("keys: %w", err)
 	}
-	out, changed, err := schema.UpdateDocs(doc)
+	out, keysChanged, err := schema.UpdateDocs(doc)
 	if err != nil {
 		return fmt.Errorf("keys: %s: %w", path, err)
 	}
+	out, envChanged, err := envconfig.UpdateDocs(out)
+	if err != nil {
+		return fmt.Errorf("keys: %s: %w", path, err)
+	}
+	changed := keysChanged || envChanged
 	if !changed {
 		return nil
 	}

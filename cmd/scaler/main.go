@@ -16,6 +16,8 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"syscall"
+
+	"github.com/barometer-scaler/barometer/pkg/envconfig"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -37,7 +39,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	switch cmd {
 	case "serve":
-		cfg, err := loadConfig()
+		cfg, err := envconfig.Load(os.Environ())
 		if err != nil {
 			return err
 		}

@@ -182,34 +182,6 @@ func TestRunCommands(t *testing.T) {
 	}
 }
 
-func TestConfigFromEnvironment(t *testing.T) {
-	t.Setenv("BAROMETER_SAMPLE_INTERVAL", "2s")
-	t.Setenv("BAROMETER_DEFAULT_TARGET", "source=host;targetPressure=0.5")
-	cfg, err := loadConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cfg.GRPCAddr != ":6000" || cfg.HTTPAddr != ":8080" || cfg.SampleInterval != 2*time.Second ||
-		cfg.DefaultTarget["targetPressure"] != "0.5" || cfg.DefaultTarget["source"] != "host" {
-		t.Fatalf("config: %+v", cfg)
-	}
-	for env, val := range map[string]string{
-		"BAROMETER_SAMPLE_INTERVAL":    "10ms",
-		"BAROMETER_LOG_FORMAT":         "xml",
-		"BAROMETER_LOG_LEVEL":          "loud",
-		"BAROMETER_TLS_CERT_FILE":      "/only/cert",
-		"BAROMETER_TLS_CLIENT_CA_FILE": "/ca",
-		"BAROMETER_AUDIT_SIZE":         "0",
-	} {
-		t.Run(env, func(t *testing.T) {
-			t.Setenv(env, val)
-			if _, err := loadConfig(); err == nil || !strings.Contains(err.Error(), "BAROMETER_") {
-				t.Fatalf("%s=%s accepted: %v", env, val, err)
-			}
-		})
-	}
-}
-
 // TestPolicyExamplesParse reads the trigger metadata of every ScaledObject
 // under examples/policies/ with this binary's sources: each is accepted,
 // selects the policy its file is named after, and the pool's members agree.
