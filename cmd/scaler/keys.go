@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -10,12 +12,40 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/trigger"
 )
 
-// runKeys is `scaler keys`: the trigger-key reference, generated from the
-// schema the server parses with. With a file, it rewrites the tables
-// between that file's <!-- keys:NAME --> markers.
+// keysFlags are `scaler keys`'s flags; write is the file to rewrite.
+func keysFlags() (fs *flag.FlagSet, write *string) {
+	fs = flag.NewFlagSet("keys", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	write = fs.String("write", "", "rewrite the generated tables of `FILE` (README.md), between its <!-- keys:NAME --> and <!-- env --> markers; a file without them is refused")
+	return fs, write
+}
+
+func keysUsage(w io.Writer) {
+	fmt.Fprintln(w, "usage: scaler keys [--write FILE]\n  print the trigger-key and environment tables, generated from what the scaler parses")
+	fs, _ := keysFlags()
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+}
+
+// runKeys is `scaler keys`: the trigger-key and environment reference,
+// generated from the schema and the configuration the server parses
+// with. Only --write rewrites a file, and only one holding every table's
+// markers: a stray argument is refused, not taken for a file.
 func runKeys(args []string, stdout io.Writer) error {
+	fs, write := keysFlags()
+	if err := fs.Parse(args); err != nil {
+		return usageError{fmt.Errorf("keys: %w", err)}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Errorf("keys: unexpected argument %q (to rewrite a file's tables: --write %s)", fs.Arg(0), fs.Arg(0))}
+	}
+	written := false
+	fs.Visit(func(f *flag.Flag) { written = written || f.Name == "write" })
+	if written && *write == "" {
+		return usageError{errors.New("keys: --write needs a file")}
+	}
 	schema := newSchema(allow.Default(), nil, trigger.Kube{})
-	if len(args) == 0 {
+	if !written {
 		for _, name := range []string{trigger.TableCommon, trigger.TablePressure, trigger.TableSources, trigger.TablePolicies} {
 			table, err := schema.Table(name)
 			if err != nil {
@@ -28,21 +58,25 @@ func runKeys(args []string, stdout io.Writer) error {
 		_, err := fmt.Fprintf(stdout, "environment:\n\n%s", envconfig.Table())
 		return err
 	}
-	path := args[0]
+	return rewriteTables(*write, schema)
+}
+
+// rewriteTables rewrites the generated tables in path, which must hold
+// the markers of every one of them.
+func rewriteTables(path string, schema *trigger.Schema) error {
 	doc, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("keys: %w", err)
 	}
 	out, keysChanged, err := schema.UpdateDocs(doc)
 	if err != nil {
-		return fmt.Errorf("keys: %s: %w", path, err)
+		return fmt.Errorf("keys: %s is not a file with the generated tables: %w", path, err)
 	}
 	out, envChanged, err := envconfig.UpdateDocs(out)
 	if err != nil {
-		return fmt.Errorf("keys: %s: %w", path, err)
+		return fmt.Errorf("keys: %s is not a file with the generated tables: %w", path, err)
 	}
-	changed := keysChanged || envChanged
-	if !changed {
+	if !keysChanged && !envChanged {
 		return nil
 	}
 	return os.WriteFile(path, out, 0o644)
