@@ -1,7 +1,7 @@
 package main
 
 import (
-	"errors"
+	"bytes"
 	"flag"
 	"fmt"
 	"io"
@@ -39,13 +39,8 @@ func runKeys(args []string, stdout io.Writer) error {
 	if fs.NArg() > 0 {
 		return usageError{fmt.Errorf("keys: unexpected argument %q (to rewrite a file's tables: --write %s)", fs.Arg(0), fs.Arg(0))}
 	}
-	written := false
-	fs.Visit(func(f *flag.Flag) { written = written || f.Name == "write" })
-	if written && *write == "" {
-		return usageError{errors.New("keys: --write needs a file")}
-	}
 	schema := newSchema(allow.Default(), nil, trigger.Kube{})
-	if !written {
+	if *write == "" {
 		for _, name := range []string{trigger.TableCommon, trigger.TablePressure, trigger.TableSources, trigger.TablePolicies} {
 			table, err := schema.Table(name)
 			if err != nil {
@@ -68,15 +63,13 @@ func rewriteTables(path string, schema *trigger.Schema) error {
 	if err != nil {
 		return fmt.Errorf("keys: %w", err)
 	}
-	out, keysChanged, err := schema.UpdateDocs(doc)
-	if err != nil {
-		return fmt.Errorf("keys: %s is not a file with the generated tables: %w", path, err)
+	out := doc
+	for _, update := range []func([]byte) ([]byte, bool, error){schema.UpdateDocs, envconfig.UpdateDocs} {
+		if out, _, err = update(out); err != nil {
+			return fmt.Errorf("keys: %s is not a file with the generated tables: %w", path, err)
+		}
 	}
-	out, envChanged, err := envconfig.UpdateDocs(out)
-	if err != nil {
-		return fmt.Errorf("keys: %s is not a file with the generated tables: %w", path, err)
-	}
-	if !keysChanged && !envChanged {
+	if bytes.Equal(out, doc) {
 		return nil
 	}
 	return os.WriteFile(path, out, 0o644)

@@ -1,18 +1,12 @@
-// Command scaler is Barometer: a KEDA external scaler and metrics service.
-//
-//	scaler [serve]              serve the gRPC scaler and the HTTP endpoints (default)
-//	scaler simulate ...         run the decision-quality simulator
-//	scaler keys [--write FILE]  print the reference tables, or rewrite them in FILE
-//	scaler version              print the version
-//
-// Every command answers -h or --help with its usage. Configuration comes
-// from BAROMETER_* environment variables; see the README.
+// Command scaler is Barometer: a KEDA external scaler and metrics service
+// (its commands: usage below). Every command answers -h or --help with its
+// usage. Configuration comes from BAROMETER_* environment variables; see
+// the README.
 package main
 
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -44,7 +38,7 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"serve": {usage: serveUsage, run: func(ctx context.Context, args []string, _, stderr io.Writer) error {
+	"serve": {serveUsage, func(ctx context.Context, args []string, _, stderr io.Writer) error {
 		if err := noArguments("serve", args); err != nil {
 			return err
 		}
@@ -52,15 +46,13 @@ var commands = map[string]command{
 		if err != nil {
 			return err
 		}
-		return serve(ctx, cfg, newLogger(cfg, stderr), nil)
+		return serve(ctx, cfg, cfg.Logger(stderr), nil)
 	}},
-	"simulate": {
-		usage: func(w io.Writer) { _ = runSimulate([]string{"-h"}, w) },
-		run:   func(_ context.Context, args []string, stdout, _ io.Writer) error { return runSimulate(args, stdout) },
-	},
-	"keys": {usage: keysUsage, run: func(_ context.Context, args []string, stdout, _ io.Writer) error { return runKeys(args, stdout) }},
-	"version": {usage: func(w io.Writer) { fmt.Fprintln(w, "usage: scaler version\n  print the version") },
-		run: func(_ context.Context, args []string, stdout, _ io.Writer) error {
+	"simulate": {func(w io.Writer) { _ = runSimulate([]string{"-h"}, w) },
+		func(_ context.Context, args []string, stdout, _ io.Writer) error { return runSimulate(args, stdout) }},
+	"keys": {keysUsage, func(_ context.Context, args []string, stdout, _ io.Writer) error { return runKeys(args, stdout) }},
+	"version": {func(w io.Writer) { fmt.Fprintln(w, "usage: scaler version\n  print the version") },
+		func(_ context.Context, args []string, stdout, _ io.Writer) error {
 			if err := noArguments("version", args); err != nil {
 				return err
 			}
@@ -123,50 +115,24 @@ func (e usageError) Unwrap() error { return e.error }
 // usageError, or one of package flag's own errors, which the simulator's
 // parser returns wrapped (they have no type to match, only their text).
 func isUsageError(err error) bool {
-	if err == nil {
-		return false
+	if err == nil || errors.As(err, new(usageError)) {
+		return err != nil
 	}
-	if errors.As(err, new(usageError)) {
-		return true
-	}
-	for _, text := range []string{"flag provided but not defined: ", "invalid value ", "invalid boolean value ",
-		"invalid boolean flag ", "bad flag syntax: ", "flag needs an argument: "} {
-		if strings.Contains(err.Error(), text) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc([]string{"flag provided but not defined: ", "invalid value ", "invalid boolean value ",
+		"invalid boolean flag ", "bad flag syntax: ", "flag needs an argument: "}, func(text string) bool { return strings.Contains(err.Error(), text) })
 }
 
-// noArguments refuses any argument to a command that takes none.
+// noArguments refuses any flag or argument to a command that takes none.
 func noArguments(name string, args []string) error {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	if err := fs.Parse(args); err != nil {
-		return usageError{fmt.Errorf("%s: %w", name, err)}
-	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Errorf("%s: unexpected argument %q", name, fs.Arg(0))}
+	if len(args) > 0 {
+		return usageError{fmt.Errorf("%s: unexpected argument %q", name, args[0])}
 	}
 	return nil
 }
 
-// serveUsage lists the environment serve is configured by.
 func serveUsage(w io.Writer) {
-	fmt.Fprint(w, "usage: scaler serve\n"+
-		"  serve the KEDA external scaler (gRPC) and the HTTP endpoints until SIGTERM,\n"+
-		"  configured by these environment variables (README, Environment):\n")
-	for _, v := range envconfig.Vars() {
-		def := v.Default
-		if def == "" {
-			def = "(none)"
-		}
-		fmt.Fprintf(w, "  %s, default %s\n    \t%s", v.Name, def, v.Doc)
-		if v.Allowed != "" {
-			fmt.Fprintf(w, "; %s", v.Allowed)
-		}
-		fmt.Fprintln(w)
-	}
+	fmt.Fprint(w, "usage: scaler serve\n  serve the KEDA external scaler (gRPC) and the HTTP endpoints until SIGTERM,\n  configured by these environment variables (README, Environment):\n")
+	envconfig.List(w)
 }
 
 func buildVersion() string {

@@ -41,7 +41,7 @@ func TestServeHostSignal(t *testing.T) {
 	ready := make(chan listening, 1)
 	done := make(chan error, 1)
 	var logs bytes.Buffer
-	go func() { done <- serve(ctx, testConfig(), newLogger(testConfig(), &logs), ready) }()
+	go func() { done <- serve(ctx, testConfig(), testConfig().Logger(&logs), ready) }()
 	var addrs listening
 	select {
 	case addrs = <-ready:
@@ -123,7 +123,7 @@ func TestServePolicy(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan listening, 1)
 	done := make(chan error, 1)
-	go func() { done <- serve(ctx, testConfig(), newLogger(testConfig(), io.Discard), ready) }()
+	go func() { done <- serve(ctx, testConfig(), testConfig().Logger(io.Discard), ready) }()
 	defer func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -281,7 +281,7 @@ func TestServeShutdownEndsEveryStream(t *testing.T) {
 	ready := make(chan listening, 1)
 	done := make(chan error, 1)
 	var logs syncBuffer
-	go func() { done <- serve(ctx, cfg, newLogger(cfg, &logs), ready) }()
+	go func() { done <- serve(ctx, cfg, cfg.Logger(&logs), ready) }()
 	addrs := <-ready
 	conn, err := grpc.NewClient(addrs.GRPC, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
@@ -365,7 +365,7 @@ func TestServeConnectionProfiles(t *testing.T) {
 		defer cancel()
 		ready := make(chan listening, 1)
 		done := make(chan error, 1)
-		go func() { done <- serve(ctx, cfg, newLogger(cfg, io.Discard), ready) }()
+		go func() { done <- serve(ctx, cfg, cfg.Logger(io.Discard), ready) }()
 		select {
 		case <-ready:
 			cancel()

@@ -3,6 +3,7 @@ package envconfig
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 )
@@ -45,4 +46,20 @@ func UpdateDocs(doc []byte) ([]byte, bool, error) {
 	}
 	out := slices.Concat(doc[:i+len(tableBegin)], []byte(Table()), doc[j:])
 	return out, !bytes.Equal(out, doc), nil
+}
+
+// List writes every variable, its default and what it accepts, as a
+// command's usage lists its flags.
+func List(w io.Writer) {
+	for _, v := range Vars() {
+		def := v.Default
+		if def == "" {
+			def = "(none)"
+		}
+		meaning := v.Doc
+		if v.Allowed != "" {
+			meaning += "; " + v.Allowed
+		}
+		fmt.Fprintf(w, "  %s, default %s\n    \t%s\n", v.Name, def, meaning)
+	}
 }
