@@ -54,7 +54,7 @@ type Config struct {
 	// patches the pod-deletion-cost annotation of their pods (pkg/victim).
 	VictimHints bool   `env:"BAROMETER_VICTIM_HINTS" envDefault:"false" doc:"let triggers ask for victimHints: the scaler patches the pod-deletion-cost of their pods (docs/kubernetes.md)"`
 	LogLevel    string `env:"BAROMETER_LOG_LEVEL" envDefault:"info" oneof:"debug info warn error" doc:"the least severe log line written"`
-	LogFormat   string `env:"BAROMETER_LOG_FORMAT" envDefault:"text" oneof:"text json" doc:"the log lines' format"`
+	LogFormat   string `env:"BAROMETER_LOG_FORMAT" envDefault:"text" oneof:"text json" doc:"the log lines' format; json gives durations in seconds"`
 }
 
 // Load reads the configuration from environ (os.Environ's form) and checks
