@@ -9,7 +9,7 @@ import (
 )
 
 // The README's key tables are generated from the schema; CI fails here when
-// a key changed and `go run ./cmd/scaler keys README.md` was not run.
+// a key changed and `go run ./cmd/scaler keys --write README.md` was not run.
 func TestREADMEKeyTablesAreFresh(t *testing.T) {
 	doc, err := os.ReadFile("../../README.md")
 	if err != nil {
@@ -20,6 +20,6 @@ func TestREADMEKeyTablesAreFresh(t *testing.T) {
 		t.Fatal(err)
 	}
 	if changed {
-		t.Fatal("README.md's trigger-key tables are stale: run `go run ./cmd/scaler keys README.md`")
+		t.Fatal("README.md's trigger-key tables are stale: run `go run ./cmd/scaler keys --write README.md`")
 	}
 }

@@ -83,7 +83,10 @@ func New(cfg Config) http.Handler {
 		route(base, s.defaultTarget(base, serve))
 		route(base+"/{namespace}/{name}", s.refTarget(serve))
 	}
-	perTarget("/scale", s.serveScale)
+	// /scale's reader names its own target, which the scaler does not
+	// know; a ScaledObject's trigger carries it (recommendedReplicas).
+	route("/scale", s.defaultTarget("/scale", func(w http.ResponseWriter, t *registry.Target) { s.serveScale(w, t, false) }))
+	route("/scale/{namespace}/{name}", s.refTarget(func(w http.ResponseWriter, t *registry.Target) { s.serveScale(w, t, true) }))
 	route("/targets", http.HandlerFunc(s.targets))
 	route("/events", http.HandlerFunc(s.eventsAll))
 	route("/events/{namespace}/{name}", http.HandlerFunc(s.eventsRef))
