@@ -35,7 +35,7 @@ type keyFlags struct {
 }
 
 func defineKeyFlags(fs *flag.FlagSet) *keyFlags {
-	k := &keyFlags{schema: newSchema(allow.Default(), nil, trigger.Kube{}), keys: map[string]trigger.Info{}, values: map[string]string{}}
+	k := &keyFlags{schema: newSchema(allow.Default(), nil, trigger.Kube{}, nil), keys: map[string]trigger.Info{}, values: map[string]string{}}
 	for _, info := range k.schema.Keys() {
 		if info.Policies == nil || len(info.Sources) > 0 || modelKeys[info.Name] {
 			continue

@@ -27,6 +27,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
 	"github.com/barometer-scaler/barometer/pkg/pressure/kube"
+	"github.com/barometer-scaler/barometer/pkg/pressure/promsource"
 	"github.com/barometer-scaler/barometer/pkg/registry"
 	"github.com/barometer-scaler/barometer/pkg/scaler"
 	"github.com/barometer-scaler/barometer/pkg/signal"
@@ -60,10 +61,11 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- li
 		return err
 	}
 	k8s, hints := connectKube(cfg.Kubeconfig, cfg.VictimHints, logger)
+	queries := promsource.NewPool(0)
 	runCtx, stopSamplers := context.WithCancel(context.Background())
 	defer stopSamplers()
 	reg := registry.NewRegistry(runCtx, registry.Config{
-		Schema:          newSchema(allowed, profiles, k8s),
+		Schema:          newSchema(allowed, profiles, k8s, queries),
 		DefaultInterval: cfg.SampleInterval,
 		IdleTimeout:     cfg.IdleTimeout,
 		AuditSize:       cfg.AuditSize,
@@ -99,6 +101,9 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- li
 		if err := m.Register(hints.Hints); err != nil {
 			return fmt.Errorf("victim hint metrics: %w", err)
 		}
+	}
+	if err := m.Register(queries); err != nil {
+		return fmt.Errorf("prometheus query metrics: %w", err)
 	}
 	if profiles != nil {
 		if err := m.Register(profiles); err != nil {
@@ -250,7 +255,8 @@ func (h *hintWriter) after(tr *trigger.Trigger) func(context.Context, pressure.O
 
 // newSchema is the trigger language this binary speaks: its source kinds
 // and their keys. Addresses that metadata names are reached only when the
-// allow-list admits them.
-func newSchema(allowed *allow.List, profiles *connprofile.Set, k trigger.Kube) *trigger.Schema {
-	return trigger.NewSchema(trigger.Host(), trigger.Scrape(allowed, profiles, k), trigger.Prometheus(allowed, profiles))
+// allow-list admits them. queries is the prometheus sources' shared
+// pool (nil where nothing is sampled).
+func newSchema(allowed *allow.List, profiles *connprofile.Set, k trigger.Kube, queries *promsource.Pool) *trigger.Schema {
+	return trigger.NewSchema(trigger.Host(), trigger.Scrape(allowed, profiles, k), trigger.Prometheus(allowed, profiles, queries))
 }

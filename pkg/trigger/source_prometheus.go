@@ -39,6 +39,7 @@ type promConfig struct {
 	explicit promsource.Queries // "" where the default applies
 	resource string
 	allow    *allow.List
+	pool     *promsource.Pool
 
 	align time.Duration // the sample interval, which evaluation instants align to
 
@@ -94,9 +95,16 @@ var resourceReplaces = []string{"cpuQuery", "memoryQuery", "memoryLimitQuery", "
 // list (nil means allow.Default()): its host where the metadata names it,
 // and every address it resolves to when dialled. profiles are the
 // connection profiles a trigger may reach its server through (nil: none).
-func Prometheus(list *allow.List, profiles *connprofile.Set) Kind {
+// Every source of the kind queries through one promsource.Pool: pool, the
+// one the process registers its metrics from, else one of the kind's own
+// (an optional argument, so callers with no metrics pass none).
+func Prometheus(list *allow.List, profiles *connprofile.Set, pool ...*promsource.Pool) Kind {
 	if list == nil {
 		list = allow.Default()
+	}
+	shared := promsource.NewPool(0)
+	if len(pool) > 0 && pool[0] != nil {
+		shared = pool[0]
 	}
 	keys := []Key[promConfig]{
 		connectionProfileKey(func(c *promConfig) *string { return &c.profile }),
@@ -137,7 +145,7 @@ func Prometheus(list *allow.List, profiles *connprofile.Set) Kind {
 	keys = append(keys, String("resourceQuery", func(c *promConfig) *string { return &c.resource }, "", "a PromQL query", nil).
 		Documented("(none)").Describe("a ready 0..1 per replica; replaces the CPU and memory queries"))
 	return NewKind(SourcePrometheus, "asks a Prometheus server that already scrapes the workload",
-		func() promConfig { return promConfig{allow: list, profiles: profiles} }, keys,
+		func() promConfig { return promConfig{allow: list, profiles: profiles, pool: shared} }, keys,
 		[]Check[promConfig]{checkShapers, checkResource, resolveProfile, checkRequest},
 		func(c promConfig) (SourceSpec, error) { return c.spec(), nil })
 }
@@ -251,7 +259,7 @@ func (c promConfig) spec() prometheusSpec {
 		q.Resource, q.CPU, q.Memory, q.MemoryLimit = c.resource, "", "", ""
 	}
 	return prometheusSpec{server: c.server, label: c.label, timeout: c.timeout, queries: q, allow: c.allow,
-		profile: c.resolved, params: c.params, headers: c.headers, failOnEmpty: !c.keepNulls, align: c.align}
+		profile: c.resolved, params: c.params, headers: c.headers, failOnEmpty: !c.keepNulls, align: c.align, pool: c.pool}
 }
 
 // prometheusSpec is the parsed configuration of a prometheus source: every
@@ -267,6 +275,7 @@ type prometheusSpec struct {
 	headers     map[string]string
 	failOnEmpty bool
 	align       time.Duration
+	pool        *promsource.Pool // shared by the kind's sources; not part of the Key
 }
 
 // Key lists every resolved setting in a fixed order, so two ScaledObjects
@@ -298,6 +307,7 @@ func (s prometheusSpec) New(logger *slog.Logger) (pressure.Source, error) {
 		CustomHeaders:   s.headers,
 		FailOnEmpty:     s.failOnEmpty,
 		Align:           s.align,
+		Pool:            s.pool,
 		Logger:          logger,
 	})
 }
