@@ -20,6 +20,9 @@
 // limit is never reported as "no ceiling": with memory.max "max", or above
 // the machine's RAM, the ceiling is MemTotal, since the machine OOM-kills
 // there whatever the cgroup allows.
+//
+// The host Sources of a process share one Reader, so the host targets
+// sampled at one instant read the files once between them (see Reader).
 package host
 
 import (
