@@ -2,7 +2,7 @@
 // Prometheus: it starts one (Debian's binary, .ci/install-prometheus.sh)
 // on a loopback port, scraping N demo workloads served in this process,
 // and samples N targets at an aligned interval through one shared
-// promsource.Pool, as a scaler does. It reports the queries the server
+// querypool.Pool, as a scaler does. It reports the queries the server
 // answered per interval (its own prometheus_http_requests_total), how many
 // it answered with 503, the samples that failed, the targets that never
 // had a good sample, and the Pool's own counts and queue wait.
@@ -44,13 +44,14 @@ import (
 	"github.com/barometer-scaler/barometer/examples/demo-workload/demo"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
 	"github.com/barometer-scaler/barometer/pkg/pressure/promsource"
+	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/querypool"
 )
 
 func main() {
 	targets := flag.Int("targets", 100, "targets (and demo workloads), at most 500")
 	interval := flag.Duration("interval", 5*time.Second, "sample interval, which samples align to")
 	samples := flag.Int("samples", 4, "samples per target per phase, at most 20")
-	inFlight := flag.Int("max-in-flight", 0, "the Pool's bound on queries in flight (0: promsource.DefaultMaxInFlight)")
+	inFlight := flag.Int("max-in-flight", 0, "the Pool's bound on queries in flight (0: querypool.DefaultMaxInFlight)")
 	flag.Parse()
 	if *targets < 1 || *targets > 500 || *samples < 1 || *samples > 20 || *interval < time.Second || *interval > time.Minute {
 		fmt.Fprintln(os.Stderr, "promload: -targets 1..500, -samples 1..20, -interval 1s..1m")
@@ -103,7 +104,7 @@ func run(n int, interval time.Duration, samples, inFlight int) error {
 
 // phase samples n targets samples times and reports.
 func phase(server string, n int, interval time.Duration, samples, inFlight int, identical bool) error {
-	pool := promsource.NewPool(inFlight)
+	pool := querypool.New(inFlight)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(pool)
 	var sources []*promsource.Source

@@ -27,7 +27,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
 	"github.com/barometer-scaler/barometer/pkg/pressure/kube"
-	"github.com/barometer-scaler/barometer/pkg/pressure/promsource"
+	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/querypool"
 	"github.com/barometer-scaler/barometer/pkg/registry"
 	"github.com/barometer-scaler/barometer/pkg/scaler"
 	"github.com/barometer-scaler/barometer/pkg/signal"
@@ -61,7 +61,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- li
 		return err
 	}
 	k8s, hints := connectKube(cfg.Kubeconfig, cfg.VictimHints, logger)
-	queries := promsource.NewPool(0)
+	queries := querypool.New(0)
 	runCtx, stopSamplers := context.WithCancel(context.Background())
 	defer stopSamplers()
 	reg := registry.NewRegistry(runCtx, registry.Config{
@@ -257,6 +257,6 @@ func (h *hintWriter) after(tr *trigger.Trigger) func(context.Context, pressure.O
 // and their keys. Addresses that metadata names are reached only when the
 // allow-list admits them. queries is the prometheus sources' shared
 // pool (nil where nothing is sampled).
-func newSchema(allowed *allow.List, profiles *connprofile.Set, k trigger.Kube, queries *promsource.Pool) *trigger.Schema {
+func newSchema(allowed *allow.List, profiles *connprofile.Set, k trigger.Kube, queries *querypool.Pool) *trigger.Schema {
 	return trigger.NewSchema(trigger.Host(), trigger.Scrape(allowed, profiles, k), trigger.Prometheus(allowed, profiles, queries))
 }

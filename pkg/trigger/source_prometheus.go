@@ -15,6 +15,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
 	"github.com/barometer-scaler/barometer/pkg/pressure/promsource"
+	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/querypool"
 )
 
 // SourcePrometheus is the source kind that asks a Prometheus server.
@@ -39,7 +40,7 @@ type promConfig struct {
 	explicit promsource.Queries // "" where the default applies
 	resource string
 	allow    *allow.List
-	pool     *promsource.Pool
+	pool     *querypool.Pool
 
 	align time.Duration // the sample interval, which evaluation instants align to
 
@@ -95,14 +96,14 @@ var resourceReplaces = []string{"cpuQuery", "memoryQuery", "memoryLimitQuery", "
 // list (nil means allow.Default()): its host where the metadata names it,
 // and every address it resolves to when dialled. profiles are the
 // connection profiles a trigger may reach its server through (nil: none).
-// Every source of the kind queries through one promsource.Pool: pool, the
+// Every source of the kind queries through one querypool.Pool: pool, the
 // one the process registers its metrics from, else one of the kind's own
 // (an optional argument, so callers with no metrics pass none).
-func Prometheus(list *allow.List, profiles *connprofile.Set, pool ...*promsource.Pool) Kind {
+func Prometheus(list *allow.List, profiles *connprofile.Set, pool ...*querypool.Pool) Kind {
 	if list == nil {
 		list = allow.Default()
 	}
-	shared := promsource.NewPool(0)
+	shared := querypool.New(0)
 	if len(pool) > 0 && pool[0] != nil {
 		shared = pool[0]
 	}
@@ -275,7 +276,7 @@ type prometheusSpec struct {
 	headers     map[string]string
 	failOnEmpty bool
 	align       time.Duration
-	pool        *promsource.Pool // shared by the kind's sources; not part of the Key
+	pool        *querypool.Pool // shared by the kind's sources; not part of the Key
 }
 
 // Key lists every resolved setting in a fixed order, so two ScaledObjects

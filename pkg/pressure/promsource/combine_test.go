@@ -12,8 +12,10 @@ import (
 
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/model"
+
+	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/querypool"
 )
 
 func TestOneQueryPerSample(t *testing.T) {
@@ -105,7 +107,9 @@ func (g *gatedAPI) Query(ctx context.Context, q string, ts time.Time, opts ...v1
 func TestIdenticalQueriesShareOneAnswer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		api := &gatedAPI{fakeAPI: fakeAPI{answers: map[string]any{"act": vec("pod=a", 1.0), "cpu": vec("pod=a", 0.5)}}, open: make(chan struct{})}
-		pool := NewPool(0)
+		pool := querypool.New(0)
+		reg := prometheus.NewRegistry()
+		reg.MustRegister(pool)
 		const targets = 50
 		errs := make(chan error, targets)
 		for range targets {
@@ -128,7 +132,7 @@ func TestIdenticalQueriesShareOneAnswer(t *testing.T) {
 		if len(api.asked) != 1 {
 			t.Errorf("%d targets asking the same sent %d queries, want 1", targets, len(api.asked))
 		}
-		if n := testutil.ToFloat64(pool.shared); n != targets-1 {
+		if n := metric(t, reg, "barometer_prometheus_queries_shared_total").GetCounter().GetValue(); n != targets-1 {
 			t.Errorf("shared = %v, want %d", n, targets-1)
 		}
 	})
@@ -137,7 +141,7 @@ func TestIdenticalQueriesShareOneAnswer(t *testing.T) {
 func TestQueriesPastTheBoundWaitTheirTurn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		api := &gatedAPI{fakeAPI: fakeAPI{answers: map[string]any{}}, open: make(chan struct{})}
-		pool := NewPool(3)
+		pool := querypool.New(3)
 		reg := prometheus.NewRegistry()
 		reg.MustRegister(pool)
 		const targets = 10
@@ -163,20 +167,25 @@ func TestQueriesPastTheBoundWaitTheirTurn(t *testing.T) {
 		if api.maxSeen != 3 || len(api.asked) != targets {
 			t.Errorf("%d in flight at most, %d asked; want 3 and %d", api.maxSeen, len(api.asked), targets)
 		}
-		families, err := reg.Gather()
-		if err != nil {
-			t.Fatal(err)
+		h := metric(t, reg, "barometer_prometheus_query_wait_seconds").GetHistogram()
+		if h.GetSampleCount() != targets || h.GetSampleSum() < (targets-3)*1.0 {
+			t.Errorf("wait: %d observed summing %vs; want %d, at least %d seconds", h.GetSampleCount(), h.GetSampleSum(), targets, targets-3)
 		}
-		for _, mf := range families {
-			if mf.GetName() != "barometer_prometheus_query_wait_seconds" {
-				continue
-			}
-			h := mf.GetMetric()[0].GetHistogram()
-			if h.GetSampleCount() != targets || h.GetSampleSum() < (targets-3)*1.0 {
-				t.Errorf("wait: %d observed summing %vs; want %d, at least %d seconds", h.GetSampleCount(), h.GetSampleSum(), targets, targets-3)
-			}
-			return
-		}
-		t.Error("no wait histogram registered")
 	})
+}
+
+// metric is the one metric of the family name reg gathers.
+func metric(t *testing.T, reg *prometheus.Registry, name string) *dto.Metric {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range families {
+		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
+			return mf.GetMetric()[0]
+		}
+	}
+	t.Fatalf("no single metric %s gathered", name)
+	return nil
 }

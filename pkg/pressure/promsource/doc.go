@@ -5,7 +5,7 @@
 // same instant, through client_golang's api package: asked together as one
 // query (see dimLabel), each dimension reading exactly the series its own
 // query returns, and alone for a dimension whose query fails combined. The
-// sources of a process share a Pool, which bounds the queries in flight to
+// sources of a process share a querypool.Pool, which bounds the queries in flight to
 // each server (past the bound a query waits its turn) and asks identical
 // queries of the same instant once for all the targets asking them.
 // Every per-replica query must return an instant vector with one series per

@@ -8,6 +8,7 @@ import (
 
 	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
+	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/querypool"
 )
 
 // Defaults of Options.
@@ -211,8 +212,9 @@ type Options struct {
 	Align time.Duration
 	// Pool is shared by the sources of the process: it bounds the queries
 	// in flight to each server and asks identical queries of the same
-	// instant once for all (see Pool). Nil: a Pool of the source's own.
-	Pool *Pool
+	// instant once for all (see querypool.Pool). Nil: a Pool of the
+	// source's own.
+	Pool *querypool.Pool
 	// Now is the evaluation instant of each sample; nil means time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger

@@ -23,6 +23,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
+	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/querypool"
 )
 
 // querier is the one call Source needs from v1.API; tests substitute it.
@@ -136,7 +137,7 @@ type Source struct {
 	// tells this source's requests apart from other sources' that would
 	// be answered differently (another profile, other parameters or
 	// headers, another response bound), so only equal ones are shared.
-	pool      *Pool
+	pool      *querypool.Pool
 	flightKey string
 	// solo holds the dimensions asked alone, one bit each: those whose
 	// query failed when combined (see dimLabel).
@@ -233,7 +234,7 @@ func newSource(api querier, opts Options) *Source {
 		flightKey:   opts.ServerAddress,
 	}
 	if s.pool == nil {
-		s.pool = NewPool(0)
+		s.pool = querypool.New(0)
 	}
 	if opts.Profile != nil {
 		s.profile = opts.Profile.Name()
@@ -315,7 +316,7 @@ func (s *Source) check(d dimension, vec model.Vector) result {
 // spent, rather than finishing work nobody waits for.
 func (s *Source) send(ctx context.Context, name, query string, at time.Time, read func(model.Value) (any, error)) (any, error) {
 	key := s.flightKey + "\x00" + strconv.FormatInt(at.UnixNano(), 10) + "\x00" + query
-	return s.pool.do(ctx, s.server, key, func(ctx context.Context) (any, error) {
+	return s.pool.Do(ctx, s.server, key, func(ctx context.Context) (any, error) {
 		var opts []v1.Option
 		if dl, ok := ctx.Deadline(); ok {
 			if t := serverTimeout(time.Until(dl)); t > 0 {

@@ -1,4 +1,7 @@
-package promsource
+// Package querypool is what the prometheus sources of one process share
+// per server: a bound on the queries in flight and one answer for
+// identical queries asked at the same instant (see Pool).
+package querypool
 
 import (
 	"context"
@@ -44,9 +47,9 @@ type server struct {
 	flights singleflight.Group
 }
 
-// NewPool returns a Pool sending each server at most maxInFlight queries
-// at once; 0 or less means DefaultMaxInFlight.
-func NewPool(maxInFlight int) *Pool {
+// New returns a Pool sending each server at most maxInFlight queries at
+// once; 0 or less means DefaultMaxInFlight.
+func New(maxInFlight int) *Pool {
 	if maxInFlight <= 0 {
 		maxInFlight = DefaultMaxInFlight
 	}
@@ -96,12 +99,14 @@ func (p *Pool) server(address string) *server {
 	return s
 }
 
-// do runs ask once for every caller that passes the same key while it
+// Do runs ask once for every caller that passes the same key while it
 // runs, within the bound of address, and hands each caller its answer.
+// key must say everything the answer depends on (the server, the query,
+// its instant, the credentials and parameters it is sent with).
 // The run outlives a caller that gives up (it is bounded by the deadline
 // of the caller that started it), so a caller going away does not fail
 // the others. The answer is shared: callers must not modify it.
-func (p *Pool) do(ctx context.Context, address, key string, ask func(context.Context) (any, error)) (any, error) {
+func (p *Pool) Do(ctx context.Context, address, key string, ask func(context.Context) (any, error)) (any, error) {
 	srv := p.server(address)
 	ran := false
 	ch := srv.flights.DoChan(key, func() (any, error) {
