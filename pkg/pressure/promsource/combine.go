@@ -36,6 +36,11 @@ import (
 // add load where the server is already short of it.
 const dimLabel = "__barometer_dim"
 
+// maxRefusals is how many samples in a row may find the combined query
+// refused while each of its parts answers alone before the parts are
+// asked alone from then on.
+const maxRefusals = 3
+
 // combinedQuery is the query asking every dimension of dims at once. A
 // line break ends each query, so a trailing PromQL comment (# ...) in one
 // cannot swallow what follows it.
@@ -108,6 +113,7 @@ func (s *Source) queryTogether(ctx context.Context, dims []dimension, at time.Ti
 	q := s.combinedQuery(dims)
 	v, err := s.send(ctx, "combined", q, at, func(v model.Value) (any, error) { return split(v) })
 	if err == nil {
+		s.refusals.Store(0)
 		byDim := v.(*answers)
 		for _, d := range dims {
 			res[d] = s.check(d, byDim[d])
@@ -139,8 +145,14 @@ func (s *Source) queryTogether(ctx context.Context, dims []dimension, at time.Ti
 		}
 	}
 	if failed == 0 {
-		// Every part answers alone: the server refuses only their
-		// combination (its answer too large, say).
+		// Every part answers alone: either the failure passed (a
+		// connection cut mid-answer) or the server refuses only their
+		// combination (its answer too large, say), which only repeated
+		// failures tell apart.
+		if s.refusals.Add(1) < maxRefusals {
+			s.logger.Debug("prometheus refused the combined query but answered every part alone", "server", s.server, "err", err)
+			return
+		}
 		for _, d := range dims {
 			failed |= 1 << d
 		}

@@ -53,6 +53,31 @@ func TestAFailingPartIsAskedAloneFromThenOn(t *testing.T) {
 	}
 }
 
+func TestACombinationRefusedAgainAndAgainIsGivenUp(t *testing.T) {
+	src, api := testSource(contract, map[string]any{"act": vec("pod=a", 1.0)})
+	var dims []dimension
+	for d, q := range src.queries {
+		if q != "" {
+			dims = append(dims, dimension(d))
+		}
+	}
+	api.answers[src.combinedQuery(dims)] = errors.New("response body larger than 16777216 bytes")
+	for sample := range maxRefusals + 1 {
+		api.asked = nil
+		if _, err := src.Observe(context.Background()); err != nil {
+			t.Fatalf("sample %d: %v", sample, err)
+		}
+		// Combined, then each part, until the combination is given up.
+		want := 1 + len(dims)
+		if sample == maxRefusals {
+			want = len(dims)
+		}
+		if len(api.asked) != want {
+			t.Errorf("sample %d: %d queries, want %d", sample, len(api.asked), want)
+		}
+	}
+}
+
 func TestAFailureNotTheQueriesIsNotAskedAgain(t *testing.T) {
 	for name, failure := range map[string]error{
 		"busy proxy":       &v1.Error{Type: v1.ErrServer, Msg: "server error: 503"},

@@ -19,9 +19,10 @@ import (
 // fakeAPI answers queries from a table; a query not in it returns no
 // series. It records the instants it was asked at and the queries.
 //
-// A combined query (see dimLabel) it answers as Prometheus does: each
-// part from the table with the dimension label added, the whole query
-// failing with the first part that fails or is not an instant vector.
+// A combined query (see dimLabel) not in the table it answers as
+// Prometheus does: each part from the table with the dimension label
+// added, the whole query failing with the first part that fails or is not
+// an instant vector.
 type fakeAPI struct {
 	answers map[string]any // model.Value or error
 	mu      sync.Mutex
@@ -35,7 +36,7 @@ func (f *fakeAPI) Query(ctx context.Context, q string, ts time.Time, _ ...v1.Opt
 	f.asked = append(f.asked, q)
 	f.mu.Unlock()
 	parts := combinedPart.FindAllStringSubmatch(q, -1)
-	if len(parts) == 0 {
+	if _, whole := f.answers[q]; len(parts) == 0 || whole {
 		v, err := f.answer(ctx, q)
 		return v, nil, nil, err
 	}

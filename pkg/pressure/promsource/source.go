@@ -140,8 +140,11 @@ type Source struct {
 	pool      *querypool.Pool
 	flightKey string
 	// solo holds the dimensions asked alone, one bit each: those whose
-	// query failed when combined (see dimLabel).
-	solo atomic.Uint32
+	// query failed when combined (see dimLabel). refusals counts the
+	// samples in a row whose combined query failed while every part
+	// answered alone (see maxRefusals).
+	solo     atomic.Uint32
+	refusals atomic.Int32
 
 	mu       sync.Mutex // guards counters
 	counters exposition.QueueCounters
