@@ -28,6 +28,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
 	"github.com/barometer-scaler/barometer/pkg/pressure/kube"
+	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/querypool"
 	"github.com/barometer-scaler/barometer/pkg/registry"
 	"github.com/barometer-scaler/barometer/pkg/sampling"
 	"github.com/barometer-scaler/barometer/pkg/scaler"
@@ -120,6 +121,7 @@ type wiring struct {
 	allowed       *allow.List
 	profiles      *connprofile.Set
 	hints         *hintWriter
+	queries       *querypool.Pool
 	reg           *registry.Registry
 	defaultTarget string
 }
@@ -144,8 +146,9 @@ func wire(runCtx context.Context, cfg config, logger *slog.Logger) (w wiring, er
 	}
 	k8s, hints := connectKube(cfg.Kubeconfig, cfg.VictimHints, logger)
 	w.hints = hints
+	w.queries = querypool.New(0)
 	w.reg = registry.NewRegistry(runCtx, registry.Config{
-		Schema:          newSchema(w.allowed, w.profiles, k8s),
+		Schema:          newSchema(w.allowed, w.profiles, k8s, w.queries),
 		DefaultInterval: cfg.SampleInterval,
 		IdleTimeout:     cfg.IdleTimeout,
 		AuditSize:       cfg.AuditSize,
@@ -184,6 +187,9 @@ func newServers(runCtx context.Context, cfg config, w wiring, logger *slog.Logge
 		if err := m.Register(w.hints.Hints); err != nil {
 			return nil, fmt.Errorf("victim hint metrics: %w", err)
 		}
+	}
+	if err := m.Register(w.queries); err != nil {
+		return nil, fmt.Errorf("prometheus query metrics: %w", err)
 	}
 	if w.profiles != nil {
 		if err := m.Register(w.profiles); err != nil {
@@ -267,9 +273,10 @@ func (h *hintWriter) after(tr *trigger.Trigger) func(context.Context, pressure.O
 
 // newSchema is the trigger language this binary speaks: its source kinds
 // and their keys. Addresses that metadata names are reached only when the
-// allow-list admits them.
-func newSchema(allowed *allow.List, profiles *connprofile.Set, k trigger.Kube) *trigger.Schema {
-	return trigger.NewSchema(trigger.Host(), trigger.Scrape(allowed, profiles, k), trigger.Prometheus(allowed, profiles))
+// allow-list admits them. queries is the prometheus sources' shared
+// pool (nil where nothing is sampled).
+func newSchema(allowed *allow.List, profiles *connprofile.Set, k trigger.Kube, queries *querypool.Pool) *trigger.Schema {
+	return trigger.NewSchema(trigger.Host(), trigger.Scrape(allowed, profiles, k), trigger.Prometheus(allowed, profiles, queries))
 }
 
 // statusHistory is how many samples each target keeps for the status

@@ -15,6 +15,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
 	"github.com/barometer-scaler/barometer/pkg/pressure/promsource"
+	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/querypool"
 	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
 )
 
@@ -40,6 +41,7 @@ type promConfig struct {
 	explicit promsource.Queries // "" where the default applies
 	resource string
 	allow    *allow.List
+	pool     *querypool.Pool
 
 	align time.Duration // the sample interval, which evaluation instants align to
 
@@ -95,9 +97,16 @@ var resourceReplaces = []string{"cpuQuery", "memoryQuery", "memoryLimitQuery", "
 // list (nil means allow.Default()): its host where the metadata names it,
 // and every address it resolves to when dialled. profiles are the
 // connection profiles a trigger may reach its server through (nil: none).
-func Prometheus(list *allow.List, profiles *connprofile.Set) Kind {
+// Every source of the kind queries through one querypool.Pool: pool, the
+// one the process registers its metrics from, else one of the kind's own
+// (an optional argument, so callers with no metrics pass none).
+func Prometheus(list *allow.List, profiles *connprofile.Set, pool ...*querypool.Pool) Kind {
 	if list == nil {
 		list = allow.Default()
+	}
+	shared := querypool.New(0)
+	if len(pool) > 0 && pool[0] != nil {
+		shared = pool[0]
 	}
 	keys := []keyschema.Key[promConfig]{
 		connectionProfileKey(func(c *promConfig) *string { return &c.profile }),
@@ -139,7 +148,7 @@ func Prometheus(list *allow.List, profiles *connprofile.Set) Kind {
 	keys = append(keys, keyschema.String("resourceQuery", func(c *promConfig) *string { return &c.resource }, "", "a PromQL query", nil).
 		Documented("(none)").Describe("a ready 0..1 per replica; replaces the CPU and memory queries"))
 	return NewKind(SourcePrometheus, "asks a Prometheus server that already scrapes the workload",
-		func() promConfig { return promConfig{allow: list, profiles: profiles} }, keys,
+		func() promConfig { return promConfig{allow: list, profiles: profiles, pool: shared} }, keys,
 		[]keyschema.Check[promConfig]{checkShapers, checkResource, resolveProfile, checkRequest},
 		func(c promConfig) (SourceSpec, error) { return c.spec(), nil })
 }
@@ -253,7 +262,7 @@ func (c promConfig) spec() prometheusSpec {
 		q.Resource, q.CPU, q.Memory, q.MemoryLimit = c.resource, "", "", ""
 	}
 	return prometheusSpec{server: c.server, label: c.label, timeout: c.timeout, queries: q, allow: c.allow,
-		profile: c.resolved, params: c.params, headers: c.headers, failOnEmpty: !c.keepNulls, align: c.align}
+		profile: c.resolved, params: c.params, headers: c.headers, failOnEmpty: !c.keepNulls, align: c.align, pool: c.pool}
 }
 
 // prometheusSpec is the parsed configuration of a prometheus source: every
@@ -269,6 +278,7 @@ type prometheusSpec struct {
 	headers     map[string]string
 	failOnEmpty bool
 	align       time.Duration
+	pool        *querypool.Pool // shared by the kind's sources; not part of the Key
 }
 
 // Key lists every resolved setting in a fixed order, so two ScaledObjects
@@ -300,6 +310,7 @@ func (s prometheusSpec) New(logger *slog.Logger) (pressure.Source, error) {
 		CustomHeaders:   s.headers,
 		FailOnEmpty:     s.failOnEmpty,
 		Align:           s.align,
+		Pool:            s.pool,
 		Logger:          logger,
 	})
 }
