@@ -18,10 +18,10 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/registry"
 )
 
-// screenshots writes the browser test's screenshots into e2e/results/
+// screenshots writes the browser test's screenshots into docs/images/
 // (go test ./pkg/statuspage -run Browser -screenshots); without it they go
 // to the test's temporary directory.
-var screenshots = flag.Bool("screenshots", false, "write the status page screenshots into e2e/results/")
+var screenshots = flag.Bool("screenshots", false, "write the status page screenshots into docs/images/")
 
 // chromium finds a Chromium or Chrome binary: $CHROMIUM, else the names
 // Debian and others install it under.
@@ -64,7 +64,7 @@ func TestStatusPageInBrowser(t *testing.T) {
 
 	dir := t.TempDir()
 	if *screenshots {
-		dir = filepath.Join("..", "..", "e2e", "results")
+		dir = filepath.Join("..", "..", "docs", "images")
 	}
 	do := func(steps ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
