@@ -206,3 +206,29 @@ func TestPrometheusDefaultQueriesParse(t *testing.T) {
 		}
 	}
 }
+
+// A trigger's short id names it in logs: its source and a prefix of its
+// identity's hash, a few bytes however many queries the trigger carries,
+// and apart for triggers sampled apart.
+func TestShortID(t *testing.T) {
+	s := NewSchema(Prometheus(nil, nil))
+	long := strings.Repeat(`sum by (pod) (rate(http_requests_total{job="shop"}[1m])) + `, 30) + "1"
+	a, err := s.Parse(map[string]string{"source": SourcePrometheus, "serverAddress": promServer, "cpuQuery": long}, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.Parse(map[string]string{"source": SourcePrometheus, "serverAddress": promServer}, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range []*Trigger{a, b} {
+		id := tr.ShortID()
+		hash, ok := strings.CutPrefix(id, "prometheus@")
+		if !ok || len(hash) != 8 || !strings.Contains(tr.Identity(), "@"+hash) {
+			t.Errorf("short id %q of identity ...%s", id, tr.Identity()[len(tr.Identity())-20:])
+		}
+	}
+	if a.ShortID() == b.ShortID() {
+		t.Errorf("triggers sampled apart share the short id %s", a.ShortID())
+	}
+}
