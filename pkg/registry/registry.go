@@ -504,7 +504,7 @@ func (r *Registry) ReapIdle() int {
 	for _, t := range stopped {
 		t.cancel()
 		<-t.done
-		r.cfg.Logger.Info("stopped idle sampler", "target", t.Key)
+		r.cfg.Logger.Info("stopped idle sampler", "target", t.Trigger.ShortID())
 	}
 	return len(stopped)
 }
@@ -540,7 +540,7 @@ func (r *Registry) stopAll() {
 
 // start builds the source and runs its sampler; r.mu is held.
 func (r *Registry) start(key string, tr *trigger.Trigger) (*Target, error) {
-	logger := r.cfg.Logger.With("target", key)
+	logger := r.cfg.Logger.With("target", tr.ShortID())
 	decider, err := r.engine.New(key, tr, r.cfg.Clock.Now(), logger)
 	var conflict *decide.PoolConflictError
 	if errors.As(err, &conflict) {
@@ -592,7 +592,9 @@ func (r *Registry) start(key string, tr *trigger.Trigger) (*Target, error) {
 		}
 	}()
 	r.targets[key] = t
-	logger.Info("started sampler", "interval", tr.Interval, "policy", tr.Policy.Name)
+	// The one line that ties the short id to the whole identity (the
+	// metrics' target label).
+	logger.Info("started sampler", "interval", tr.Interval, "policy", tr.Policy.Name, "identity", key)
 	return t, nil
 }
 

@@ -90,6 +90,8 @@ type Sampler struct {
 	splits  *splitTracker
 	starts  startupClock // owned by the sampling goroutine (under mu)
 	history *history     // nil when none is kept
+	// failures says which failed samples to log (under mu).
+	failures failureLog
 
 	mu      sync.Mutex // serialises sampling
 	current atomic.Pointer[Snapshot]
@@ -236,8 +238,8 @@ func (s *Sampler) SampleOnce(ctx context.Context) *Snapshot {
 	}
 	if err != nil {
 		next.Failures++
-		s.cfg.Logger.Warn("sample failed; previous signal stands", "err", err)
 	}
+	s.failures.observe(s.cfg.Logger, now, err)
 	next.LastErr, next.LastDuration = err, s.cfg.Clock.Now().Sub(start)
 	s.current.Store(next)
 	close(prev.next)

@@ -1,14 +1,18 @@
 package trigger
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/promql/parser"
 
 	"github.com/barometer-scaler/barometer/pkg/allow"
 	"github.com/barometer-scaler/barometer/pkg/pressure"
@@ -142,10 +146,10 @@ func Prometheus(list *allow.List, profiles *connprofile.Set, pool ...*querypool.
 		"a Prometheus metric name", model.LegacyValidation.IsValidMetricName)...)
 	queries := keyschema.Group{Name: "queries", Doc: "one PromQL query per dimension (see docs/exposition.md for their defaults)"}
 	for _, q := range promQueries {
-		keys = append(keys, keyschema.String(q.key, func(c *promConfig) *string { return q.field(&c.explicit) }, "", "a PromQL query", nil).
+		keys = append(keys, queryKey(q.key, func(c *promConfig) *string { return q.field(&c.explicit) }).
 			Documented("built from the contract's names").Describe(q.doc).InGroup(queries))
 	}
-	keys = append(keys, keyschema.String("resourceQuery", func(c *promConfig) *string { return &c.resource }, "", "a PromQL query", nil).
+	keys = append(keys, queryKey("resourceQuery", func(c *promConfig) *string { return &c.resource }).
 		Documented("(none)").Describe("a ready 0..1 per replica; replaces the CPU and memory queries"))
 	return NewKind(SourcePrometheus, "asks a Prometheus server that already scrapes the workload",
 		func() promConfig { return promConfig{allow: list, profiles: profiles, pool: shared} }, keys,
@@ -154,6 +158,49 @@ func Prometheus(list *allow.List, profiles *connprofile.Set, pool ...*querypool.
 }
 
 func quoted(s string) string { return fmt.Sprintf("%q", s) }
+
+// queryKey declares a key whose value is a PromQL query, kept as written
+// once Prometheus' parser accepts it.
+func queryKey(name string, f keyschema.Field[promConfig, string]) keyschema.Key[promConfig] {
+	k := keyschema.Text(name, f, "", "a PromQL query", parsePromQL, quoted)
+	k.Default = ""
+	return k
+}
+
+// maxParseMessage bounds how much of the parser's message an error
+// repeats: its position and what it expected, not a long identifier.
+const maxParseMessage = 160
+
+// parsePromQL accepts a query Prometheus' own parser reads, and says what
+// the parser found wrong with one it does not (its first error only). The
+// parser has every feature a server may enable behind a flag: the parse
+// here refuses what no server could run (a syntax or type error), while
+// whether a feature is switched on is the server's to say, on the first
+// sample.
+func parsePromQL(s string, _ *keyschema.Context) (string, string, bool) {
+	_, err := parser.NewParser(parser.Options{
+		EnableExperimentalFunctions:  true,
+		ExperimentalDurationExpr:     true,
+		EnableExtendedRangeSelectors: true,
+		EnableBinopFillModifiers:     true,
+	}).ParseExpr(s)
+	if err == nil {
+		return s, "", true
+	}
+	msg := err.Error()
+	var errs parser.ParseErrors
+	if errors.As(err, &errs) && len(errs) > 0 {
+		msg = errs[0].Error()
+	}
+	if len(msg) > maxParseMessage {
+		cut := maxParseMessage
+		for cut > 0 && !utf8.RuneStart(msg[cut]) {
+			cut--
+		}
+		msg = msg[:cut] + "..."
+	}
+	return "", "a PromQL query; Prometheus' parser says " + strconv.Quote(msg), false
+}
 
 // serverAddress reads and normalises the server's URL. Whether it may be
 // reached is resolveProfile's to say: a connection profile that covers it

@@ -3,6 +3,7 @@ package trigger
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -83,9 +84,14 @@ func TestParseErrorsNameTheKey(t *testing.T) {
 	if !errors.As(err, &me) || me.Key != "sampleInterval" || !strings.Contains(err.Error(), "from 100ms to 10m0s") {
 		t.Fatalf("range error: %v", err)
 	}
-	_, err = testSources().Parse(map[string]string{"tagetPressure": "0.5"}, time.Second)
-	if !errors.As(err, &me) || me.Key != "tagetPressure" || !strings.Contains(err.Error(), "targetPressure") {
-		t.Fatalf("unknown key error should list the allowed keys: %v", err)
+	// An unknown key names the nearest key, not every key (seventy of
+	// them, 796 bytes, hid the one meant).
+	full := NewSchema(Host(), Scrape(nil, nil, Kube{}), Prometheus(nil, nil))
+	for typo, want := range map[string]string{"tagetPressure": "targetPressure", "sorce": "source", "serverAdress": "serverAddress"} {
+		_, err = full.Parse(map[string]string{"source": SourcePrometheus, "serverAddress": promServer, typo: "x"}, time.Second)
+		if !errors.As(err, &me) || me.Key != typo || !strings.Contains(err.Error(), `did you mean "`+want+`"?`) || len(err.Error()) > 120 {
+			t.Errorf("unknown key %s: %v (%d bytes), want a suggestion of %s", typo, err, len(fmt.Sprint(err)), want)
+		}
 	}
 }
 

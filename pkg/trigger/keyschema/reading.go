@@ -162,8 +162,8 @@ func policiesText(ps []string) string {
 
 // Unknown reports a key set twice (x and xFromEnv), or the first key (in
 // sorted order) that nothing read: a key other sources read (readers
-// names them) by what reads it, anything else with the keys this metadata
-// may carry.
+// names them) by what reads it, anything else with the known key nearest
+// to it, when one is near.
 func (r *Reading) Unknown(readers func(key string) []string) error {
 	if r.conflict != nil {
 		return r.conflict
@@ -191,5 +191,11 @@ func (r *Reading) Unknown(readers func(key string) []string) error {
 		known = append(known, k)
 	}
 	slices.Sort(known)
-	return &MetadataError{Key: cmp.Or(r.from[key], key), Allowed: "unknown key; allowed keys: " + strings.Join(known, ", ")}
+	// The nearest key rather than all of them: a list of seventy keys
+	// hides the one the author meant, and the README lists them all.
+	allowed := "unknown key"
+	if near, ok := nearest(key, known); ok {
+		allowed += "; did you mean " + Quote(near) + "?"
+	}
+	return &MetadataError{Key: cmp.Or(r.from[key], key), Allowed: allowed + " (the README's key tables list every key)"}
 }
