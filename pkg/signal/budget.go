@@ -49,8 +49,8 @@ type budget struct {
 	k        float64 // the headroom, in widths of the spread
 	n, next  int
 	seen     int
-	at       [budgetSpreadSamples]time.Time
-	width    float64 // the headroom last provisioned, above the level
+	at       [budgetSpreadSamples]int64 // unix nanoseconds: a third of a time.Time
+	width    float64                    // the headroom last provisioned, above the level
 	y        [budgetSpreadSamples]float64
 }
 
@@ -63,8 +63,8 @@ func newBudget(fraction float64) budget {
 // old by the time a replica asked for now counts. Data seen again (no
 // later than the newest held) moves nothing.
 func (b *budget) observe(at time.Time, raw float64, short bool, lag time.Duration) float64 {
-	if b.n == 0 || at.After(b.at[(b.next-1+budgetSpreadSamples)%budgetSpreadSamples]) {
-		b.at[b.next], b.y[b.next] = at, raw
+	if b.n == 0 || at.UnixNano() > b.at[(b.next-1+budgetSpreadSamples)%budgetSpreadSamples] {
+		b.at[b.next], b.y[b.next] = at.UnixNano(), raw
 		b.next = (b.next + 1) % budgetSpreadSamples
 		b.n = min(b.n+1, budgetSpreadSamples)
 		b.seen++
@@ -84,7 +84,7 @@ func (b *budget) observe(at time.Time, raw float64, short bool, lag time.Duratio
 // held returns the i-th held sample, oldest first.
 func (b *budget) held(i int) (time.Time, float64) {
 	j := (b.next - b.n + i + budgetSpreadSamples) % budgetSpreadSamples
-	return b.at[j], b.y[j]
+	return time.Unix(0, b.at[j]), b.y[j]
 }
 
 // levelAndSpread returns the mean of the newest budgetLevelSamples held
@@ -139,8 +139,8 @@ const MaxScaleInHoldSamples = 240
 type hold struct {
 	window  time.Duration
 	n, next int
-	at      [MaxScaleInHoldSamples]time.Time
-	v       [MaxScaleInHoldSamples]float64
+	at      [MaxScaleInHoldSamples]int64   // unix nanoseconds
+	v       [MaxScaleInHoldSamples]float32 // a replica count's precision is plenty
 }
 
 // observe records the value asked for at now and returns the highest one
@@ -150,16 +150,16 @@ func (h *hold) observe(v float64, now time.Time) float64 {
 	if h.window <= 0 {
 		return v
 	}
-	h.at[h.next], h.v[h.next] = now, v
+	h.at[h.next], h.v[h.next] = now.UnixNano(), float32(v)
 	h.next = (h.next + 1) % MaxScaleInHoldSamples
 	h.n = min(h.n+1, MaxScaleInHoldSamples)
-	highest := v
-	for i := range h.n {
+	highest := v // exact; the stored copy below is rounded to float32
+	for i := 1; i < h.n; i++ {
 		j := (h.next - 1 - i + MaxScaleInHoldSamples) % MaxScaleInHoldSamples
-		if now.Sub(h.at[j]) >= h.window {
+		if time.Duration(now.UnixNano()-h.at[j]) >= h.window {
 			break
 		}
-		highest = max(highest, h.v[j])
+		highest = max(highest, float64(h.v[j]))
 	}
 	return highest
 }
