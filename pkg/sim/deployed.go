@@ -24,6 +24,56 @@ type Deployed struct {
 	target int64 // milli
 }
 
+// Deployment is how a Barometer run turns the signal's value into a
+// replica count.
+type Deployment int
+
+// The deployments a Barometer run is scored as.
+const (
+	// DeployedRecommended is the value through KEDA and the HPA with the
+	// behavior the README's ScaledObject examples recommend
+	// (RecommendedHPAOptions): what a user who follows them gets.
+	DeployedRecommended Deployment = iota
+	// DeployedDefault is the value through KEDA and the HPA with
+	// Kubernetes' default behavior (DefaultHPAOptions): a ScaledObject
+	// without a behavior block.
+	DeployedDefault
+	// RawSignal is the signal alone: ceil(value / target), no HPA between.
+	RawSignal
+)
+
+// String says how the run was scored, as every Barometer row says it.
+func (d Deployment) String() string {
+	switch d {
+	case DeployedDefault:
+		return "deployed, Kubernetes default behavior"
+	case RawSignal:
+		return "raw signal"
+	}
+	return "deployed, recommended behavior"
+}
+
+// hpaOptions are the HPA's tolerance and behavior under the deployment;
+// the raw signal has none (its options are the recommended ones, unused).
+func (d Deployment) hpaOptions() HPAOptions {
+	if d == DeployedDefault {
+		return DefaultHPAOptions()
+	}
+	return RecommendedHPAOptions()
+}
+
+// RecommendedHPAOptions is the behavior the README's ScaledObject examples
+// recommend for Barometer: Kubernetes' default with no scale-down
+// stabilization window. The signal's churn budget already holds a fall
+// until the lower level has lasted (signal.Options.ScaleInHold); the
+// HPA's 300 s window on top would hold every scale-in five minutes more.
+// Scale-up keeps its default (no window, 100 % or 4 pods per 15 s).
+func RecommendedHPAOptions() HPAOptions {
+	o := DefaultHPAOptions()
+	o.ScaleDown.StabilizationWindow = 0
+	return o
+}
+
 // NewDeployed returns the pipeline that turns signal's value into a count
 // through KEDA at the AverageValue target and an HPA with opts.
 func NewDeployed(m Model, signal ValueController, target float64, opts HPAOptions) *Deployed {

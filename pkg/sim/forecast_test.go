@@ -27,12 +27,10 @@ func underTurns(r Result) int {
 // noise, it must cost nothing. `go test -run
 // TestForecastOnRealTraces -v ./pkg/sim` logs the figures.
 func TestForecastOnRealTraces(t *testing.T) {
-	recommended := DefaultHPAOptions()
-	recommended.ScaleDown.StabilizationWindow = 0
 	behaviors := []struct {
 		name string
 		opts HPAOptions
-	}{{"scaleDown stabilization 0", recommended}, {"Kubernetes default", DefaultHPAOptions()}}
+	}{{"scaleDown stabilization 0", RecommendedHPAOptions()}, {"Kubernetes default", DefaultHPAOptions()}}
 	for _, rt := range RealTraces() {
 		s, err := rt.Load()
 		if err != nil {

@@ -168,3 +168,34 @@ func loadRealTrace(t *testing.T, file string) (RealTrace, Series) {
 	t.Fatalf("no real trace %s", file)
 	return RealTrace{}, Series{}
 }
+
+// TestTuningScoreIsRuns: the tuning's quick loop gives Run's total,
+// shortfall and reversals for every setting of a grid, on a real trace
+// and on a generated series, at several delays.
+func TestTuningScoreIsRuns(t *testing.T) {
+	rt, real := loadRealTrace(t, "azure-llm-code-2023-11-16-15s.csv")
+	cases := []struct {
+		s   Series
+		cfg Config
+	}{
+		{real, Config{Model: PeakModel(real, 0.7, 24), Turn: rt.Step}},
+		{Families()[0].Series(3), Config{Model: ReferenceModel()}},
+	}
+	for _, c := range cases {
+		for _, d := range []int{0, 1, 3, 6} {
+			cfg := c.cfg
+			cfg.Delay = d
+			for _, w := range []int{1, 2, 5, 15} {
+				for _, h := range []int{0, 1, 7, 30} {
+					o := MaxHoldOptions{Window: w, Hold: h}
+					got := tuningScore(cfg, c.s, NewMaxHold(cfg.Model, o))
+					want := Run(cfg, c.s, NewMaxHold(cfg.Model, o)).Score
+					if got.Total != want.Total || got.Shortfall != want.Shortfall || got.Oscillation != want.Oscillation {
+						t.Errorf("%s delay %d W=%d h=%d: quick %d / %d / %d, Run %d / %d / %d", c.s.Name, d, w, h,
+							got.Total, got.Shortfall, got.Oscillation, want.Total, want.Shortfall, want.Oscillation)
+					}
+				}
+			}
+		}
+	}
+}

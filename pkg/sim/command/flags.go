@@ -19,10 +19,11 @@ const (
 	controllerHPA       = "hpa"
 	controllerKPA       = "kpa"
 	controllerBarometer = "barometer"
+	controllerMaxHold   = "maxhold"
 )
 
 // controllers are the --controller values, in the order the help lists them.
-var controllers = append([]string{controllerNaive, controllerHPA, controllerKPA, controllerBarometer}, policy.Names()...)
+var controllers = append([]string{controllerNaive, controllerHPA, controllerKPA, controllerMaxHold, controllerBarometer}, policy.Names()...)
 
 // simulateOptions are the parsed flags.
 type simulateOptions struct {
@@ -32,6 +33,7 @@ type simulateOptions struct {
 	turn, upWindow, downWindow, period                 time.Duration
 	saturation, occupancy, tolerance, kedaTarget       float64
 	table, json, compare, stepIsLimit                  bool
+	rawSignal, hpaDefaultBehavior                      bool
 	set                                                map[string]bool
 	floor                                              int
 	wiring                                             policies.Wiring
@@ -102,4 +104,17 @@ func (o *simulateOptions) defineAnchorFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&o.kpa.MaxScaleUpRate, "kpa-max-up-rate", kpa.MaxScaleUpRate, "kpa: at most this many times the ready pods")
 	fs.Float64Var(&o.kpa.MaxScaleDownRate, "kpa-max-down-rate", kpa.MaxScaleDownRate, "kpa: at least the ready pods over this")
 	fs.Float64Var(&o.kedaTarget, "keda-target", 0, "barometer: KEDA targetValue, replicas = ceil(ScaleValue / it) (0: the occupancy target)")
+	fs.BoolVar(&o.rawSignal, "raw-signal", false, "barometer: score the raw signal, ceil(ScaleValue / target) with no HPA (default: as deployed, through KEDA's milli quantity and the HPA with the README's recommended behavior, scaleDown stabilizationWindowSeconds 0)")
+	fs.BoolVar(&o.hpaDefaultBehavior, "hpa-default-behavior", false, "barometer: score as deployed with the HPA's Kubernetes default behavior (a 300 s scale-down window) instead of the README's recommended one")
+}
+
+// deployment is how the flags say Barometer is scored.
+func (o *simulateOptions) deployment() sim.Deployment {
+	switch {
+	case o.rawSignal:
+		return sim.RawSignal
+	case o.hpaDefaultBehavior:
+		return sim.DeployedDefault
+	}
+	return sim.DeployedRecommended
 }
