@@ -1,4 +1,4 @@
-package scrape
+package body
 
 import (
 	"bufio"
@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -27,7 +29,7 @@ import (
 // but never take one expfmt refuses.
 
 // expfmtProto decodes a delimited protobuf body with expfmt, the reference
-// for parseProtoSeries; limit bounds the series as parseProtoSeries does.
+// for ParseProto; limit bounds the series as ParseProto does.
 func expfmtProto(buf *bytes.Buffer, limit int) (map[string]*dto.MetricFamily, error) {
 	format := expfmt.NewFormat(expfmt.TypeProtoDelim).WithEscapingScheme(model.NoEscaping)
 	dec := expfmt.NewDecoder(bytes.NewReader(buf.Bytes()), format)
@@ -43,7 +45,7 @@ func expfmtProto(buf *bytes.Buffer, limit int) (map[string]*dto.MetricFamily, er
 			return nil, fmt.Errorf("parse protobuf exposition: %w", err)
 		}
 		if n += len(mf.Metric); limit > 0 && n > limit {
-			return nil, errTooManySeries
+			return nil, ErrTooManySeries
 		}
 		if prev, ok := fams[mf.GetName()]; ok {
 			prev.Metric = append(prev.Metric, mf.Metric...)
@@ -53,23 +55,23 @@ func expfmtProto(buf *bytes.Buffer, limit int) (map[string]*dto.MetricFamily, er
 	}
 }
 
-func testFamilies() *families {
+func testFamilies() *Families {
 	_, f := fuzzWant()
 	return f
 }
 
 // byFamily orders series by family, keeping each family's own order, the
-// only order readSample depends on.
-func byFamily(ss []series) []series {
+// only order ReadSample depends on.
+func byFamily(ss []Series) []Series {
 	ss = slices.Clone(ss)
-	slices.SortStableFunc(ss, func(a, b series) int { return a.family - b.family })
+	slices.SortStableFunc(ss, func(a, b Series) int { return a.family - b.family })
 	return ss
 }
 
 // sameSeries compares series, a NaN equal to itself.
-func sameSeries(a, b []series) bool {
+func sameSeries(a, b []Series) bool {
 	a, b = byFamily(a), byFamily(b)
-	return slices.EqualFunc(a, b, func(x, y series) bool {
+	return slices.EqualFunc(a, b, func(x, y Series) bool {
 		same := func(p, q float64) bool { return math.Float64bits(p) == math.Float64bits(q) }
 		return x.family == y.family && x.hasValue == y.hasValue && same(x.value, y.value) &&
 			x.agg == y.agg && same(x.sum, y.sum) && same(x.count, y.count) && x.labels == y.labels
@@ -110,7 +112,7 @@ func FuzzTextParseAgreement(f *testing.F) {
 	_, fams := fuzzWant()
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var buf bytes.Buffer
-		if err := filterText(bufio.NewReaderSize(bytes.NewReader(body), readerSize), &buf, fams.index); err != nil {
+		if err := filterText(bufio.NewReaderSize(bytes.NewReader(body), ReaderSize), &buf, fams.index); err != nil {
 			return
 		}
 		got, ok := parseTextSeries(buf.Bytes(), fams, nil)
@@ -128,7 +130,7 @@ func FuzzTextParseAgreement(f *testing.F) {
 	})
 }
 
-// FuzzProtoParseAgreement: parseProtoSeries and expfmt's decoder take and
+// FuzzProtoParseAgreement: ParseProto and expfmt's decoder take and
 // refuse the same filtered protobuf bodies, and read the same series.
 func FuzzProtoParseAgreement(f *testing.F) {
 	for _, b := range fuzzBodies(f, expfmt.TypeProtoDelim) {
@@ -143,10 +145,10 @@ func FuzzProtoParseAgreement(f *testing.F) {
 			return // expfmt would allocate what a prefix announces
 		}
 		var buf bytes.Buffer
-		if err := filterProto(bufio.NewReaderSize(bytes.NewReader(body), readerSize), &buf, fams.index, math.MaxInt64); err != nil {
+		if err := filterProto(bufio.NewReaderSize(bytes.NewReader(body), ReaderSize), &buf, fams.index, math.MaxInt64); err != nil {
 			return
 		}
-		got, err := parseProtoSeries(buf.Bytes(), fams, 0, nil)
+		got, err := ParseProto(buf.Bytes(), fams, 0, nil)
 		ref, refErr := expfmtProto(bytes.NewBuffer(buf.Bytes()), 0)
 		switch {
 		case (err == nil) != (refErr == nil):
@@ -207,23 +209,31 @@ func protoSeeds() [][]byte {
 	}
 }
 
-// TestParsersAgreeOnTheBenchBodies: the benchmark's bodies, and a demo
-// replica with a queue and storage, read to the same series either way.
+// TestParsersAgreeOnTheBenchBodies: the benchmark's bodies (compareBodies),
+// and a demo replica with a queue and storage, read to the same series
+// either way.
 func TestParsersAgreeOnTheBenchBodies(t *testing.T) {
 	fams := testFamilies()
 	for _, format := range []expfmt.FormatType{expfmt.TypeTextPlain, expfmt.TypeProtoDelim} {
 		bodies := [][]byte{}
-		body, _ := realisticBody(30, expfmt.NewFormat(format))
-		bodies = append(bodies, body)
+		for file, f := range compareFiles {
+			if f == format {
+				body, err := os.ReadFile(filepath.Join(compareBodies, file))
+				if err != nil {
+					t.Fatal(err)
+				}
+				bodies = append(bodies, body)
+			}
+		}
 		bodies = append(bodies, fuzzBodies(t, format)[0])
 		for i, body := range bodies {
 			var buf bytes.Buffer
-			var got []series
+			var got []Series
 			var err error
 			var ref map[string]*dto.MetricFamily
 			if format == expfmt.TypeProtoDelim {
 				if err = filterProto(bufio.NewReader(bytes.NewReader(body)), &buf, fams.index, math.MaxInt64); err == nil {
-					got, err = parseProtoSeries(buf.Bytes(), fams, 0, nil)
+					got, err = ParseProto(buf.Bytes(), fams, 0, nil)
 					ref, _ = expfmtProto(bytes.NewBuffer(buf.Bytes()), 0)
 				}
 			} else if err = filterText(bufio.NewReader(bytes.NewReader(body)), &buf, fams.index); err == nil {

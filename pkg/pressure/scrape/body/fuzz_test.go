@@ -1,10 +1,11 @@
-package scrape
+package body
 
 import (
 	"bufio"
 	"bytes"
 	"math"
 	"testing"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -55,9 +56,9 @@ func textSeeds(f *testing.F) {
 	}
 }
 
-func fuzzWant() (exposition.Names, *families) {
+func fuzzWant() (exposition.Names, *Families) {
 	n := exposition.DefaultNames()
-	f, err := newFamilies(&n)
+	f, err := NewFamilies(&n)
 	if err != nil {
 		panic(err)
 	}
@@ -66,8 +67,8 @@ func fuzzWant() (exposition.Names, *families) {
 
 // checkSample reads the series as a sample and checks what the folds
 // downstream rely on.
-func checkSample(t *testing.T, ss []series, n *exposition.Names, fams *families) {
-	s, err := readSample(ss, fams, n)
+func checkSample(t *testing.T, ss []Series, n *exposition.Names, fams *Families) {
+	s, err := ReadSample(ss, fams, n)
 	if err != nil {
 		return
 	}
@@ -81,13 +82,13 @@ func checkSample(t *testing.T, ss []series, n *exposition.Names, fams *families)
 			}
 		}
 	}
-	if s.splits.ok && (math.IsNaN(s.splits.v) || s.splits.v < 0 || math.IsInf(s.splits.v, 0)) {
-		t.Fatalf("splits %v kept", s.splits.v)
+	if s.Splits.OK && (math.IsNaN(s.Splits.V) || s.Splits.V < 0 || math.IsInf(s.Splits.V, 0)) {
+		t.Fatalf("splits %v kept", s.Splits.V)
 	}
 	var f exposition.QueueFold
 	var c exposition.QueueCounters
-	feedQueue(&f, "r", s.queue)
-	f.Observation(&c, newClock().Now())
+	s.FeedQueue(&f, "r")
+	f.Observation(&c, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 }
 
 // FuzzParseText runs a text body through the scrape's path, filter, parse
@@ -95,13 +96,13 @@ func checkSample(t *testing.T, ss []series, n *exposition.Names, fams *families)
 func FuzzParseText(f *testing.F) {
 	textSeeds(f)
 	n, fams := fuzzWant()
-	c := newClient(fuzzLimit, fams.index, nil, nil)
+	var tp TextParser
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var buf bytes.Buffer
-		if err := filterText(bufio.NewReaderSize(bytes.NewReader(body), readerSize), &buf, fams.index); err != nil {
+		if err := filterText(bufio.NewReaderSize(bytes.NewReader(body), ReaderSize), &buf, fams.index); err != nil {
 			return
 		}
-		ss, err := c.parseText(buf.Bytes(), fams, nil)
+		ss, err := tp.Parse(buf.Bytes(), fams, 0, nil)
 		if err != nil {
 			return
 		}
@@ -120,14 +121,14 @@ func FuzzParseProto(f *testing.F) {
 	n, fams := fuzzWant()
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var buf bytes.Buffer
-		err := filterProto(bufio.NewReaderSize(bytes.NewReader(body), readerSize), &buf, fams.index, fuzzLimit)
+		err := filterProto(bufio.NewReaderSize(bytes.NewReader(body), ReaderSize), &buf, fams.index, fuzzLimit)
 		if buf.Len() > fuzzLimit {
 			t.Fatalf("kept %d bytes under a %d-byte limit", buf.Len(), fuzzLimit)
 		}
 		if err != nil {
 			return
 		}
-		ss, err := parseProtoSeries(buf.Bytes(), fams, 0, nil)
+		ss, err := ParseProto(buf.Bytes(), fams, 0, nil)
 		if err != nil {
 			return
 		}
@@ -163,13 +164,13 @@ func FuzzFilterAgreement(f *testing.F) {
 			}
 			full, err = expfmtProto(bytes.NewBuffer(body), 0)
 			if err == nil {
-				err = filterProto(bufio.NewReaderSize(bytes.NewReader(body), readerSize), &buf, want, math.MaxInt64)
+				err = filterProto(bufio.NewReaderSize(bytes.NewReader(body), ReaderSize), &buf, want, math.MaxInt64)
 			}
 		} else {
 			p := expfmt.NewTextParser(model.UTF8Validation)
 			full, err = p.TextToMetricFamilies(bytes.NewReader(body))
 			if err == nil {
-				err = filterText(bufio.NewReaderSize(bytes.NewReader(body), readerSize), &buf, want)
+				err = filterText(bufio.NewReaderSize(bytes.NewReader(body), ReaderSize), &buf, want)
 			}
 		}
 		if err != nil {

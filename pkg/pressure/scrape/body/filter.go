@@ -1,4 +1,4 @@
-package scrape
+package body
 
 import (
 	"bufio"
@@ -19,8 +19,27 @@ import (
 // sees, and rejects, whatever is malformed among what is kept.
 
 // wantSet maps each metric family name the source reads to its index
-// (families.names).
+// (Families.names).
 type wantSet map[string]int
+
+// ReaderSize is the buffer of the reader the filters are given: it bounds
+// the bytes held per in-flight scrape for line scanning.
+const ReaderSize = 32 << 10
+
+// ErrTooLarge is a response over the size limit.
+var ErrTooLarge = errors.New("response exceeds the size limit")
+
+// FilterText copies to dst the text-format lines of f's families
+// (filterText).
+func FilterText(r *bufio.Reader, dst *bytes.Buffer, f *Families) error {
+	return filterText(r, dst, f.index)
+}
+
+// FilterProto copies to dst the delimited protobuf messages of f's
+// families, holding at most limit bytes (filterProto).
+func FilterProto(r *bufio.Reader, dst *bytes.Buffer, f *Families, limit int64) error {
+	return filterProto(r, dst, f.index, limit)
+}
 
 func (w wantSet) has(name []byte) bool {
 	_, ok := w[string(name)] // the compiler does not allocate for this lookup
@@ -156,7 +175,7 @@ func filterProto(r *bufio.Reader, dst *bytes.Buffer, want wantSet, limit int64) 
 		prefix := lenBuf[:binary.PutUvarint(lenBuf[:], n)]
 		left -= int64(len(prefix))
 		if left < 0 || n > uint64(left) {
-			return fmt.Errorf("%w: protobuf message of %d bytes", errTooLarge, n)
+			return fmt.Errorf("%w: protobuf message of %d bytes", ErrTooLarge, n)
 		}
 		left -= int64(n)
 		mark := dst.Len()
@@ -183,7 +202,7 @@ func filterProto(r *bufio.Reader, dst *bytes.Buffer, want wantSet, limit int64) 
 
 // familyName returns field 1 (name) of an encoded io.prometheus.client.
 // MetricFamily, nil when the message has none. Given more than once, the
-// last one is the name, as the protobuf runtime and parseProtoSeries read
+// last one is the name, as the protobuf runtime and ParseProto read
 // it.
 func familyName(msg []byte) ([]byte, error) {
 	var last []byte

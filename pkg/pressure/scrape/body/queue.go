@@ -1,4 +1,4 @@
-package scrape
+package body
 
 import (
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
@@ -15,7 +15,7 @@ type queueSeries struct {
 // readQueue reads the queue series of one response, nil when it has none.
 // The values are checked when folded (exposition.QueueFold), where both
 // sources check them alike.
-func readQueue(ss []series, f *families) []queueSeries {
+func readQueue(ss []Series, f *Families) []queueSeries {
 	var out []queueSeries
 	plain := func(k exposition.QueueKind, family, label int) {
 		for i := range ss {
@@ -51,11 +51,11 @@ func readQueue(ss []series, f *families) []queueSeries {
 	return out
 }
 
-// feedQueue adds one replica's queue series to the sample's fold. A
+// FeedQueue adds the replica's queue series to the sample's fold. A
 // reservation series without an id cannot be joined and is skipped, as a
 // storage series without a tree is.
-func feedQueue(f *exposition.QueueFold, replica string, series []queueSeries) {
-	for _, s := range series {
+func (x *Sample) FeedQueue(f *exposition.QueueFold, replica string) {
+	for _, s := range x.queue {
 		if s.kind.Reservation() && s.label == "" {
 			continue
 		}

@@ -1,4 +1,4 @@
-package scrape
+package body
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 
 // A response is read into series: one a sample line (text) or Metric
 // message (protobuf) of a family the source reads, holding only what
-// readSample looks at. The parsers (textparse.go, protoparse.go) write them
+// ReadSample looks at. The parsers (textparse.go, protoparse.go) write them
 // straight from the filtered body, so a sample allocates for the series it
 // keeps, not for the bytes it received; a body they do not take is parsed
 // by expfmt and read into the same series (fromFamilies).
@@ -51,11 +51,11 @@ const (
 	aggSummary   // a summary's sum and count
 )
 
-// series is one series of a wanted family. A protobuf Metric may hold a
+// Series is one series of a wanted family. A protobuf Metric may hold a
 // value and an aggregate at once; each is read where the contract reads
 // that kind.
-type series struct {
-	family   int // index into families.names
+type Series struct {
+	family   int // index into Families.names
 	hasValue bool
 	value    float64 // a gauge's, else a counter's, else an untyped value
 	agg      uint8
@@ -70,10 +70,10 @@ type series struct {
 // keeps its per-family state in an array.
 const maxFamilies = 32
 
-// families are the family names a source reads, each with an index, and the
+// Families are the family names a source reads, each with an index, and the
 // index of each of the contract's roles. Two roles renamed to one name share
 // the family, and both read it.
-type families struct {
+type Families struct {
 	names []string
 	index wantSet
 
@@ -84,8 +84,10 @@ type families struct {
 	reservationStart, reservationEnd, reservationSlots                       int
 }
 
-func newFamilies(n *exposition.Names) (*families, error) {
-	f := &families{index: wantSet{}}
+// NewFamilies indexes the families of n; more than maxFamilies distinct
+// names are an error.
+func NewFamilies(n *exposition.Names) (*Families, error) {
+	f := &Families{index: wantSet{}}
 	idx := func(name string) int {
 		i, ok := f.index[name]
 		if !ok {
@@ -133,10 +135,10 @@ func newFamilies(n *exposition.Names) (*families, error) {
 
 // fromFamilies reads expfmt's families into series, in the order expfmt
 // gives a family's metrics (the body's).
-func fromFamilies(fams map[string]*dto.MetricFamily, f *families, dst []series) []series {
+func fromFamilies(fams map[string]*dto.MetricFamily, f *Families, dst []Series) []Series {
 	for i, name := range f.names {
 		for _, m := range fams[name].GetMetric() {
-			s := series{family: i}
+			s := Series{family: i}
 			var seen uint8
 			for _, l := range m.GetLabel() {
 				if k := readLabel([]byte(l.GetName())); k >= 0 && seen&(1<<k) == 0 {

@@ -1,9 +1,15 @@
-package scrape
+package body
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"strconv"
+	"sync"
 	"unicode/utf8"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // parseTextSeries reads a filtered text body (filterText) into series,
@@ -15,7 +21,7 @@ import (
 // histogram, a line expfmt would refuse) it returns false and the caller
 // parses the body with expfmt, which also gives the precise error.
 // FuzzTextParseAgreement holds the two to the same series.
-func parseTextSeries(b []byte, f *families, dst []series) ([]series, bool) {
+func parseTextSeries(b []byte, f *Families, dst []Series) ([]Series, bool) {
 	// Per family: typed (a TYPE line or a sample seen, after which
 	// expfmt refuses a TYPE line) and helped (a HELP line seen).
 	const typed, helped = 1, 2
@@ -80,7 +86,7 @@ func parseTextSeries(b []byte, f *families, dst []series) ([]series, bool) {
 			return dst, false
 		}
 		state[fam] |= typed
-		s := series{family: fam, hasValue: true}
+		s := Series{family: fam, hasValue: true}
 		rest = skipBlanks(rest)
 		if len(rest) > 0 && rest[0] == '{' {
 			if rest, ok = readLabelSet(rest[1:], &s); !ok {
@@ -113,7 +119,7 @@ func parseTextSeries(b []byte, f *families, dst []series) ([]series, bool) {
 // the '}'. It refuses what expfmt refuses (a reserved or repeated name, a
 // bad escape, invalid UTF-8) and what this parser leaves to expfmt (a
 // quoted name).
-func readLabelSet(b []byte, s *series) ([]byte, bool) {
+func readLabelSet(b []byte, s *Series) ([]byte, bool) {
 	var seen [16][]byte // the names so far, to refuse a repeated one
 	n := 0
 	for {
@@ -259,4 +265,58 @@ func cutToken(b []byte) (tok, rest []byte) {
 		return b[:i], b[i:]
 	}
 	return b, nil
+}
+
+// ErrTooManySeries fails a replica that exposes more of the contract's
+// series than the series limit.
+var ErrTooManySeries = errors.New("the replica exposes more series of the contract's families than the series limit")
+
+// TextParser reads filtered text bodies. It is safe for concurrent use;
+// expfmt's parsers, for the bodies parseTextSeries leaves to them, are
+// pooled. The zero value is ready to use.
+type TextParser struct {
+	pars sync.Pool // *expfmt.TextParser
+}
+
+// Parse reads a filtered text body into series of f's families, appended
+// to dst: by parseTextSeries where it takes the body, by expfmt's parser
+// otherwise (a histogram or summary family, quoted names, or a body expfmt
+// refuses, with expfmt's error). More than limit series (0: none) fail it.
+func (p *TextParser) Parse(b []byte, f *Families, limit int, dst []Series) ([]Series, error) {
+	// The filtered text is one line a series (and the comments): count
+	// them before the parse, which is where the memory goes.
+	if n := textSeries(b); limit > 0 && n > limit {
+		return dst, fmt.Errorf("%w (%d, limit %d: seriesLimit)", ErrTooManySeries, n, limit)
+	}
+	if ss, ok := parseTextSeries(b, f, dst); ok {
+		return ss, nil
+	}
+	tp, _ := p.pars.Get().(*expfmt.TextParser)
+	if tp == nil {
+		x := expfmt.NewTextParser(model.UTF8Validation)
+		tp = &x
+	}
+	defer p.pars.Put(tp)
+	fams, err := tp.TextToMetricFamilies(bytes.NewReader(b))
+	if err != nil {
+		return dst, fmt.Errorf("parse text exposition: %w", err)
+	}
+	return fromFamilies(fams, f, dst), nil
+}
+
+// textSeries counts the sample lines of a filtered text exposition.
+func textSeries(b []byte) int {
+	n := 0
+	for len(b) > 0 {
+		line := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		if line = skipBlanks(line); len(line) > 0 && line[0] != '#' {
+			n++
+		}
+	}
+	return n
 }

@@ -1,4 +1,4 @@
-package scrape
+package body
 
 import (
 	"errors"
@@ -15,51 +15,51 @@ import (
 // make the fold allocate a huge placement slice.
 const maxPartitions = exposition.MaxPartitions
 
-// scalar is a value a replica may or may not expose.
-type scalar struct {
-	v  float64
-	ok bool
+// Scalar is a value a replica may or may not expose.
+type Scalar struct {
+	V  float64
+	OK bool // exposed
 }
 
-// replicaSample is what one replica's response says, before any state from
+// Sample is what one replica's response says, before any state from
 // earlier samples (the CPU rate) is applied.
-type replicaSample struct {
-	activations, cpuSeconds, cpuLimit, memory, memoryLimit scalar
-	wal                                                    pressure.WalSaturationState
-	splits                                                 scalar
-	splitsErr                                              error
+type Sample struct {
+	Activations, CPUSeconds, CPULimit, Memory, MemoryLimit Scalar
+	WAL                                                    pressure.WalSaturationState
+	Splits                                                 Scalar
+	SplitsErr                                              error
 	trees                                                  map[string]*treeSample // nil when none reported
 	queue                                                  []queueSeries          // nil when none reported
 }
 
 type treeSample struct {
-	retained, ceiling scalar
+	retained, ceiling Scalar
 	state             pressure.WalSaturationState
 	partitions        map[int]string
 }
 
-// readSample reads the contract's families from one response's series.
+// ReadSample reads the contract's families from one response's series.
 // Series of one family are summed (a replica may split a count by label),
 // except the state gauges, which take the worst. A response with no series
 // of the families is an error: it is the wrong endpoint, or garbage the text
 // filter dropped line by line.
-func readSample(ss []series, f *families, n *exposition.Names) (replicaSample, error) {
-	var s replicaSample
+func ReadSample(ss []Series, f *Families, n *exposition.Names) (Sample, error) {
+	var s Sample
 	if len(ss) == 0 {
 		return s, fmt.Errorf("none of the exposition contract's metrics in the response (%s, ...)", strings.Join(n.All()[:4], ", "))
 	}
-	s.activations = sum(ss, f.activations)
-	s.cpuSeconds = sum(ss, f.cpuSeconds)
-	s.cpuLimit = positive(sum(ss, f.cpuLimit))
-	s.memory = sum(ss, f.memory)
-	s.memoryLimit = positive(sum(ss, f.memoryLimit))
-	s.splits = sum(ss, f.splits)
-	if v := s.splits.v; s.splits.ok && (math.IsNaN(v) || math.IsInf(v, 0) || v < 0) {
-		s.splitsErr = fmt.Errorf("%s is %v", n.SplitsInFlight, v)
-		s.splits = scalar{}
+	s.Activations = sum(ss, f.activations)
+	s.CPUSeconds = sum(ss, f.cpuSeconds)
+	s.CPULimit = positive(sum(ss, f.cpuLimit))
+	s.Memory = sum(ss, f.memory)
+	s.MemoryLimit = positive(sum(ss, f.memoryLimit))
+	s.Splits = sum(ss, f.splits)
+	if v := s.Splits.V; s.Splits.OK && (math.IsNaN(v) || math.IsInf(v, 0) || v < 0) {
+		s.SplitsErr = fmt.Errorf("%s is %v", n.SplitsInFlight, v)
+		s.Splits = Scalar{}
 	}
 	var err error
-	if s.wal, err = worstState(ss, f.walState); err != nil {
+	if s.WAL, err = worstState(ss, f.walState); err != nil {
 		return s, fmt.Errorf("%s: %w", n.WalState, err)
 	}
 	if s.trees, err = readTrees(ss, f, n); err != nil {
@@ -71,12 +71,12 @@ func readSample(ss []series, f *families, n *exposition.Names) (replicaSample, e
 
 // sum adds a family's values; histograms and summaries are not part of the
 // contract's plain series and add nothing.
-func sum(ss []series, family int) scalar {
-	var s scalar
+func sum(ss []Series, family int) Scalar {
+	var s Scalar
 	for i := range ss {
 		if x := &ss[i]; x.family == family && x.hasValue {
-			s.v += x.value
-			s.ok = true
+			s.V += x.value
+			s.OK = true
 		}
 	}
 	return s
@@ -84,9 +84,9 @@ func sum(ss []series, family int) scalar {
 
 // positive drops a limit that is not a finite number above zero: such a
 // limit says nothing, and dividing by it would make up a pressure.
-func positive(s scalar) scalar {
-	if !s.ok || math.IsNaN(s.v) || math.IsInf(s.v, 0) || s.v <= 0 {
-		return scalar{}
+func positive(s Scalar) Scalar {
+	if !s.OK || math.IsNaN(s.V) || math.IsInf(s.V, 0) || s.V <= 0 {
+		return Scalar{}
 	}
 	return s
 }
@@ -94,7 +94,7 @@ func positive(s scalar) scalar {
 // worstState folds a state gauge's series to the worst. An out-of-range
 // value is an error, so a broken exporter is seen rather than read as
 // Healthy.
-func worstState(ss []series, family int) (pressure.WalSaturationState, error) {
+func worstState(ss []Series, family int) (pressure.WalSaturationState, error) {
 	worst := pressure.Healthy
 	for i := range ss {
 		if x := &ss[i]; x.family == family {
@@ -110,7 +110,7 @@ func worstState(ss []series, family int) (pressure.WalSaturationState, error) {
 
 // seriesState reads one state gauge series; a series that is not a gauge,
 // counter or untyped sample reads Healthy.
-func seriesState(x *series) (pressure.WalSaturationState, error) {
+func seriesState(x *Series) (pressure.WalSaturationState, error) {
 	if !x.hasValue {
 		return pressure.Healthy, nil
 	}
@@ -120,9 +120,9 @@ func seriesState(x *series) (pressure.WalSaturationState, error) {
 // readTrees reads the storage series, keyed by their tree label. A series
 // without a tree label is not placed on any tree and is skipped; a NaN
 // byte count names its tree but adds nothing to it.
-func readTrees(ss []series, f *families, n *exposition.Names) (map[string]*treeSample, error) {
+func readTrees(ss []Series, f *Families, n *exposition.Names) (map[string]*treeSample, error) {
 	var trees map[string]*treeSample
-	get := func(x *series) *treeSample {
+	get := func(x *Series) *treeSample {
 		name := x.labels[labelTree]
 		if name == "" {
 			return nil
@@ -139,10 +139,10 @@ func readTrees(ss []series, f *families, n *exposition.Names) (map[string]*treeS
 	}
 	for _, r := range []struct {
 		family int
-		dst    func(*treeSample) *scalar
+		dst    func(*treeSample) *Scalar
 	}{
-		{f.treeRetained, func(t *treeSample) *scalar { return &t.retained }},
-		{f.treeCeiling, func(t *treeSample) *scalar { return &t.ceiling }},
+		{f.treeRetained, func(t *treeSample) *Scalar { return &t.retained }},
+		{f.treeCeiling, func(t *treeSample) *Scalar { return &t.ceiling }},
 	} {
 		for i := range ss {
 			x := &ss[i]
@@ -151,7 +151,7 @@ func readTrees(ss []series, f *families, n *exposition.Names) (map[string]*treeS
 			}
 			if t := get(x); t != nil && x.hasValue && !math.IsNaN(x.value) { // NaN: no report
 				d := r.dst(t)
-				d.v, d.ok = d.v+x.value, true
+				d.V, d.OK = d.V+x.value, true
 			}
 		}
 	}
@@ -184,7 +184,7 @@ func readTrees(ss []series, f *families, n *exposition.Names) (map[string]*treeS
 // (1 by convention) places a partition; 0, a negative value or NaN does
 // not (exposition.Placed), so an exporter can zero a placement it no longer
 // holds. The prometheus source reads placements by the same rule.
-func readPlacement(x *series, get func(*series) *treeSample, n *exposition.Names) error {
+func readPlacement(x *Series, get func(*Series) *treeSample, n *exposition.Names) error {
 	account := x.labels[labelAccount]
 	if !x.hasValue || !exposition.Placed(x.value) || account == "" {
 		return nil
@@ -210,3 +210,16 @@ func readPlacement(x *series, get func(*series) *treeSample, n *exposition.Names
 }
 
 var errBadPartition = errors.New("not a whole number from 0 to 4095")
+
+// FeedTrees adds the replica's storage series to the sample's fold. A
+// report the replica did not make reads 0, which adds nothing.
+func (x *Sample) FeedTrees(f *exposition.TreeFold) {
+	for name, t := range x.trees {
+		f.Saturation(name, t.state)
+		f.Retained(name, t.retained.V)
+		f.Ceiling(name, t.ceiling.V)
+		for p, account := range t.partitions {
+			f.Place(name, p, account)
+		}
+	}
+}

@@ -1,4 +1,4 @@
-package scrape
+package body
 
 import (
 	"errors"
@@ -9,9 +9,9 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
-// parseProtoSeries reads a filtered delimited protobuf body (filterProto)
+// ParseProto reads a filtered delimited protobuf body (filterProto)
 // into series. It walks the wire format of io.prometheus.client.MetricFamily
-// with protowire and keeps only what readSample looks at, instead of
+// with protowire and keeps only what ReadSample looks at, instead of
 // unmarshalling every family into client_model's messages. It takes and
 // refuses what expfmt's decoder does: the proto2 rules for the fields it
 // reads (the last value of a field wins; a message field given twice is
@@ -22,7 +22,7 @@ import (
 //
 // limit bounds the series of all families (0: none), counted as expfmt's
 // families would hold them.
-func parseProtoSeries(b []byte, f *families, limit int, dst []series) ([]series, error) {
+func ParseProto(b []byte, f *Families, limit int, dst []Series) ([]Series, error) {
 	total := 0
 	for len(b) > 0 {
 		size, n := protowire.ConsumeVarint(b)
@@ -55,7 +55,7 @@ func parseProtoSeries(b []byte, f *families, limit int, dst []series) ([]series,
 		// One family at a time, each bounded by the body's bytes: the
 		// count stops the parse before the series pile up.
 		if total += len(dst) - start; limit > 0 && total > limit {
-			return dst, fmt.Errorf("%w (more than %d: seriesLimit)", errTooManySeries, limit)
+			return dst, fmt.Errorf("%w (more than %d: seriesLimit)", ErrTooManySeries, limit)
 		}
 		fam, ok := f.index[string(name)]
 		if !ok {
@@ -70,8 +70,8 @@ func parseProtoSeries(b []byte, f *families, limit int, dst []series) ([]series,
 }
 
 // readMetric reads one io.prometheus.client.Metric and appends its series.
-func readMetric(b []byte, dst []series) ([]series, error) {
-	s := series{}
+func readMetric(b []byte, dst []Series) ([]Series, error) {
+	s := Series{}
 	var seen uint8 // the labels read so far: the first of a name counts
 	var gauge, counter, untyped, histogram, summary struct {
 		present bool
@@ -132,7 +132,7 @@ func readMetric(b []byte, dst []series) ([]series, error) {
 
 // readLabelPair reads one label; a name the contract reads is kept the
 // first time it appears, as expfmt's families would give it first.
-func readLabelPair(b []byte, s *series, seen *uint8) error {
+func readLabelPair(b []byte, s *Series, seen *uint8) error {
 	var name, value []byte
 	it := fieldIter{b: b}
 	for it.next() {
