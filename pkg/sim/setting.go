@@ -17,36 +17,6 @@ func (set Setting) Controller(cfg Config, s Series) Controller {
 	return set.New(cfg.Model)
 }
 
-// NaiveSetting names the naive controller with its dampers.
-func NaiveSetting(name string, o NaiveOptions) Setting {
-	return Setting{Name: name, New: func(m Model) Controller { return NewNaive(m, o) }}
-}
-
-// HPASetting names the HPA's algorithm with a behavior.
-func HPASetting(name string, o HPAOptions) Setting {
-	return Setting{Name: name, New: func(m Model) Controller { return NewHPA(m, o) }}
-}
-
-// BarometerSetting names Barometer's controller with options, scored as
-// d says; the name is followed by d's, so every row says which.
-func BarometerSetting(name string, o BarometerOptions, d Deployment) Setting {
-	return Setting{Name: name + ", " + d.String(), New: func(m Model) Controller {
-		b := NewBarometer(m, o)
-		if d == RawSignal {
-			return b
-		}
-		return NewDeployed(m, b, b.Target(), d.hpaOptions())
-	}}
-}
-
-// TunedMaxHoldSetting is the tuned baseline: for each series and delay,
-// the grid's pick (TuneMaxHold).
-func TunedMaxHoldSetting(name string, g MaxHoldGrid) Setting {
-	return Setting{Name: name, Tune: func(cfg Config, s Series) Controller {
-		return NewMaxHold(cfg.Model, TuneMaxHold(cfg, s, g).Options)
-	}}
-}
-
 // Scan runs a setting once per delay.
 func Scan(cfg Config, s Series, set Setting, delays []int) []Result {
 	out := make([]Result, len(delays))

@@ -8,6 +8,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/policy"
 	"github.com/barometer-scaler/barometer/pkg/signal"
 	"github.com/barometer-scaler/barometer/pkg/sim"
+	"github.com/barometer-scaler/barometer/pkg/sim/control"
 	"github.com/barometer-scaler/barometer/pkg/sim/policies"
 )
 
@@ -19,10 +20,10 @@ import (
 func compareSettings(cfg sim.Config, s sim.Series, o *simulateOptions) (sets []sim.Setting, note string, err error) {
 	maxhold, note := tunedMaxHold(cfg, s)
 	sets = []sim.Setting{
-		sim.NaiveSetting("naive", sim.NaiveOptions{}),
-		sim.NaiveSetting("naive, window 3 + step 1", sim.NaiveOptions{Window: 3, Step: 1}),
-		sim.HPASetting("HPA, default behavior", sim.DefaultHPAOptions()),
-		sim.KPASetting("KPA, Knative defaults", o.kpa),
+		control.NaiveSetting("naive", control.NaiveOptions{}),
+		control.NaiveSetting("naive, window 3 + step 1", control.NaiveOptions{Window: 3, Step: 1}),
+		control.HPASetting("HPA, default behavior", control.DefaultHPAOptions()),
+		control.KPASetting("KPA, Knative defaults", o.kpa),
 		maxhold,
 	}
 	for _, p := range signal.ProfileNames() {
@@ -34,7 +35,7 @@ func compareSettings(cfg sim.Config, s sim.Series, o *simulateOptions) (sets []s
 		if p == signal.DefaultProfile {
 			name += " (default)"
 		}
-		sets = append(sets, sim.BarometerSetting(name, sim.BarometerOptions{Signal: so, Target: o.kedaTarget}, o.deployment()))
+		sets = append(sets, control.BarometerSetting(name, control.BarometerOptions{Signal: so, Target: o.kedaTarget}, o.deployment()))
 	}
 	// The policies' launch TTL is a trigger key: parsed as one (for any
 	// replica policy; every one reads it).

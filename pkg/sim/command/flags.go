@@ -9,6 +9,7 @@ import (
 
 	"github.com/barometer-scaler/barometer/pkg/policy"
 	"github.com/barometer-scaler/barometer/pkg/sim"
+	"github.com/barometer-scaler/barometer/pkg/sim/control"
 	"github.com/barometer-scaler/barometer/pkg/sim/policies"
 )
 
@@ -37,7 +38,7 @@ type simulateOptions struct {
 	set                                                map[string]bool
 	floor                                              int
 	wiring                                             policies.Wiring
-	kpa                                                sim.KPAOptions
+	kpa                                                control.KPAOptions
 	keys                                               *keyFlags
 	prom                                               promTrace
 }
@@ -87,7 +88,7 @@ func (o *simulateOptions) defineRunFlags(fs *flag.FlagSet) {
 // defineAnchorFlags are the options of the controllers Barometer is
 // measured against (naive, HPA, KPA) and of Barometer's KEDA read.
 func (o *simulateOptions) defineAnchorFlags(fs *flag.FlagSet) {
-	hpa, kpa := sim.DefaultHPAOptions(), sim.DefaultKPAOptions()
+	hpa, kpa := control.DefaultHPAOptions(), control.DefaultKPAOptions()
 	fs.IntVar(&o.window, "window", 0, "naive: wait window, turns a scale-in must be wanted in a row")
 	fs.IntVar(&o.step, "step-limit", 0, "naive: step limit, most replicas changed per turn (0: none)")
 	fs.Var(stepFlag{&o.step, &o.prom.step, &o.stepIsLimit}, "step", "a whole number: --step-limit; a duration: the --from-prometheus range's resolution (default 15s), one turn per step")
@@ -109,12 +110,12 @@ func (o *simulateOptions) defineAnchorFlags(fs *flag.FlagSet) {
 }
 
 // deployment is how the flags say Barometer is scored.
-func (o *simulateOptions) deployment() sim.Deployment {
+func (o *simulateOptions) deployment() control.Deployment {
 	switch {
 	case o.rawSignal:
-		return sim.RawSignal
+		return control.RawSignal
 	case o.hpaDefaultBehavior:
-		return sim.DeployedDefault
+		return control.DeployedDefault
 	}
-	return sim.DeployedRecommended
+	return control.DeployedRecommended
 }

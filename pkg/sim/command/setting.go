@@ -8,6 +8,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/policy"
 	"github.com/barometer-scaler/barometer/pkg/signal"
 	"github.com/barometer-scaler/barometer/pkg/sim"
+	"github.com/barometer-scaler/barometer/pkg/sim/control"
 	"github.com/barometer-scaler/barometer/pkg/sim/policies"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
 )
@@ -77,8 +78,8 @@ func (o *simulateOptions) setting(cfg sim.Config, s sim.Series) (set sim.Setting
 // tunedMaxHold is the tuned baseline, tuned on the run's trace at its
 // delay over the default grid, and a sentence saying what was picked.
 func tunedMaxHold(cfg sim.Config, s sim.Series) (sim.Setting, string) {
-	g := sim.DefaultMaxHoldGrid()
-	t := sim.TuneMaxHold(cfg, s, g)
+	g := control.DefaultMaxHoldGrid()
+	t := control.TuneMaxHold(cfg, s, g)
 	set := t.Setting()
 	set.Name = fmt.Sprintf("maxhold, tuned: W=%d h=%d", t.Options.Window, t.Options.Hold)
 	pick := fmt.Sprintf("within the %s %% shortfall budget, the fewest replica-turns", strconv.FormatFloat(100*g.ShortfallBudget, 'f', -1, 64))
@@ -98,20 +99,20 @@ func (o *simulateOptions) fixedSetting(m sim.Model) (sim.Setting, error) {
 	}
 	switch o.controller {
 	case controllerHPA:
-		h := sim.DefaultHPAOptions()
+		h := control.DefaultHPAOptions()
 		h.Tolerance = o.tolerance
 		h.ScaleUp.StabilizationWindow, h.ScaleDown.StabilizationWindow = o.upWindow, o.downWindow
 		h.ScaleUp.Policies = nil
 		if o.upPercent > 0 {
-			h.ScaleUp.Policies = append(h.ScaleUp.Policies, sim.HPAPolicy{Type: sim.PercentPolicy, Value: o.upPercent, Period: o.period})
+			h.ScaleUp.Policies = append(h.ScaleUp.Policies, control.HPAPolicy{Type: control.PercentPolicy, Value: o.upPercent, Period: o.period})
 		}
 		if o.upPods > 0 {
-			h.ScaleUp.Policies = append(h.ScaleUp.Policies, sim.HPAPolicy{Type: sim.PodsPolicy, Value: o.upPods, Period: o.period})
+			h.ScaleUp.Policies = append(h.ScaleUp.Policies, control.HPAPolicy{Type: control.PodsPolicy, Value: o.upPods, Period: o.period})
 		}
-		h.ScaleDown.Policies = []sim.HPAPolicy{{Type: sim.PercentPolicy, Value: o.downPercent, Period: o.period}}
-		return sim.HPASetting("HPA", h), nil
+		h.ScaleDown.Policies = []control.HPAPolicy{{Type: control.PercentPolicy, Value: o.downPercent, Period: o.period}}
+		return control.HPASetting("HPA", h), nil
 	case controllerKPA:
-		return sim.KPASetting("KPA", o.kpa), nil
+		return control.KPASetting("KPA", o.kpa), nil
 	case controllerBarometer:
 		so, err := o.signalOptions("")
 		if err != nil {
@@ -121,9 +122,9 @@ func (o *simulateOptions) fixedSetting(m sim.Model) (sim.Setting, error) {
 		if v, ok := o.keys.values[trigger.KeyProfile]; ok {
 			profile = v
 		}
-		return sim.BarometerSetting("Barometer "+profile, sim.BarometerOptions{Signal: so, Target: o.kedaTarget}, o.deployment()), nil
+		return control.BarometerSetting("Barometer "+profile, control.BarometerOptions{Signal: so, Target: o.kedaTarget}, o.deployment()), nil
 	}
-	return sim.NaiveSetting(naiveName(o.window, o.step), sim.NaiveOptions{Window: o.window, Step: o.step}), nil
+	return control.NaiveSetting(naiveName(o.window, o.step), control.NaiveOptions{Window: o.window, Step: o.step}), nil
 }
 
 // naiveName names the naive setting as the model's tables do.

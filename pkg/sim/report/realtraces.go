@@ -7,6 +7,7 @@ import (
 
 	"github.com/barometer-scaler/barometer/pkg/signal"
 	"github.com/barometer-scaler/barometer/pkg/sim"
+	"github.com/barometer-scaler/barometer/pkg/sim/control"
 )
 
 // realPeak and realTarget scale every real trace: its highest count needs
@@ -19,7 +20,7 @@ const (
 // realSettings are the settings the real traces run: the report's, then
 // the default profile's raw signal, beside its deployed row.
 func realSettings() []sim.Setting {
-	return append(settings(), barometer(signal.DefaultProfile, sim.RawSignal))
+	return append(settings(), barometer(signal.DefaultProfile, control.RawSignal))
 }
 
 // reportRaw is the default profile's raw signal in realSettings.
@@ -33,7 +34,7 @@ type realRuns struct {
 	// scores are [setting][delay]; the tuned baseline's are its tunings'.
 	scores [][]sim.Score
 	// tunings are the tuned baseline's picks, one per delay.
-	tunings []sim.MaxHoldTuning
+	tunings []control.MaxHoldTuning
 }
 
 // scoreRealTraces runs every setting on every trace at every report
@@ -64,7 +65,7 @@ func scoreRealTrace(rt sim.RealTrace, sets []sim.Setting) (realRuns, error) {
 	r := realRuns{trace: rt, model: m, ideal: m.Ideal(s.Load), scores: make([][]sim.Score, len(sets))}
 	for _, d := range reportDelays {
 		cfg := sim.Config{Model: m, Delay: d, Turn: rt.Step}
-		r.tunings = append(r.tunings, sim.TuneMaxHold(cfg, s, sim.DefaultMaxHoldGrid()))
+		r.tunings = append(r.tunings, control.TuneMaxHold(cfg, s, control.DefaultMaxHoldGrid()))
 	}
 	for i, set := range sets {
 		for j, d := range reportDelays {
@@ -91,7 +92,7 @@ func (r realRuns) cell(sc sim.Score) string {
 }
 
 // pick is a tuning's (W, h), starred when no setting met the budget.
-func pick(t sim.MaxHoldTuning) string {
+func pick(t control.MaxHoldTuning) string {
 	p := fmt.Sprintf("W=%d h=%d", t.Options.Window, t.Options.Hold)
 	if !t.WithinBudget {
 		p += " *"
@@ -100,7 +101,7 @@ func pick(t sim.MaxHoldTuning) string {
 }
 
 func writeRealTraces(b *strings.Builder, sets []sim.Setting, reals []realRuns) {
-	g := sim.DefaultMaxHoldGrid()
+	g := control.DefaultMaxHoldGrid()
 	fmt.Fprintf(b, "## The real traces, delays 0..6\n\n")
 	fmt.Fprintf(b, "Seven public request-rate traces of real services (`pkg/sim/testdata/traces`; PROVENANCE.md there gives their origin, licence and the exact cut). Each keeps its raw counts per step and runs with one turn per step, the time its counts really cover; the model is scaled so that the trace's highest count needs exactly %d replicas at the target occupancy %s (`sim.PeakModel`: replicas 1..%d, starting at what the first count needs). New replicas serve at once. From the command line: `scaler simulate --trace pkg/sim/testdata/traces/FILE --turn STEP --saturation S --occupancy %s --max-replicas %d --initial-replicas N --compare`, with S and N from PROVENANCE.md.\n\n",
 		realPeak, num(realTarget), 2*realPeak, num(realTarget), 2*realPeak)
@@ -137,7 +138,7 @@ func writeRealTraces(b *strings.Builder, sets []sim.Setting, reals []realRuns) {
 // trace against its goals; the misses name the goals not met.
 type realGoal struct {
 	short, hpa, maxhold   sim.Score
-	tuning                sim.MaxHoldTuning
+	tuning                control.MaxHoldTuning
 	shortOK, revOK, totOK bool
 	misses                []string
 }

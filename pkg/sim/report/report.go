@@ -1,6 +1,6 @@
 // Package report writes the decision-quality report (docs/decision-quality.md)
-// and its pictures from simulator runs: the controllers of pkg/sim and the
-// replica policies of pkg/policy (through pkg/sim/policies), on the
+// and its pictures from simulator runs: the controllers of pkg/sim/control
+// and the replica policies of pkg/policy (through pkg/sim/policies), on the
 // reference series, the jump test, other generated series and a queue
 // trace. Everything is deterministic, so a test can tell a stale report.
 package report
@@ -14,6 +14,7 @@ import (
 
 	"github.com/barometer-scaler/barometer/pkg/signal"
 	"github.com/barometer-scaler/barometer/pkg/sim"
+	"github.com/barometer-scaler/barometer/pkg/sim/control"
 )
 
 // Command regenerates the decision-quality report.
@@ -41,31 +42,31 @@ const (
 // measured against, the tuned baseline included.
 var anchors = []int{reportNaive, reportWindowStep, reportHPA, reportKPA, reportMaxHold}
 
-// settings are the pkg/sim controllers the report compares, in its order:
+// settings are the pkg/sim/control controllers the report compares, in its order:
 // the anchors, the tuned baseline last among them, then one Barometer row
 // per profile of pkg/signal scored as deployed with the recommended
 // behavior, the default profile last.
 func settings() []sim.Setting {
 	sets := []sim.Setting{
-		sim.NaiveSetting("naive", sim.NaiveOptions{}),
-		sim.NaiveSetting("naive, window 3 + step 1", sim.NaiveOptions{Window: 3, Step: 1}),
-		sim.HPASetting("HPA, default behavior", sim.DefaultHPAOptions()),
-		sim.KPASetting("KPA, Knative defaults", sim.DefaultKPAOptions()),
-		sim.TunedMaxHoldSetting("maxhold, tuned", sim.DefaultMaxHoldGrid()),
+		control.NaiveSetting("naive", control.NaiveOptions{}),
+		control.NaiveSetting("naive, window 3 + step 1", control.NaiveOptions{Window: 3, Step: 1}),
+		control.HPASetting("HPA, default behavior", control.DefaultHPAOptions()),
+		control.KPASetting("KPA, Knative defaults", control.DefaultKPAOptions()),
+		control.TunedMaxHoldSetting("maxhold, tuned", control.DefaultMaxHoldGrid()),
 	}
 	for _, p := range []string{signal.ProfileOriginal, signal.ProfileResponsive, signal.DefaultProfile} {
-		sets = append(sets, barometer(p, sim.DeployedRecommended))
+		sets = append(sets, barometer(p, control.DeployedRecommended))
 	}
 	return sets
 }
 
 // barometer is a profile's setting, scored as d says.
-func barometer(profile string, d sim.Deployment) sim.Setting {
-	o, err := sim.ProfileBarometerOptions(profile)
+func barometer(profile string, d control.Deployment) sim.Setting {
+	o, err := control.ProfileBarometerOptions(profile)
 	if err != nil {
 		panic(err) // the profiles named here exist
 	}
-	return sim.BarometerSetting(profileName(profile), o, d)
+	return control.BarometerSetting(profileName(profile), o, d)
 }
 
 // profileName is a profile's row name, before its deployment's.
@@ -170,7 +171,7 @@ func scoreLine(o sim.Score) string {
 }
 
 func writeIntro(b *strings.Builder, m sim.Model, s sim.Series) {
-	g, rec := sim.DefaultMaxHoldGrid(), sim.RecommendedHPAOptions()
+	g, rec := control.DefaultMaxHoldGrid(), control.RecommendedHPAOptions()
 	fmt.Fprintf(b, `The model is the metric-delay model (docs/semantics.md, "Metric delay"): %d turns of load, the reference series (%s), %s requests/s per replica, target occupancy %s %%, %d..%d replicas starting at %d; the ideal total is %d replica-turns. New replicas serve at once. A turn is %s for the clocks of the HPA and the signal. The real traces (below) run with their own turn and model.
 
 The settings:
@@ -220,7 +221,7 @@ func writeNotes(b *strings.Builder, cfg sim.Config, results [][]sim.Result) {
 	k := results[reportKPA][goalDelay].Score
 	fmt.Fprintf(b, "- The KPA reads a total, so like Barometer it has no over-correction, and its 60 s average damps noise; it has no lead and its panic mode needs the newest sample to ask for twice the ready pods, so at delay %d it is short in %d turns of the reference series (total %d).\n", goalDelay, k.Shortfall, k.Total)
 	fmt.Fprintf(b, "- The HPA on the occupancy reads the same stale occupancy times its current ready pods, the naive rule's trap; its 300 s scale-down window then holds the over-shoot, which is why it spends the most. Barometer's rows go through the same HPA algorithm, but on an AverageValue target: the HPA divides the value, a total, by the target, so it inherits none of the trap; with the recommended behavior it adds its tolerance (no change within 10 %%) and its scale-up rate limit, and holds nothing on a scale-in.\n")
-	t := sim.TuneMaxHold(withDelay(cfg, goalDelay), sim.Reference(), sim.DefaultMaxHoldGrid())
+	t := control.TuneMaxHold(withDelay(cfg, goalDelay), sim.Reference(), control.DefaultMaxHoldGrid())
 	within := "within its budget of 3 % of the turns (3 of 120), the cheapest"
 	if !t.WithinBudget {
 		within = "no setting of the grid is short in at most 3 % of the turns (3 of 120), so the pick is the least short"

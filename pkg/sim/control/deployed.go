@@ -1,14 +1,16 @@
-package sim
+package control
 
 import (
 	"math"
+
+	"github.com/barometer-scaler/barometer/pkg/sim"
 )
 
 // ValueController publishes a metric value each turn, as Barometer's
 // signal does, rather than a replica count: what becomes of the value is
 // the autoscaler's business.
 type ValueController interface {
-	Value(s State) float64
+	Value(s sim.State) float64
 }
 
 // Deployed scores a value the way a ScaledObject deploys it: KEDA sends
@@ -76,7 +78,7 @@ func RecommendedHPAOptions() HPAOptions {
 
 // NewDeployed returns the pipeline that turns signal's value into a count
 // through KEDA at the AverageValue target and an HPA with opts.
-func NewDeployed(m Model, signal ValueController, target float64, opts HPAOptions) *Deployed {
+func NewDeployed(m sim.Model, signal ValueController, target float64, opts HPAOptions) *Deployed {
 	return &Deployed{signal: signal, hpa: NewHPA(m, opts), target: max(1, milli(target))}
 }
 
@@ -89,7 +91,7 @@ func milli(v float64) int64 {
 }
 
 // Decide reads the signal's value and lets the HPA decide.
-func (d *Deployed) Decide(s State) int {
+func (d *Deployed) Decide(s sim.State) int {
 	value := milli(d.signal.Value(s))
 	current := s.Replicas
 	desired := current

@@ -1,14 +1,16 @@
-package sim
+package control
 
 import (
 	"testing"
+
+	"github.com/barometer-scaler/barometer/pkg/sim"
 
 	"github.com/barometer-scaler/barometer/pkg/signal"
 )
 
 // underTurns is the under-provisioned replica-turns of a run: the sum over
 // its turns of the replicas required and not ready.
-func underTurns(r Result) int {
+func underTurns(r sim.Result) int {
 	u := 0
 	for _, st := range r.Steps {
 		u += max(0, st.Required-st.Ready)
@@ -25,28 +27,28 @@ func underTurns(r Result) int {
 // strong weekly cycle it must halve the under-provisioned replica-turns
 // at no more cost; on NASA's four weeks, whose cycle is weaker than its
 // noise, it must cost nothing. `go test -run
-// TestForecastOnRealTraces -v ./pkg/sim` logs the figures.
+// TestForecastOnRealTraces -v ./pkg/sim/control` logs the figures.
 func TestForecastOnRealTraces(t *testing.T) {
 	behaviors := []struct {
 		name string
 		opts HPAOptions
 	}{{"scaleDown stabilization 0", RecommendedHPAOptions()}, {"Kubernetes default", DefaultHPAOptions()}}
-	for _, rt := range RealTraces() {
+	for _, rt := range sim.RealTraces() {
 		s, err := rt.Load()
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := PeakModel(s, 0.7, 24)
-		cfg := Config{Model: m, Delay: 3, Turn: rt.Step}
+		m := sim.PeakModel(s, 0.7, 24)
+		cfg := sim.Config{Model: m, Delay: 3, Turn: rt.Step}
 		for _, hpa := range behaviors {
-			var runs [2]Result
+			var runs [2]sim.Result
 			for i, mode := range []signal.ForecastMode{signal.ForecastOff, signal.ForecastOn} {
 				b, err := ProfileBarometerOptions(signal.ProfileBudgeted)
 				if err != nil {
 					t.Fatal(err)
 				}
 				b.Signal.Forecast = mode
-				runs[i] = Run(cfg, s, NewDeployed(m, NewBarometer(m, b), m.Target, hpa.opts))
+				runs[i] = sim.Run(cfg, s, NewDeployed(m, NewBarometer(m, b), m.Target, hpa.opts))
 				sc := runs[i].Score
 				t.Logf("%-38s %-26s forecast %-3s under %5d  short %4d (%4.1f %%)  total %6d  reversals %4d",
 					rt.File, hpa.name, mode, underTurns(runs[i]), sc.Shortfall, 100*float64(sc.Shortfall)/float64(rt.Turns), sc.Total, sc.Oscillation)

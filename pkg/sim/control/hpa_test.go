@@ -1,18 +1,20 @@
-package sim
+package control
 
 import (
 	"testing"
 	"time"
+
+	"github.com/barometer-scaler/barometer/pkg/sim"
 )
 
 // hpaRun drives an HPA turn by turn with fresh samples, applying each
 // decision, and returns the replica count after every turn.
 func hpaRun(opts HPAOptions, start int, occupancy []float64) []int {
-	h := NewHPA(ReferenceModel(), opts)
+	h := NewHPA(sim.ReferenceModel(), opts)
 	replicas, out := start, make([]int, len(occupancy))
 	for t, o := range occupancy {
-		replicas = h.Decide(State{Turn: t, Now: Epoch.Add(time.Duration(t) * DefaultTurn), Replicas: replicas,
-			Ready: replicas, Reading: Reading{Turn: t, Occupancy: o, Replicas: replicas}})
+		replicas = h.Decide(sim.State{Turn: t, Now: sim.Epoch.Add(time.Duration(t) * sim.DefaultTurn), Replicas: replicas,
+			Ready: replicas, Reading: sim.Reading{Turn: t, Occupancy: o, Replicas: replicas}})
 		out[t] = replicas
 	}
 	return out

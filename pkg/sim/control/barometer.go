@@ -1,8 +1,10 @@
-package sim
+package control
 
 import (
 	"math"
 	"strconv"
+
+	"github.com/barometer-scaler/barometer/pkg/sim"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/signal"
@@ -39,7 +41,7 @@ type Barometer struct {
 
 // NewBarometer returns Barometer's controller. The surge asks for replicas
 // at the KEDA target unless the options name another.
-func NewBarometer(m Model, opts BarometerOptions) *Barometer {
+func NewBarometer(m sim.Model, opts BarometerOptions) *Barometer {
 	target := opts.Target
 	if target <= 0 {
 		target = m.Target
@@ -56,10 +58,10 @@ func NewBarometer(m Model, opts BarometerOptions) *Barometer {
 
 // Decide folds the delivered sample and reads the signal as the raw
 // ceil(value / target), with no HPA between (Deployed adds it).
-func (b *Barometer) Decide(s State) int { return KEDAReplicas(b.Value(s), b.target) }
+func (b *Barometer) Decide(s sim.State) int { return KEDAReplicas(b.Value(s), b.target) }
 
 // Value folds the delivered sample and returns the signal's ScaleValue.
-func (b *Barometer) Value(s State) float64 {
+func (b *Barometer) Value(s sim.State) float64 {
 	obs := b.observation(s.Reading)
 	sig := b.computer.Compute(s.Now, signal.Input{Compute: b.collector.Collect(obs), MeasuredAt: s.Reading.At})
 	return sig.ScaleValue
@@ -75,7 +77,7 @@ func KEDAReplicas(value, target float64) int {
 	return int(math.Ceil(value/target - 1e-9))
 }
 
-func (b *Barometer) observation(r Reading) pressure.Observation {
+func (b *Barometer) observation(r sim.Reading) pressure.Observation {
 	for len(b.names) < r.Replicas {
 		b.names = append(b.names, "replica-"+strconv.Itoa(len(b.names)))
 	}

@@ -1,8 +1,10 @@
-package sim
+package control
 
 import (
 	"math"
 	"time"
+
+	"github.com/barometer-scaler/barometer/pkg/sim"
 )
 
 // KPAOptions are Knative's pod autoscaler settings (knative/serving
@@ -30,8 +32,8 @@ func DefaultKPAOptions() KPAOptions {
 }
 
 // KPASetting names the KPA with options.
-func KPASetting(name string, o KPAOptions) Setting {
-	return Setting{Name: name, New: func(m Model) Controller { return NewKPA(m, o) }}
+func KPASetting(name string, o KPAOptions) sim.Setting {
+	return sim.Setting{Name: name, New: func(m sim.Model) sim.Controller { return NewKPA(m, o) }}
 }
 
 type kpaSample struct {
@@ -48,7 +50,7 @@ type kpaSample struct {
 // across, in replicas of work (uncapped: concurrency queues, it does not
 // saturate); the target is the model's target occupancy.
 type KPA struct {
-	model     Model
+	model     sim.Model
 	opts      KPAOptions
 	samples   []kpaSample
 	started   bool
@@ -57,10 +59,10 @@ type KPA struct {
 }
 
 // NewKPA returns the KPA's algorithm.
-func NewKPA(m Model, o KPAOptions) *KPA { return &KPA{model: m, opts: o} }
+func NewKPA(m sim.Model, o KPAOptions) *KPA { return &KPA{model: m, opts: o} }
 
 // Decide records the delivered sample and computes the desired pods.
-func (k *KPA) Decide(s State) int {
+func (k *KPA) Decide(s sim.State) int {
 	if !k.started {
 		k.started = true
 		// A new autoscaler on more than one pod starts in panic, holding

@@ -1,20 +1,22 @@
-package sim
+package control
 
 import (
 	"testing"
 	"time"
+
+	"github.com/barometer-scaler/barometer/pkg/sim"
 )
 
 // maxHoldTurns drives a MaxHold turn by turn: each reading carries the
 // demand (in replicas at the target) measured across the running count,
 // which follows the decisions, as in the closed loop at delay 0.
-func maxHoldTurns(c *MaxHold, m Model, start int, demands []float64) []int {
+func maxHoldTurns(c *MaxHold, m sim.Model, start int, demands []float64) []int {
 	var out []int
 	running := start
 	for t, d := range demands {
-		at := Epoch.Add(time.Duration(t) * DefaultTurn)
-		r := Reading{Turn: t, At: at, Occupancy: d * m.Target / float64(running), Replicas: running}
-		running = c.Decide(State{Turn: t, Now: at, Replicas: running, Ready: running, Reading: r})
+		at := sim.Epoch.Add(time.Duration(t) * sim.DefaultTurn)
+		r := sim.Reading{Turn: t, At: at, Occupancy: d * m.Target / float64(running), Replicas: running}
+		running = c.Decide(sim.State{Turn: t, Now: at, Replicas: running, Ready: running, Reading: r})
 		out = append(out, running)
 	}
 	return out
@@ -33,7 +35,7 @@ func equalInts(a, b []int) bool {
 }
 
 func TestMaxHoldAsksForTheWindowsLargestDemand(t *testing.T) {
-	m := ReferenceModel()
+	m := sim.ReferenceModel()
 	// Window 3, no hold: the largest of the newest three demands, down at
 	// once when the peak leaves the window. 2.2 replicas of work needs 3.
 	c := NewMaxHold(m, MaxHoldOptions{Window: 3})
@@ -44,7 +46,7 @@ func TestMaxHoldAsksForTheWindowsLargestDemand(t *testing.T) {
 }
 
 func TestMaxHoldHoldsAScaleInButNeverAScaleOut(t *testing.T) {
-	m := ReferenceModel()
+	m := sim.ReferenceModel()
 	// Hold 2: the third sample in a row below the running count scales in;
 	// a rise is followed at once and restarts the count.
 	c := NewMaxHold(m, MaxHoldOptions{Window: 1, Hold: 2})
@@ -55,37 +57,37 @@ func TestMaxHoldHoldsAScaleInButNeverAScaleOut(t *testing.T) {
 }
 
 func TestMaxHoldCountsADeliveredSampleOnce(t *testing.T) {
-	m := ReferenceModel()
+	m := sim.ReferenceModel()
 	// Before the first delayed sample arrives the pipeline delivers sample
 	// 0 again and again: it is one sample, for the hold as for the window.
 	c := NewMaxHold(m, MaxHoldOptions{Window: 2, Hold: 1})
-	low := Reading{Turn: 0, Occupancy: 2 * m.Target / 4, Replicas: 4}
+	low := sim.Reading{Turn: 0, Occupancy: 2 * m.Target / 4, Replicas: 4}
 	for turn := range 3 {
-		if got := c.Decide(State{Turn: turn, Replicas: 4, Ready: 4, Reading: low}); got != 4 {
+		if got := c.Decide(sim.State{Turn: turn, Replicas: 4, Ready: 4, Reading: low}); got != 4 {
 			t.Fatalf("turn %d: %d, want 4 (one sample below, held)", turn, got)
 		}
 	}
-	next := Reading{Turn: 1, Occupancy: 1 * m.Target / 4, Replicas: 4}
-	if got := c.Decide(State{Turn: 3, Replicas: 4, Ready: 4, Reading: next}); got != 2 {
+	next := sim.Reading{Turn: 1, Occupancy: 1 * m.Target / 4, Replicas: 4}
+	if got := c.Decide(sim.State{Turn: 3, Replicas: 4, Ready: 4, Reading: next}); got != 2 {
 		t.Errorf("second sample below: %d, want 2 (the window's larger demand)", got)
 	}
 }
 
 func TestMaxHoldReadsTheUncappedRateAndClamps(t *testing.T) {
-	m := ReferenceModel() // 1..12 replicas, target 0.7
+	m := sim.ReferenceModel() // 1..12 replicas, target 0.7
 	c := NewMaxHold(m, MaxHoldOptions{Window: 1})
 	// 4 replicas at 210 % occupancy carry 8.4 replicas of full work: 12 at
 	// 0.7; a cap at 100 % would have asked for 6.
-	over := Reading{Turn: 0, Occupancy: 2.1, Replicas: 4}
-	if got := c.Decide(State{Replicas: 4, Ready: 4, Reading: over}); got != 12 {
+	over := sim.Reading{Turn: 0, Occupancy: 2.1, Replicas: 4}
+	if got := c.Decide(sim.State{Replicas: 4, Ready: 4, Reading: over}); got != 12 {
 		t.Errorf("saturated sample: %d, want 12", got)
 	}
-	huge := Reading{Turn: 1, Occupancy: 1e300, Replicas: 4}
-	if got := c.Decide(State{Turn: 1, Replicas: 12, Ready: 12, Reading: huge}); got != 12 {
+	huge := sim.Reading{Turn: 1, Occupancy: 1e300, Replicas: 4}
+	if got := c.Decide(sim.State{Turn: 1, Replicas: 12, Ready: 12, Reading: huge}); got != 12 {
 		t.Errorf("huge sample: %d, want MaxReplicas 12", got)
 	}
-	idle := Reading{Turn: 2, Occupancy: 0, Replicas: 12}
-	if got := c.Decide(State{Turn: 2, Replicas: 12, Ready: 12, Reading: idle}); got != 1 {
+	idle := sim.Reading{Turn: 2, Occupancy: 0, Replicas: 12}
+	if got := c.Decide(sim.State{Turn: 2, Replicas: 12, Ready: 12, Reading: idle}); got != 1 {
 		t.Errorf("idle sample: %d, want MinReplicas 1", got)
 	}
 }
@@ -95,8 +97,8 @@ func TestMaxHoldWithFreshSamplesIsTheExactRule(t *testing.T) {
 	// trace where occupancy x replicas / target comes out a hair above a
 	// whole count (82 requests across 5 replicas, for one).
 	rt, s := loadRealTrace(t, "nasa-http-1995-08-04-31-5m.csv")
-	m := PeakModel(s, 0.7, 24)
-	sc := Run(Config{Model: m, Turn: rt.Step}, s, NewMaxHold(m, MaxHoldOptions{Window: 1})).Score
+	m := sim.PeakModel(s, 0.7, 24)
+	sc := sim.Run(sim.Config{Model: m, Turn: rt.Step}, s, NewMaxHold(m, MaxHoldOptions{Window: 1})).Score
 	if sc.Shortfall != 0 || sc.Total != m.Ideal(s.Load) {
 		t.Errorf("shortfall %d, total %d; want 0 and the ideal %d", sc.Shortfall, sc.Total, m.Ideal(s.Load))
 	}
@@ -106,7 +108,7 @@ func TestMaxHoldWithFreshSamplesIsTheExactRule(t *testing.T) {
 // every setting of the grid on a real trace at delay 3.
 func TestTuneMaxHoldPicksTheCheapestWithinBudget(t *testing.T) {
 	rt, s := loadRealTrace(t, "azure-llm-conv-2023-11-16-15s.csv") // 232 turns per 15 s
-	cfg := Config{Model: PeakModel(s, 0.7, 24), Delay: 3, Turn: rt.Step}
+	cfg := sim.Config{Model: sim.PeakModel(s, 0.7, 24), Delay: 3, Turn: rt.Step}
 	// At 15 s per turn and delay 3 no setting of this trace is short in
 	// under 3 % of the turns; a 10 % budget leaves several to choose from.
 	g := MaxHoldGrid{Windows: []int{1, 2, 3, 4, 5, 6, 8}, Holds: []int{0, 1, 2, 4, 8}, ShortfallBudget: 0.10}
@@ -118,7 +120,7 @@ func TestTuneMaxHoldPicksTheCheapestWithinBudget(t *testing.T) {
 	cheaperButShort := false
 	for _, w := range g.Windows {
 		for _, h := range g.Holds {
-			sc := Run(cfg, s, NewMaxHold(cfg.Model, MaxHoldOptions{Window: w, Hold: h})).Score
+			sc := sim.Run(cfg, s, NewMaxHold(cfg.Model, MaxHoldOptions{Window: w, Hold: h})).Score
 			within := float64(sc.Shortfall) <= budget
 			if within && (sc.Total < got.Score.Total || sc.Total == got.Score.Total && sc.Oscillation < got.Score.Oscillation) {
 				t.Errorf("W=%d h=%d (total %d, shortfall %d, reversals %d) beats the pick %+v", w, h, sc.Total, sc.Shortfall, sc.Oscillation, got)
@@ -131,14 +133,14 @@ func TestTuneMaxHoldPicksTheCheapestWithinBudget(t *testing.T) {
 		t.Errorf("no setting cheaper than the pick %+v: the case does not test the budget", got)
 	}
 	// The picked setting, run again, scores as the tuning said.
-	if sc := Run(cfg, s, got.Setting().New(cfg.Model)).Score; sc != got.Score {
+	if sc := sim.Run(cfg, s, got.Setting().New(cfg.Model)).Score; sc != got.Score {
 		t.Errorf("%s scores %+v, tuned %+v", got.Setting().Name, sc, got.Score)
 	}
 }
 
 func TestTuneMaxHoldWithoutAnySettingInBudgetTakesTheLeastShort(t *testing.T) {
 	rt, s := loadRealTrace(t, "azure-llm-conv-2023-11-16-15s.csv")
-	cfg := Config{Model: PeakModel(s, 0.7, 24), Delay: 3, Turn: rt.Step}
+	cfg := sim.Config{Model: sim.PeakModel(s, 0.7, 24), Delay: 3, Turn: rt.Step}
 	g := MaxHoldGrid{Windows: []int{1, 2, 4}, Holds: []int{0, 4}} // budget 0: nothing is never short at delay 3
 	got := TuneMaxHold(cfg, s, g)
 	if got.WithinBudget {
@@ -146,7 +148,7 @@ func TestTuneMaxHoldWithoutAnySettingInBudgetTakesTheLeastShort(t *testing.T) {
 	}
 	for _, w := range g.Windows {
 		for _, h := range g.Holds {
-			sc := Run(cfg, s, NewMaxHold(cfg.Model, MaxHoldOptions{Window: w, Hold: h})).Score
+			sc := sim.Run(cfg, s, NewMaxHold(cfg.Model, MaxHoldOptions{Window: w, Hold: h})).Score
 			if sc.Shortfall < got.Score.Shortfall {
 				t.Errorf("W=%d h=%d is short in %d turns, the pick %+v in more", w, h, sc.Shortfall, got)
 			}
@@ -154,9 +156,9 @@ func TestTuneMaxHoldWithoutAnySettingInBudgetTakesTheLeastShort(t *testing.T) {
 	}
 }
 
-func loadRealTrace(t *testing.T, file string) (RealTrace, Series) {
+func loadRealTrace(t *testing.T, file string) (sim.RealTrace, sim.Series) {
 	t.Helper()
-	for _, rt := range RealTraces() {
+	for _, rt := range sim.RealTraces() {
 		if rt.File == file {
 			s, err := rt.Load()
 			if err != nil {
@@ -166,7 +168,7 @@ func loadRealTrace(t *testing.T, file string) (RealTrace, Series) {
 		}
 	}
 	t.Fatalf("no real trace %s", file)
-	return RealTrace{}, Series{}
+	return sim.RealTrace{}, sim.Series{}
 }
 
 // TestTuningScoreIsRuns: the tuning's quick loop gives Run's total,
@@ -175,11 +177,11 @@ func loadRealTrace(t *testing.T, file string) (RealTrace, Series) {
 func TestTuningScoreIsRuns(t *testing.T) {
 	rt, real := loadRealTrace(t, "azure-llm-code-2023-11-16-15s.csv")
 	cases := []struct {
-		s   Series
-		cfg Config
+		s   sim.Series
+		cfg sim.Config
 	}{
-		{real, Config{Model: PeakModel(real, 0.7, 24), Turn: rt.Step}},
-		{Families()[0].Series(3), Config{Model: ReferenceModel()}},
+		{real, sim.Config{Model: sim.PeakModel(real, 0.7, 24), Turn: rt.Step}},
+		{sim.Families()[0].Series(3), sim.Config{Model: sim.ReferenceModel()}},
 	}
 	for _, c := range cases {
 		for _, d := range []int{0, 1, 3, 6} {
@@ -189,7 +191,7 @@ func TestTuningScoreIsRuns(t *testing.T) {
 				for _, h := range []int{0, 1, 7, 30} {
 					o := MaxHoldOptions{Window: w, Hold: h}
 					got := tuningScore(cfg, c.s, NewMaxHold(cfg.Model, o))
-					want := Run(cfg, c.s, NewMaxHold(cfg.Model, o)).Score
+					want := sim.Run(cfg, c.s, NewMaxHold(cfg.Model, o)).Score
 					if got.Total != want.Total || got.Shortfall != want.Shortfall || got.Oscillation != want.Oscillation {
 						t.Errorf("%s delay %d W=%d h=%d: quick %d / %d / %d, Run %d / %d / %d", c.s.Name, d, w, h,
 							got.Total, got.Shortfall, got.Oscillation, want.Total, want.Shortfall, want.Oscillation)

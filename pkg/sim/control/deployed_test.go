@@ -1,15 +1,17 @@
-package sim
+package control
 
 import (
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/barometer-scaler/barometer/pkg/sim"
+
 	"github.com/barometer-scaler/barometer/pkg/signal"
 )
 
 // drop is 8 turns needing 4 replicas, then 40 needing 1.
-func drop() Series {
+func drop() sim.Series {
 	load := make([]float64, 48)
 	for i := range load {
 		load[i] = 3200
@@ -17,11 +19,11 @@ func drop() Series {
 			load[i] = 800
 		}
 	}
-	return Series{Name: "drop", Load: load}
+	return sim.Series{Name: "drop", Load: load}
 }
 
 // firstAt is the first turn a run provisions n replicas, -1 if none.
-func firstAt(r Result, n int) int {
+func firstAt(r sim.Result, n int) int {
 	for _, st := range r.Steps {
 		if st.Replicas == n {
 			return st.Turn
@@ -37,7 +39,7 @@ func firstAt(r Result, n int) int {
 // deployed with Kubernetes' default behavior the HPA holds the scale-in
 // for its 300 s window (20 turns of 15 s).
 func TestBarometerDeployments(t *testing.T) {
-	m := ReferenceModel()
+	m := sim.ReferenceModel()
 	o := profile(t, signal.ProfileResponsive)
 	falls := map[Deployment]int{}
 	for _, d := range []Deployment{RawSignal, DeployedRecommended, DeployedDefault} {
@@ -45,12 +47,12 @@ func TestBarometerDeployments(t *testing.T) {
 		if !strings.HasSuffix(set.Name, ", "+d.String()) {
 			t.Errorf("%s: the name does not say %q", set.Name, d)
 		}
-		falls[d] = firstAt(Run(Config{Model: m}, drop(), set.New(m)), 1)
+		falls[d] = firstAt(sim.Run(sim.Config{Model: m}, drop(), set.New(m)), 1)
 	}
 	if falls[RawSignal] != 8 || falls[DeployedRecommended] != 8 {
 		t.Errorf("raw signal falls at turn %d, deployed with the recommended behavior at %d; want both at 8", falls[RawSignal], falls[DeployedRecommended])
 	}
-	window := int(DefaultHPAOptions().ScaleDown.StabilizationWindow / DefaultTurn)
+	window := int(DefaultHPAOptions().ScaleDown.StabilizationWindow / sim.DefaultTurn)
 	// The last recommendation of 4 is turn 7's; it leaves the window 300 s on.
 	if falls[DeployedDefault] != 7+window {
 		t.Errorf("deployed with the default behavior falls at turn %d, want %d (the 300 s window)", falls[DeployedDefault], 7+window)
@@ -63,13 +65,13 @@ func TestBarometerDeployments(t *testing.T) {
 // constValue publishes one value every turn.
 type constValue float64
 
-func (v constValue) Value(State) float64 { return float64(v) }
+func (v constValue) Value(sim.State) float64 { return float64(v) }
 
 // TestDeployedReadsAMilliQuantityWithinTolerance: the value travels as a
 // truncated milli quantity, and the HPA moves only outside its tolerance.
 func TestDeployedReadsAMilliQuantityWithinTolerance(t *testing.T) {
-	m := ReferenceModel()
-	at := Epoch.Add(time.Minute)
+	m := sim.ReferenceModel()
+	at := sim.Epoch.Add(time.Minute)
 	tests := []struct {
 		value   float64
 		current int
@@ -83,7 +85,7 @@ func TestDeployedReadsAMilliQuantityWithinTolerance(t *testing.T) {
 	}
 	for _, tt := range tests {
 		d := NewDeployed(m, constValue(tt.value), m.Target, RecommendedHPAOptions())
-		got := d.Decide(State{Now: at, Replicas: tt.current, Ready: tt.current})
+		got := d.Decide(sim.State{Now: at, Replicas: tt.current, Ready: tt.current})
 		if got != tt.want {
 			t.Errorf("value %v at %d replicas: %d, want %d", tt.value, tt.current, got, tt.want)
 		}
@@ -94,11 +96,11 @@ func TestDeployedReadsAMilliQuantityWithinTolerance(t *testing.T) {
 // at each delay, the grid's pick for that series and delay.
 func TestTunedMaxHoldSettingTunesEachRun(t *testing.T) {
 	rt, s := loadRealTrace(t, "azure-llm-code-2023-11-16-15s.csv")
-	cfg := Config{Model: PeakModel(s, 0.7, 24), Turn: rt.Step}
+	cfg := sim.Config{Model: sim.PeakModel(s, 0.7, 24), Turn: rt.Step}
 	g := MaxHoldGrid{Windows: []int{1, 3, 6, 12}, Holds: []int{0, 4, 16}, ShortfallBudget: 0.03}
 	delays := []int{0, 3, 6}
 	picks := map[MaxHoldOptions]bool{}
-	for i, r := range Scan(cfg, s, TunedMaxHoldSetting("maxhold, tuned", g), delays) {
+	for i, r := range sim.Scan(cfg, s, TunedMaxHoldSetting("maxhold, tuned", g), delays) {
 		c := cfg
 		c.Delay = delays[i]
 		want := TuneMaxHold(c, s, g)

@@ -1,10 +1,12 @@
-package sim
+package control
 
 import (
 	"cmp"
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/barometer-scaler/barometer/pkg/sim"
 )
 
 // MaxHoldOptions are the tuned baseline's two settings.
@@ -27,7 +29,7 @@ type MaxHoldOptions struct {
 // across, over the target: the rate it saw, uncapped, as a request-rate
 // metric reports it.
 type MaxHold struct {
-	model  Model
+	model  sim.Model
 	opts   MaxHoldOptions
 	recent []int // the newest samples' demands, oldest first
 	last   int   // the turn of the newest sample taken in; -1 before the first
@@ -35,7 +37,7 @@ type MaxHold struct {
 }
 
 // NewMaxHold returns the tuned baseline with its settings.
-func NewMaxHold(m Model, o MaxHoldOptions) *MaxHold {
+func NewMaxHold(m sim.Model, o MaxHoldOptions) *MaxHold {
 	o.Window = max(1, o.Window)
 	o.Hold = max(0, o.Hold)
 	return &MaxHold{model: m, opts: o, recent: make([]int, 0, o.Window), last: -1}
@@ -44,7 +46,7 @@ func NewMaxHold(m Model, o MaxHoldOptions) *MaxHold {
 // Decide takes in the delivered sample (once: while the pipeline delivers
 // the same sample again, nothing new is counted), then asks for the
 // window's largest demand, holding a scale-in as the options say.
-func (c *MaxHold) Decide(s State) int {
+func (c *MaxHold) Decide(s sim.State) int {
 	current := s.Replicas
 	fresh := s.Reading.Turn != c.last
 	if fresh {
@@ -73,7 +75,7 @@ func (c *MaxHold) Decide(s State) int {
 // product occupancy x replicas / target recomputes load / (saturation x
 // target) with rounding error, so a hair below a whole count is that
 // count.
-func (c *MaxHold) demand(r Reading) int {
+func (c *MaxHold) demand(r sim.Reading) int {
 	total := r.Occupancy * float64(r.Replicas) / c.model.Target
 	switch {
 	case math.IsNaN(total) || total <= 0:
@@ -93,8 +95,8 @@ func maxOf(xs []int) int {
 }
 
 // MaxHoldSetting names the baseline with fixed settings.
-func MaxHoldSetting(name string, o MaxHoldOptions) Setting {
-	return Setting{Name: name, New: func(m Model) Controller { return NewMaxHold(m, o) }}
+func MaxHoldSetting(name string, o MaxHoldOptions) sim.Setting {
+	return sim.Setting{Name: name, New: func(m sim.Model) sim.Controller { return NewMaxHold(m, o) }}
 }
 
 // MaxHoldGrid is the search space of the baseline's tuning and the rule
@@ -122,14 +124,14 @@ func DefaultMaxHoldGrid() MaxHoldGrid {
 // MaxHoldTuning is the setting the grid picked and how it scored.
 type MaxHoldTuning struct {
 	Options MaxHoldOptions
-	Score   Score
+	Score   sim.Score
 	// WithinBudget says whether any setting met the shortfall budget; when
 	// none did, the pick is the one short in the fewest turns.
 	WithinBudget bool
 }
 
 // Setting names the picked options, e.g. "maxhold W=4 h=9".
-func (t MaxHoldTuning) Setting() Setting {
+func (t MaxHoldTuning) Setting() sim.Setting {
 	return MaxHoldSetting(fmt.Sprintf("maxhold W=%d h=%d", t.Options.Window, t.Options.Hold), t.Options)
 }
 
@@ -139,7 +141,7 @@ func (t MaxHoldTuning) Setting() Setting {
 // reversals (Oscillation), then the smaller window, then the shorter hold.
 // When no setting meets the budget it picks the fewest shortfall turns,
 // then the same order.
-func TuneMaxHold(cfg Config, s Series, g MaxHoldGrid) MaxHoldTuning {
+func TuneMaxHold(cfg sim.Config, s sim.Series, g MaxHoldGrid) MaxHoldTuning {
 	budget := g.ShortfallBudget * float64(len(s.Load))
 	var best MaxHoldTuning
 	found := false
@@ -154,7 +156,7 @@ func TuneMaxHold(cfg Config, s Series, g MaxHoldGrid) MaxHoldTuning {
 		}
 	}
 	if found {
-		best.Score = Run(cfg, s, NewMaxHold(cfg.Model, best.Options)).Score
+		best.Score = sim.Run(cfg, s, NewMaxHold(cfg.Model, best.Options)).Score
 	}
 	return best
 }
@@ -167,20 +169,20 @@ func TuneMaxHold(cfg Config, s Series, g MaxHoldGrid) MaxHoldTuning {
 // sample and the record of every turn, most of Run's time, are left out,
 // so the grid's hundreds of runs per series stay quick. Otherwise it is
 // Run's score. TestTuningScoreIsRuns holds the two together.
-func tuningScore(cfg Config, s Series, c Controller) Score {
+func tuningScore(cfg sim.Config, s sim.Series, c sim.Controller) sim.Score {
 	if s.Queue != nil || cfg.StartupTurns > 0 {
-		return Run(cfg, s, c).Score
+		return sim.Run(cfg, s, c).Score
 	}
-	m, turn := cfg.Model, cfg.turn()
-	recent := make([]Reading, cfg.Delay+1) // the newest samples, by turn modulo their count
-	sc := Score{}
+	m, turn := cfg.Model, cfg.TurnLength()
+	recent := make([]sim.Reading, cfg.Delay+1) // the newest samples, by turn modulo their count
+	sc := sim.Score{}
 	provisioned, lastDir := m.InitialReplicas, 0
 	for t, load := range s.Load {
 		ready := provisioned
-		at := Epoch.Add(time.Duration(t) * turn)
-		recent[t%len(recent)] = Reading{Turn: t, At: at, Occupancy: load / (float64(ready) * m.Saturation), Replicas: ready}
+		at := sim.Epoch.Add(time.Duration(t) * turn)
+		recent[t%len(recent)] = sim.Reading{Turn: t, At: at, Occupancy: load / (float64(ready) * m.Saturation), Replicas: ready}
 		delivered := recent[max(0, t-cfg.Delay)%len(recent)]
-		want := m.Clamp(c.Decide(State{Turn: t, Now: at, Replicas: provisioned, Ready: ready, Reading: delivered}))
+		want := m.Clamp(c.Decide(sim.State{Turn: t, Now: at, Replicas: provisioned, Ready: ready, Reading: delivered}))
 		if dir := cmp.Compare(want-provisioned, 0); dir != 0 {
 			if lastDir != 0 && dir != lastDir {
 				sc.Oscillation++

@@ -1,8 +1,10 @@
-package sim
+package control
 
 import (
 	"testing"
 	"time"
+
+	"github.com/barometer-scaler/barometer/pkg/sim"
 
 	"github.com/barometer-scaler/barometer/pkg/signal"
 )
@@ -18,9 +20,9 @@ func profile(t *testing.T, name string) BarometerOptions {
 
 // decideOnce asks a fresh Barometer for one decision at turn `turn` on a
 // sample taken at turn `taken`.
-func decideOnce(o BarometerOptions, turn, taken, current int, r Reading) int {
-	r.Turn, r.At = taken, Epoch.Add(time.Duration(taken)*DefaultTurn)
-	return NewBarometer(ReferenceModel(), o).Decide(State{Turn: turn, Now: Epoch.Add(time.Duration(turn) * DefaultTurn),
+func decideOnce(o BarometerOptions, turn, taken, current int, r sim.Reading) int {
+	r.Turn, r.At = taken, sim.Epoch.Add(time.Duration(taken)*sim.DefaultTurn)
+	return NewBarometer(sim.ReferenceModel(), o).Decide(sim.State{Turn: turn, Now: sim.Epoch.Add(time.Duration(turn) * sim.DefaultTurn),
 		Replicas: current, Ready: current, Reading: r})
 }
 
@@ -33,18 +35,18 @@ func TestBarometerOneDecision(t *testing.T) {
 		opts    BarometerOptions
 		turn    int
 		current int
-		r       Reading
+		r       sim.Reading
 		want    int
 	}{
 		// 0.5 across 4 replicas is 2 replicas of work: ceil(2 / 0.7) = 3,
 		// whatever the current count (the naive rule would ask 8 x 0.5 / 0.7).
-		{"demand is measured across the sample's replicas", follow, 3, 8, Reading{Occupancy: 0.5, Replicas: 4}, 3},
-		{"the collector caps a saturated replica at 1", follow, 0, 2, Reading{Occupancy: 2, Replicas: 2}, 3},
-		{"a fresh saturated sample doubles", surge, 0, 2, Reading{Occupancy: 2, Replicas: 2}, 4},
-		{"a stale saturated sample adds 4 when that is more", surge, 3, 2, Reading{Occupancy: 2, Replicas: 2}, 6},
-		{"a stale saturated sample doubles when that is more", surge, 3, 6, Reading{Occupancy: 2, Replicas: 6}, 12},
-		{"an unsaturated sample is read as is", surge, 3, 2, Reading{Occupancy: 0.9, Replicas: 2}, 3},
-		{"a KEDA target of 0.5 asks for more", BarometerOptions{Signal: follow.Signal, Target: 0.5}, 0, 2, Reading{Occupancy: 0.6, Replicas: 2}, 3},
+		{"demand is measured across the sample's replicas", follow, 3, 8, sim.Reading{Occupancy: 0.5, Replicas: 4}, 3},
+		{"the collector caps a saturated replica at 1", follow, 0, 2, sim.Reading{Occupancy: 2, Replicas: 2}, 3},
+		{"a fresh saturated sample doubles", surge, 0, 2, sim.Reading{Occupancy: 2, Replicas: 2}, 4},
+		{"a stale saturated sample adds 4 when that is more", surge, 3, 2, sim.Reading{Occupancy: 2, Replicas: 2}, 6},
+		{"a stale saturated sample doubles when that is more", surge, 3, 6, sim.Reading{Occupancy: 2, Replicas: 6}, 12},
+		{"an unsaturated sample is read as is", surge, 3, 2, sim.Reading{Occupancy: 0.9, Replicas: 2}, 3},
+		{"a KEDA target of 0.5 asks for more", BarometerOptions{Signal: follow.Signal, Target: 0.5}, 0, 2, sim.Reading{Occupancy: 0.6, Replicas: 2}, 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -58,12 +60,12 @@ func TestBarometerOneDecision(t *testing.T) {
 // TestBarometerOriginalHoldsScaleIn: the original profile's resource
 // threshold (0.25) keeps a busy cluster from scaling in.
 func TestBarometerOriginalHoldsScaleIn(t *testing.T) {
-	b := NewBarometer(ReferenceModel(), profile(t, signal.ProfileOriginal))
+	b := NewBarometer(sim.ReferenceModel(), profile(t, signal.ProfileOriginal))
 	replicas := 4
 	for turn, occ := range []float64{0.7, 0.35, 0.35, 0.35, 0.35, 0.35, 0.35, 0.35, 0.35, 0.35, 0.35} {
-		at := Epoch.Add(time.Duration(turn) * DefaultTurn)
-		replicas = b.Decide(State{Turn: turn, Now: at, Replicas: replicas, Ready: replicas,
-			Reading: Reading{Turn: turn, At: at, Occupancy: occ, Replicas: replicas}})
+		at := sim.Epoch.Add(time.Duration(turn) * sim.DefaultTurn)
+		replicas = b.Decide(sim.State{Turn: turn, Now: at, Replicas: replicas, Ready: replicas,
+			Reading: sim.Reading{Turn: turn, At: at, Occupancy: occ, Replicas: replicas}})
 		if replicas != 4 {
 			t.Fatalf("turn %d: %d replicas, want 4 (held)", turn, replicas)
 		}
@@ -74,16 +76,16 @@ func TestBarometerOriginalHoldsScaleIn(t *testing.T) {
 // figures the signal had before the profiles: the report's former
 // "default options" row, at delays 0, 3 and 6, and its jump test.
 func TestOriginalProfileKeepsItsFigures(t *testing.T) {
-	m := ReferenceModel()
+	m := sim.ReferenceModel()
 	set := BarometerSetting("original", profile(t, signal.ProfileOriginal), RawSignal)
 	want := map[int][4]int{0: {397, 0, 4, 96}, 3: {398, 17, 3, 114}, 6: {400, 28, 3, 127}}
 	jump := map[int]int{0: 2, 3: 11, 6: 20}
 	for d, w := range want {
-		o := Run(Config{Model: m, Delay: d}, Reference(), set.New(m)).Score
+		o := sim.Run(sim.Config{Model: m, Delay: d}, sim.Reference(), set.New(m)).Score
 		if got := [4]int{o.Total, o.Shortfall, o.Oscillation, o.Excess}; got != w {
 			t.Errorf("delay %d: total/shortfall/oscillation/excess %v, want %v", d, got, w)
 		}
-		if r := Run(Config{Model: m, Delay: d}, JumpTest(), set.New(m)).Score.Reaction; r != jump[d] {
+		if r := sim.Run(sim.Config{Model: m, Delay: d}, sim.JumpTest(), set.New(m)).Score.Reaction; r != jump[d] {
 			t.Errorf("delay %d: jump reaction %d, want %d", d, r, jump[d])
 		}
 	}
@@ -95,14 +97,14 @@ func TestOriginalProfileKeepsItsFigures(t *testing.T) {
 // docs/compensation.md says why), and delay 0, not worse than the naive
 // rule.
 func TestResponsiveProfileFigures(t *testing.T) {
-	m := ReferenceModel()
+	m := sim.ReferenceModel()
 	resp := BarometerSetting("responsive", profile(t, signal.ProfileResponsive), RawSignal)
-	d3 := Run(Config{Model: m, Delay: 3}, Reference(), resp.New(m)).Score
+	d3 := sim.Run(sim.Config{Model: m, Delay: 3}, sim.Reference(), resp.New(m)).Score
 	if d3.Total != 331 || d3.Shortfall != 11 || d3.Oscillation != 8 {
 		t.Errorf("delay 3: total %d, shortfall %d, oscillation %d; want 331, 11, 8", d3.Total, d3.Shortfall, d3.Oscillation)
 	}
-	z := Run(Config{Model: m}, Reference(), resp.New(m)).Score
-	n := Run(Config{Model: m}, Reference(), NewNaive(m, NaiveOptions{})).Score
+	z := sim.Run(sim.Config{Model: m}, sim.Reference(), resp.New(m)).Score
+	n := sim.Run(sim.Config{Model: m}, sim.Reference(), NewNaive(m, NaiveOptions{})).Score
 	if z.Total > n.Total || z.Shortfall > n.Shortfall || z.Oscillation > n.Oscillation || z.Excess > n.Excess {
 		t.Errorf("delay 0: responsive %+v, naive %+v", z, n)
 	}
@@ -114,13 +116,13 @@ func TestResponsiveProfileFigures(t *testing.T) {
 // 2 turns with headroom (total 525, the ideal 301) and reverses 3 times;
 // and the jump test's reaction, at most 3 turns at delay 3.
 func TestBudgetedProfileFigures(t *testing.T) {
-	m := ReferenceModel()
+	m := sim.ReferenceModel()
 	def := BarometerSetting("budgeted", profile(t, signal.ProfileBudgeted), DeployedRecommended)
-	d3 := Run(Config{Model: m, Delay: 3}, Reference(), def.New(m)).Score
+	d3 := sim.Run(sim.Config{Model: m, Delay: 3}, sim.Reference(), def.New(m)).Score
 	if d3.Total != 525 || d3.Shortfall != 2 || d3.Oscillation != 3 {
 		t.Errorf("delay 3: total %d, shortfall %d, oscillation %d; want 525, 2, 3", d3.Total, d3.Shortfall, d3.Oscillation)
 	}
-	if r := Run(Config{Model: m, Delay: 3}, JumpTest(), def.New(m)).Score.Reaction; r < 0 || r > 3 {
+	if r := sim.Run(sim.Config{Model: m, Delay: 3}, sim.JumpTest(), def.New(m)).Score.Reaction; r < 0 || r > 3 {
 		t.Errorf("jump test at delay 3: reaction %d, want at most 3", r)
 	}
 }
@@ -129,13 +131,13 @@ func TestBudgetedProfileFigures(t *testing.T) {
 // profile reaches a jump's requirement no later than `original`, and no
 // later than the naive rule's delay.
 func TestDefaultProfileNeverSlowerToAJump(t *testing.T) {
-	m := ReferenceModel()
+	m := sim.ReferenceModel()
 	orig := BarometerSetting("original", profile(t, signal.ProfileOriginal), RawSignal)
 	for _, dep := range []Deployment{RawSignal, DeployedRecommended} {
 		def := BarometerSetting("default", profile(t, signal.DefaultProfile), dep)
 		for d := range 7 {
-			c := Config{Model: m, Delay: d}
-			got, was := Run(c, JumpTest(), def.New(m)).Score.Reaction, Run(c, JumpTest(), orig.New(m)).Score.Reaction
+			c := sim.Config{Model: m, Delay: d}
+			got, was := sim.Run(c, sim.JumpTest(), def.New(m)).Score.Reaction, sim.Run(c, sim.JumpTest(), orig.New(m)).Score.Reaction
 			if got < 0 || got > was || got > max(d, 1) {
 				t.Errorf("%s, delay %d: reaction %d, original %d", def.Name, d, got, was)
 			}
@@ -145,13 +147,13 @@ func TestDefaultProfileNeverSlowerToAJump(t *testing.T) {
 
 // oneSpike is a quiet series (2 replicas at target) with one turn whose
 // sample saturates the pool.
-func oneSpike() Series {
+func oneSpike() sim.Series {
 	load := make([]float64, 40)
 	for i := range load {
 		load[i] = 1000
 	}
 	load[10] = 5000
-	return Series{Name: "one spike", Load: load}
+	return sim.Series{Name: "one spike", Load: load}
 }
 
 // TestSurgeDoesNotRatchet: one saturated sample in a quiet series raises
@@ -159,9 +161,9 @@ func oneSpike() Series {
 // saturated ends the surge, and the pool comes back instead of climbing to
 // its maximum.
 func TestSurgeDoesNotRatchet(t *testing.T) {
-	m := ReferenceModel()
+	m := sim.ReferenceModel()
 	for _, d := range []int{0, 3} {
-		res := Run(Config{Model: m, Delay: d}, oneSpike(), BarometerSetting("responsive", profile(t, signal.ProfileResponsive), RawSignal).New(m))
+		res := sim.Run(sim.Config{Model: m, Delay: d}, oneSpike(), BarometerSetting("responsive", profile(t, signal.ProfileResponsive), RawSignal).New(m))
 		if res.Score.Peak >= m.MaxReplicas {
 			t.Errorf("delay %d: peak %d, the surge ratcheted to the maximum", d, res.Score.Peak)
 		}
@@ -177,11 +179,11 @@ func TestSurgeDoesNotRatchet(t *testing.T) {
 // then the pool comes back below it, to the quiet level plus at most one
 // replica of headroom (the spike's short samples raised the headroom).
 func TestBudgetedSurgeComesBackAfterItsHold(t *testing.T) {
-	m := ReferenceModel()
+	m := sim.ReferenceModel()
 	set := BarometerSetting("budgeted", profile(t, signal.ProfileBudgeted), DeployedRecommended)
-	hold := int(signal.DefaultScaleInHold / DefaultTurn)
+	hold := int(signal.DefaultScaleInHold / sim.DefaultTurn)
 	for _, d := range []int{0, 3} {
-		res := Run(Config{Model: m, Delay: d}, oneSpike(), set.New(m))
+		res := sim.Run(sim.Config{Model: m, Delay: d}, oneSpike(), set.New(m))
 		if res.Score.Peak >= m.MaxReplicas {
 			t.Errorf("delay %d: peak %d, the surge ratcheted to the maximum", d, res.Score.Peak)
 		}

@@ -1,6 +1,10 @@
-package sim
+package control
 
-import "math"
+import (
+	"math"
+
+	"github.com/barometer-scaler/barometer/pkg/sim"
+)
 
 // NaiveOptions are the naive rule's two dampers (docs/semantics.md, "Its
 // dampers: wait window and step limit").
@@ -15,16 +19,16 @@ type NaiveOptions struct {
 // Naive is the naive rule (docs/semantics.md, "The naive rule"): the
 // CURRENT replica count times the delayed occupancy, over the target.
 type Naive struct {
-	model     Model
+	model     sim.Model
 	opts      NaiveOptions
 	lowStreak int
 }
 
 // NewNaive returns the naive controller.
-func NewNaive(m Model, opts NaiveOptions) *Naive { return &Naive{model: m, opts: opts} }
+func NewNaive(m sim.Model, opts NaiveOptions) *Naive { return &Naive{model: m, opts: opts} }
 
 // Decide applies the rule, then the step limit, then the wait window.
-func (n *Naive) Decide(s State) int {
+func (n *Naive) Decide(s sim.State) int {
 	replicas := s.Replicas
 	desired := n.model.Clamp(int(math.Ceil(float64(replicas) * s.Reading.Occupancy / n.model.Target)))
 	if n.opts.Step > 0 {

@@ -1,8 +1,10 @@
-package sim
+package control
 
 import (
 	"math"
 	"time"
+
+	"github.com/barometer-scaler/barometer/pkg/sim"
 )
 
 // PolicyType is an HPA scaling policy's unit.
@@ -73,7 +75,7 @@ type timedCount struct {
 // (the delivered occupancy against the target) times the ready pods, then
 // stabilization and the rate policies of the behavior.
 type HPA struct {
-	model           Model
+	model           sim.Model
 	opts            HPAOptions
 	recommendations []timedCount
 	started         bool
@@ -82,10 +84,10 @@ type HPA struct {
 }
 
 // NewHPA returns the HPA's algorithm.
-func NewHPA(m Model, opts HPAOptions) *HPA { return &HPA{model: m, opts: opts} }
+func NewHPA(m sim.Model, opts HPAOptions) *HPA { return &HPA{model: m, opts: opts} }
 
 // Decide computes the metric's proposal and normalizes it with the behavior.
-func (h *HPA) Decide(s State) int {
+func (h *HPA) Decide(s sim.State) int {
 	current := s.Replicas
 	desired := current
 	if ratio := s.Reading.Occupancy / h.model.Target; math.Abs(1-ratio) > h.opts.Tolerance {
@@ -97,7 +99,7 @@ func (h *HPA) Decide(s State) int {
 // behave applies the behavior to the metric's proposal: the stabilization
 // windows, then the rate policies and the replica bounds; it records the
 // change.
-func (h *HPA) behave(desired int, s State) int {
+func (h *HPA) behave(desired int, s sim.State) int {
 	current := s.Replicas
 	if !h.started && h.opts.ScaleDown.StabilizationWindow > 0 {
 		// A new HPA seeds the scale-down window with the current size.

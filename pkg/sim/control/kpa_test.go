@@ -1,8 +1,10 @@
-package sim
+package control
 
 import (
 	"testing"
 	"time"
+
+	"github.com/barometer-scaler/barometer/pkg/sim"
 )
 
 // kpaTurns drives a KPA turn by turn on fresh readings of totals (in
@@ -10,15 +12,15 @@ import (
 func kpaTurns(k *KPA, ready int, totals []float64) []int {
 	var out []int
 	for t, total := range totals {
-		at := Epoch.Add(time.Duration(t) * DefaultTurn)
-		r := Reading{Turn: t, At: at, Occupancy: total / float64(ready), Replicas: ready}
-		out = append(out, k.Decide(State{Turn: t, Now: at, Replicas: ready, Ready: ready, Reading: r}))
+		at := sim.Epoch.Add(time.Duration(t) * sim.DefaultTurn)
+		r := sim.Reading{Turn: t, At: at, Occupancy: total / float64(ready), Replicas: ready}
+		out = append(out, k.Decide(sim.State{Turn: t, Now: at, Replicas: ready, Ready: ready, Reading: r}))
 	}
 	return out
 }
 
 func TestKPAStableAverage(t *testing.T) {
-	m := ReferenceModel()
+	m := sim.ReferenceModel()
 	k := NewKPA(m, DefaultKPAOptions())
 	// On one pod it does not start in panic; the stable window (60 s = 4
 	// turns) averages: 0.7, then (0.7 + 2) / 2 = 1.35 -> 2 pods; the
@@ -31,7 +33,7 @@ func TestKPAStableAverage(t *testing.T) {
 }
 
 func TestKPAPanicHoldsItsHighWaterMark(t *testing.T) {
-	m := ReferenceModel()
+	m := sim.ReferenceModel()
 	k := NewKPA(m, DefaultKPAOptions())
 	// 2 ready pods: it starts in panic holding 2. A surge to 7 (10 pods)
 	// raises the mark; the drop after it is held for a stable window
@@ -48,7 +50,7 @@ func TestKPAPanicHoldsItsHighWaterMark(t *testing.T) {
 }
 
 func TestKPAScaleDownRate(t *testing.T) {
-	m := ReferenceModel()
+	m := sim.ReferenceModel()
 	o := DefaultKPAOptions()
 	k := NewKPA(m, o)
 	k.started = true // skip the start in panic
@@ -61,9 +63,9 @@ func TestKPAScaleDownRate(t *testing.T) {
 // TestKPAReadsATotal: with a stale sample the KPA multiplies nothing by the
 // current count, so at delay 3 it stays far from the naive rule's spend.
 func TestKPAReadsATotal(t *testing.T) {
-	m := ReferenceModel()
-	k := Run(Config{Model: m, Delay: 3}, Reference(), NewKPA(m, DefaultKPAOptions())).Score
-	n := Run(Config{Model: m, Delay: 3}, Reference(), NewNaive(m, NaiveOptions{})).Score
+	m := sim.ReferenceModel()
+	k := sim.Run(sim.Config{Model: m, Delay: 3}, sim.Reference(), NewKPA(m, DefaultKPAOptions())).Score
+	n := sim.Run(sim.Config{Model: m, Delay: 3}, sim.Reference(), NewNaive(m, NaiveOptions{})).Score
 	if k.Total >= n.Total || k.Excess >= n.Excess {
 		t.Errorf("kpa %+v, naive %+v", k, n)
 	}
