@@ -45,9 +45,12 @@ type config struct {
 	Kubeconfig string `env:"BAROMETER_KUBECONFIG"`
 	// VictimHints lets triggers ask for victimHints: the scaler then
 	// patches the pod-deletion-cost annotation of their pods (pkg/victim).
-	VictimHints bool   `env:"BAROMETER_VICTIM_HINTS" envDefault:"false"`
-	LogLevel    string `env:"BAROMETER_LOG_LEVEL" envDefault:"info"`
-	LogFormat   string `env:"BAROMETER_LOG_FORMAT" envDefault:"text"`
+	VictimHints bool `env:"BAROMETER_VICTIM_HINTS" envDefault:"false"`
+	// OTLP is the OTLP push receiver (docs/otlp.md): off unless an address
+	// is set.
+	OTLP      otlpConfig
+	LogLevel  string `env:"BAROMETER_LOG_LEVEL" envDefault:"info"`
+	LogFormat string `env:"BAROMETER_LOG_FORMAT" envDefault:"text"`
 }
 
 func loadConfig() (config, error) {
@@ -84,6 +87,9 @@ func (c config) validate() error {
 	}
 	if c.TLSClientCAFile != "" && c.TLSCertFile == "" {
 		return fmt.Errorf("BAROMETER_TLS_CLIENT_CA_FILE needs BAROMETER_TLS_CERT_FILE and BAROMETER_TLS_KEY_FILE")
+	}
+	if err := c.OTLP.validate(); err != nil {
+		return err
 	}
 	if _, err := parseLevel(c.LogLevel); err != nil {
 		return err

@@ -13,7 +13,7 @@ import (
 // schema the server parses with. With a file, it rewrites the tables
 // between that file's <!-- keys:NAME --> markers.
 func runKeys(args []string, stdout io.Writer) error {
-	schema := newSchema(allow.Default(), nil, trigger.Kube{})
+	schema := newSchema(allow.Default(), nil, trigger.Kube{}, nil)
 	if len(args) == 0 {
 		for _, name := range []string{trigger.TableCommon, trigger.TablePressure, trigger.TableSources, trigger.TablePolicies} {
 			table, err := schema.Table(name)

@@ -27,6 +27,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
 	"github.com/barometer-scaler/barometer/pkg/pressure/kube"
+	"github.com/barometer-scaler/barometer/pkg/pressure/otlp/store"
 	"github.com/barometer-scaler/barometer/pkg/registry"
 	"github.com/barometer-scaler/barometer/pkg/scaler"
 	"github.com/barometer-scaler/barometer/pkg/signal"
@@ -39,7 +40,7 @@ import (
 
 // listening reports the bound addresses once both servers listen (tests
 // bind port 0).
-type listening struct{ GRPC, HTTP string }
+type listening struct{ GRPC, HTTP, OTLPGRPC, OTLPHTTP string }
 
 // serve runs the scaler until ctx ends, then drains: readiness goes false,
 // streams end cleanly, in-flight calls finish within ShutdownTimeout. The
@@ -60,10 +61,14 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- li
 		return err
 	}
 	k8s, hints := connectKube(cfg.Kubeconfig, cfg.VictimHints, logger)
+	push, err := newOTLPPush(cfg.OTLP, logger)
+	if err != nil {
+		return err
+	}
 	runCtx, stopSamplers := context.WithCancel(context.Background())
 	defer stopSamplers()
 	reg := registry.NewRegistry(runCtx, registry.Config{
-		Schema:          newSchema(allowed, profiles, k8s),
+		Schema:          newSchema(allowed, profiles, k8s, push.store),
 		DefaultInterval: cfg.SampleInterval,
 		IdleTimeout:     cfg.IdleTimeout,
 		AuditSize:       cfg.AuditSize,
@@ -104,6 +109,10 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- li
 		if err := m.Register(profiles); err != nil {
 			return fmt.Errorf("connection profile metrics: %w", err)
 		}
+	}
+	recv, err := push.listen(m, logger)
+	if err != nil {
+		return err
 	}
 	streams := grpcstop.New()
 	opts := append(m.ServerOptions(), streams.ServerOption())
@@ -164,6 +173,14 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- li
 			httpServer.Close()
 		}
 	})
+	var otlpAddrs listening
+	if recv != nil {
+		// Pushes go on arriving while the surfaces drain, so the signal
+		// they serve stays fresh; the receiver stops before the samplers.
+		recvCtx, stopRecv := context.WithCancel(context.Background())
+		g.Add(func() error { return recv.Run(recvCtx) }, func(error) { stopRecv() })
+		otlpAddrs = listening{OTLPGRPC: addrText(recv.GRPCAddr()), OTLPHTTP: addrText(recv.HTTPAddr())}
+	}
 	g.Add(func() error {
 		reg.Run(runCtx)
 		return nil
@@ -172,7 +189,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- li
 	logger.Info("serving", "grpc", grpcLis.Addr().String(), "http", httpLis.Addr().String(),
 		"allowedTargets", allowed.String(), "tls", files.Enabled(), "mtls", cfg.TLSClientCAFile != "", "defaultTarget", md.Identity(), "version", buildVersion())
 	if ready != nil {
-		ready <- listening{GRPC: grpcLis.Addr().String(), HTTP: httpLis.Addr().String()}
+		ready <- listening{GRPC: grpcLis.Addr().String(), HTTP: httpLis.Addr().String(), OTLPGRPC: otlpAddrs.OTLPGRPC, OTLPHTTP: otlpAddrs.OTLPHTTP}
 	}
 	err = g.Run()
 	if err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, grpc.ErrServerStopped) {
@@ -251,6 +268,9 @@ func (h *hintWriter) after(tr *trigger.Trigger) func(context.Context, pressure.O
 // newSchema is the trigger language this binary speaks: its source kinds
 // and their keys. Addresses that metadata names are reached only when the
 // allow-list admits them.
-func newSchema(allowed *allow.List, profiles *connprofile.Set, k trigger.Kube) *trigger.Schema {
-	return trigger.NewSchema(trigger.Host(), trigger.Scrape(allowed, profiles, k), trigger.Prometheus(allowed, profiles))
+//
+// push is the OTLP store the otlp sources read; nil when the receiver is
+// off, and the otlp source is then refused.
+func newSchema(allowed *allow.List, profiles *connprofile.Set, k trigger.Kube, push *store.Store) *trigger.Schema {
+	return trigger.NewSchema(trigger.Host(), trigger.Scrape(allowed, profiles, k), trigger.Prometheus(allowed, profiles), trigger.OTLP(push))
 }
