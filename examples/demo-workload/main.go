@@ -24,7 +24,8 @@
 //	go run ./examples/demo-workload -otlp-endpoint 127.0.0.1:4317 -otlp-token-file token
 //
 // The resource is OTEL_RESOURCE_ATTRIBUTES (k8s.namespace.name,
-// k8s.pod.name, k8s.deployment.name, ...) and service.name demo-workload;
+// k8s.pod.name, k8s.deployment.name, ...) and -otlp-attributes, with
+// service.name demo-workload unless they name another;
 // each replica's service.instance.id is its address, and with -replicas > 1
 // a k8s.pod.name gets the replica's index as a suffix.
 package main
@@ -78,6 +79,7 @@ func run(args []string) error {
 	fs.StringVar(&push.tokenFile, "otlp-token-file", "", "file of the bearer token sent with every push")
 	fs.BoolVar(&push.insecure, "otlp-insecure", true, "push without TLS")
 	fs.DurationVar(&push.interval, "otlp-interval", time.Second, "export interval")
+	fs.StringVar(&push.attributes, "otlp-attributes", "", "resource attributes added to OTEL_RESOURCE_ATTRIBUTES', as k=v pairs separated by ','")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -19,6 +19,7 @@ import (
 // pushConfig is how the replicas push their contract over OTLP.
 type pushConfig struct {
 	endpoint, protocol, tokenFile string
+	attributes                    string
 	insecure                      bool
 	interval                      time.Duration
 }
@@ -71,13 +72,27 @@ func (c pushConfig) start(ctx context.Context, w *demo.Workload, addr string, i,
 	}, nil
 }
 
-// resource is OTEL_RESOURCE_ATTRIBUTES, service.name demo-workload and the
+// resource is OTEL_RESOURCE_ATTRIBUTES and -otlp-attributes, service.name
+// demo-workload unless they name one, and the
 // replica's own instance id; several replicas of one process get distinct
 // pod names.
-func (pushConfig) resource(ctx context.Context, addr string, i, replicas int) (*resource.Resource, error) {
+func (c pushConfig) resource(ctx context.Context, addr string, i, replicas int) (*resource.Resource, error) {
 	env, err := resource.New(ctx, resource.WithFromEnv())
 	if err != nil {
 		return nil, fmt.Errorf("OTEL_RESOURCE_ATTRIBUTES: %w", err)
+	}
+	if c.attributes != "" {
+		var extra []attribute.KeyValue
+		for pair := range strings.SplitSeq(c.attributes, ",") {
+			k, v, ok := strings.Cut(pair, "=")
+			if !ok || strings.TrimSpace(k) == "" {
+				return nil, fmt.Errorf("-otlp-attributes: %q is not k=v", pair)
+			}
+			extra = append(extra, attribute.String(strings.TrimSpace(k), strings.TrimSpace(v)))
+		}
+		if env, err = resource.Merge(env, resource.NewSchemaless(extra...)); err != nil {
+			return nil, err
+		}
 	}
 	attrs := []attribute.KeyValue{attribute.String("service.name", "demo-workload"), attribute.String("service.instance.id", addr)}
 	if pod, ok := env.Set().Value("k8s.pod.name"); ok && replicas > 1 {
