@@ -79,7 +79,7 @@ func run(args []string) error {
 	fs.StringVar(&push.tokenFile, "otlp-token-file", "", "file of the bearer token sent with every push")
 	fs.BoolVar(&push.insecure, "otlp-insecure", true, "push without TLS")
 	fs.DurationVar(&push.interval, "otlp-interval", time.Second, "export interval")
-	fs.StringVar(&push.attributes, "otlp-attributes", "", "resource attributes added to OTEL_RESOURCE_ATTRIBUTES', as k=v pairs separated by ','")
+	fs.StringVar(&push.attributes, "otlp-attributes", "", "resource attributes added to OTEL_RESOURCE_ATTRIBUTES, as k=v pairs separated by ','")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
