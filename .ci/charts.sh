@@ -91,6 +91,9 @@ refuse "toleration operator" --set 'tolerations[0].operator=Matches'
 refuse "affinity key" --set affinity.nodeSelector.x=y
 refuse "priority class name" --set priorityClassName=High_Priority
 refuse "extraObjects entry" --set 'extraObjects[0]=3'
+refuse "OTLP receiver without credentials" --set otlp.enabled=true
+refuse "OTLP client CA without a server certificate" --set otlp.tls.clientCASecretName=ca
+refuse "OTLP port" --set otlp.ports.grpc=70000
 
 # The PrometheusRule with the chart's default thresholds and labels: the
 # one examples/check/testdata/alerts-test.yaml was written against.

@@ -3,6 +3,8 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -30,16 +32,20 @@ const (
 )
 
 // jumpProfiles are the runs: the profile key's value ("" leaves it out, so
-// the run gets the default) and the profile it is.
-var jumpProfiles = []struct{ key, profile string }{
-	{"original", "original"},
-	{"", "responsive"},
+// the run gets the default), the profile it is, and the source: the
+// default profile runs once scraping the pods and once reading what they
+// push over OTLP, at the same sample interval.
+var jumpProfiles = []struct{ key, profile, source string }{
+	{"original", "original", "scrape"},
+	{"", "responsive", "scrape"},
+	{"", "responsive", "otlp"},
 }
 
 // jumpResult is one run's figures, over [jump, jump + jumpWindow].
 type jumpResult struct {
 	Profile           string  `json:"profile"`
 	Default           bool    `json:"default"`
+	Source            string  `json:"source"`
 	FirstScaleOut     float64 `json:"firstScaleOutSeconds"`
 	FiveReady         float64 `json:"fiveReadySeconds"`
 	WindowSeconds     float64 `json:"windowSeconds"`
@@ -51,6 +57,12 @@ type jumpResult struct {
 	SettledAtFive     bool    `json:"settledAtFive"`
 	DecisionChanges   int     `json:"decisionChanges"`
 	DecisionReversals int     `json:"decisionReversals"`
+	// DataAge is /scale's dataAgeSeconds read once a second (each
+	// sample's) over the window: how old the data the signal was computed
+	// from is, by its own timestamps.
+	DataAgeSamples int     `json:"dataAgeSamples"`
+	DataAgeP50     float64 `json:"dataAgeP50Seconds"`
+	DataAgeP99     float64 `json:"dataAgeP99Seconds"`
 }
 
 // TestJumpOneToFiveByProfile: the load jumps from one replica's worth to
@@ -65,14 +77,20 @@ func TestJumpOneToFiveByProfile(t *testing.T) {
 	var results []jumpResult
 	// Cleanup runs once both parallel runs are done.
 	t.Cleanup(func() {
-		slices.SortFunc(results, func(a, b jumpResult) int { return strings.Compare(a.Profile, b.Profile) })
+		slices.SortFunc(results, func(a, b jumpResult) int {
+			return strings.Compare(a.Profile+" "+a.Source, b.Profile+" "+b.Source)
+		})
 		writeJumpResults(t, results)
 		compareJump(t, results)
 	})
 	for _, p := range jumpProfiles {
-		t.Run(p.profile, func(t *testing.T) {
+		name := p.profile
+		if p.source != "scrape" {
+			name += "-" + p.source
+		}
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			r := jumpRun(t, p.key, p.profile)
+			r := jumpRun(t, p.key, p.profile, p.source)
 			mu.Lock()
 			results = append(results, r)
 			mu.Unlock()
@@ -82,15 +100,21 @@ func TestJumpOneToFiveByProfile(t *testing.T) {
 
 // jumpRun rests a Deployment at one replica under one replica's worth of
 // load, jumps the load to five's, and measures the window after the jump.
-func jumpRun(t *testing.T, key, profile string) jumpResult {
-	w := newWorkload(t, "jump-"+profile, 1, 1, 10, env.scaler,
-		fmt.Sprintf("profile %s: load jumps from 1 replica's worth (%g req/s) to 5 (%g req/s)", profile, jumpLow, jumpHigh))
+func jumpRun(t *testing.T, key, profile, source string) jumpResult {
+	name := "jump-" + profile
+	if source != "scrape" {
+		name += "-" + source
+	}
+	w := newWorkload(t, name, 1, 1, 10, env.scaler,
+		fmt.Sprintf("profile %s, source %s: load jumps from 1 replica's worth (%g req/s) to 5 (%g req/s)", profile, source, jumpLow, jumpHigh),
+		options{otlp: source == "otlp"})
 	w.setLoad(jumpLow)
 	w.scaledObject(externalTrigger(jumpMetadata(w, key)), nil)
 	w.waitServed(60 * time.Second)
 	w.hold(5*time.Second, "rests at 1 under one replica's worth", func(p record.Point) bool { return p.Desired == 1 })
 
 	at := w.setLoad(jumpHigh)
+	ages := w.recordDataAge(jumpWindow)
 	first := w.waitFor(at, scaleOutDeadline, "first scale-out", func(p record.Point) bool { return p.Desired > 1 })
 	five := w.waitFor(at, scaleOutDeadline, "five ready", func(p record.Point) bool { return p.Ready >= highN })
 	measure(t, fmt.Sprintf("load %g->%g req/s: first scale-out decision", jumpLow, jumpHigh), first.T-at)
@@ -99,9 +123,12 @@ func jumpRun(t *testing.T, key, profile string) jumpResult {
 	w.waitFor(end, jumpWindow+30*time.Second, "the end of the window", func(record.Point) bool { return true })
 
 	r := jumpFigures(w.rec.Snapshot().Window(at, end), profile, key == "")
+	r.Source = source
 	r.FirstScaleOut, r.FiveReady = (first.T - at).Seconds(), (five.T - at).Seconds()
-	t.Logf("jump, profile %s: five ready after %.1fs; %.1f replica-seconds over %.0fs (demand %.1f, short %.1f, excess %.1f), peak %d",
-		profile, r.FiveReady, r.ReplicaSeconds, r.WindowSeconds, r.DemandSeconds, r.ShortfallSeconds, r.ExcessSeconds, r.Peak)
+	a := <-ages
+	r.DataAgeSamples, r.DataAgeP50, r.DataAgeP99 = len(a), quantile(a, 0.5), quantile(a, 0.99)
+	t.Logf("jump, profile %s, source %s: five ready after %.1fs; %.1f replica-seconds over %.0fs (demand %.1f, short %.1f, excess %.1f), peak %d; data age p50 %.2fs p99 %.2fs over %d samples",
+		profile, source, r.FiveReady, r.ReplicaSeconds, r.WindowSeconds, r.DemandSeconds, r.ShortfallSeconds, r.ExcessSeconds, r.Peak, r.DataAgeP50, r.DataAgeP99, r.DataAgeSamples)
 	// Whether a run is back at five by the window's end is a figure, not a
 	// pass mark: the responsive profile's surge may overshoot, and the
 	// HPA's scale-down stabilization then holds the extra replicas.
@@ -117,12 +144,11 @@ func jumpRun(t *testing.T, key, profile string) jumpResult {
 func jumpMetadata(w *workload, profile string) map[string]any {
 	m := map[string]any{
 		"scalerAddress":  w.scaler.grpc,
-		"source":         "scrape",
-		"targets":        w.targets(),
 		"targetPressure": fmt.Sprint(targetPressure),
 		"minReplicas":    "1",
 		"sampleInterval": "1s",
 	}
+	maps.Copy(m, w.sourceMetadata())
 	if profile != "" {
 		m["profile"] = profile
 	}
@@ -167,6 +193,7 @@ func compareJump(t *testing.T, results []jumpResult) {
 	var orig, def *jumpResult
 	for i := range results {
 		switch {
+		case results[i].Source != "scrape":
 		case results[i].Default:
 			def = &results[i]
 		case results[i].Profile == "original":
@@ -186,15 +213,16 @@ func writeJumpResults(t *testing.T, results []jumpResult) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Jump from 1 replica's worth to 5 (%g -> %g req/s), by profile\n\n", jumpLow, jumpHigh)
 	fmt.Fprintf(&b, "Times from the jump; replica-seconds are ready replicas integrated over the %s after it (demand: 5 x the window).\n\n", jumpWindow)
-	b.WriteString("| profile | first scale-out (s) | five ready (s) | replica-seconds | demand | shortfall | excess | peak | settled at 5 |\n")
-	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n")
+	b.WriteString("Data age: `/scale`'s `dataAgeSeconds` read every second over the window (the sample interval is 1 s for every run; the otlp run's pods export every second).\n\n")
+	b.WriteString("| profile | source | first scale-out (s) | five ready (s) | replica-seconds | demand | shortfall | excess | peak | settled at 5 | data age p50 (s) | data age p99 (s) |\n")
+	b.WriteString("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |\n")
 	for _, r := range results {
 		name := r.Profile
 		if r.Default {
 			name += " (default)"
 		}
-		fmt.Fprintf(&b, "| %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %d | %t |\n",
-			name, r.FirstScaleOut, r.FiveReady, r.ReplicaSeconds, r.DemandSeconds, r.ShortfallSeconds, r.ExcessSeconds, r.Peak, r.SettledAtFive)
+		fmt.Fprintf(&b, "| %s | %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %d | %t | %.2f | %.2f |\n",
+			name, r.Source, r.FirstScaleOut, r.FiveReady, r.ReplicaSeconds, r.DemandSeconds, r.ShortfallSeconds, r.ExcessSeconds, r.Peak, r.SettledAtFive, r.DataAgeP50, r.DataAgeP99)
 	}
 	fmt.Print("\n=== e2e: jump by profile\n" + b.String())
 	if err := os.MkdirAll(resultsDir, 0o755); err != nil {
@@ -207,4 +235,41 @@ func writeJumpResults(t *testing.T, results []jumpResult) {
 			t.Errorf("results: %v", err)
 		}
 	}
+}
+
+// recordDataAge reads the data age the scaler serves for the workload
+// once a second for d, and sends what it read when done.
+func (w *workload) recordDataAge(d time.Duration) <-chan []float64 {
+	out := make(chan []float64, 1)
+	go func() {
+		var ages []float64
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		end := time.After(d)
+		for {
+			select {
+			case <-w.ctx.Done():
+				out <- ages
+				return
+			case <-end:
+				out <- ages
+				return
+			case <-tick.C:
+				if age, ok := w.scaler.dataAge(w.ctx, w.name); ok {
+					ages = append(ages, age)
+				}
+			}
+		}
+	}()
+	return out
+}
+
+// quantile is the q-quantile of xs (nearest rank); 0 for none.
+func quantile(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(xs))
+	i := int(math.Ceil(q*float64(len(s)))) - 1
+	return s[max(i, 0)]
 }

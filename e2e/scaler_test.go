@@ -41,8 +41,11 @@ type scaler struct {
 	name string
 	grpc string // host:port
 	http string // host:port
-	spec proc.Spec
-	p    *proc.Proc
+	// otlp is the OTLP receiver's gRPC address, otlpToken the file of the
+	// token that may push for the suite's namespace.
+	otlp, otlpToken string
+	spec            proc.Spec
+	p               *proc.Proc
 }
 
 // scalerTLS is the TLS material of a scaler that serves gRPC over TLS.
@@ -64,9 +67,20 @@ func startScaler(ctx context.Context, name string, tls *scalerTLS) (*scaler, err
 		return nil, err
 	}
 	s := &scaler{
-		name: name,
-		grpc: net.JoinHostPort("127.0.0.1", strconv.Itoa(cluster.FreePort("127.0.0.1"))),
-		http: net.JoinHostPort("127.0.0.1", strconv.Itoa(cluster.FreePort("127.0.0.1"))),
+		name:      name,
+		grpc:      net.JoinHostPort("127.0.0.1", strconv.Itoa(cluster.FreePort("127.0.0.1"))),
+		http:      net.JoinHostPort("127.0.0.1", strconv.Itoa(cluster.FreePort("127.0.0.1"))),
+		otlp:      net.JoinHostPort("127.0.0.1", strconv.Itoa(cluster.FreePort("127.0.0.1"))),
+		otlpToken: filepath.Join(dir, "otlp.token"),
+	}
+	// The OTLP receiver: one token credential, for the suite's namespace
+	// only; the demo workload's pods push with it.
+	if err := os.WriteFile(s.otlpToken, []byte(name+"-otlp-token\n"), 0o644); err != nil {
+		return nil, err
+	}
+	otlpCreds := filepath.Join(dir, "otlp-credentials.yaml")
+	if err := os.WriteFile(otlpCreds, []byte("credentials: [{name: e2e, token_file: otlp.token, namespaces: ["+namespace+"]}]\n"), 0o644); err != nil {
+		return nil, err
 	}
 	script := `set -e
 mount --bind "$1" /etc/hosts
@@ -89,6 +103,8 @@ exec "$@"`
 		// victimHints take effect.
 		"BAROMETER_KUBECONFIG=" + env.scalerKubeconfig,
 		victimHintsEnv + "=true",
+		"BAROMETER_OTLP_GRPC_ADDR=" + s.otlp,
+		"BAROMETER_OTLP_CREDENTIALS=" + otlpCreds,
 	}
 	if tls != nil {
 		envs = append(envs,
@@ -155,4 +171,22 @@ func (s *scaler) signal(ctx context.Context, name string) float64 {
 		return math.NaN()
 	}
 	return v.ScaleValue
+}
+
+// dataAge returns the dataAgeSeconds the scaler serves for a ScaledObject:
+// how old the data of its newest sample is, by the data's own time.
+func (s *scaler) dataAge(ctx context.Context, name string) (float64, bool) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+s.http+"/scale/"+namespace+"/"+name, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, false
+	}
+	defer resp.Body.Close()
+	var v struct {
+		DataAge *float64 `json:"dataAgeSeconds"`
+	}
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&v) != nil || v.DataAge == nil {
+		return 0, false
+	}
+	return *v.DataAge, true
 }

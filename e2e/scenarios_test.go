@@ -398,3 +398,14 @@ func post(ctx context.Context, addr, path, param string, v float64) error {
 	}
 	return nil
 }
+
+// TestOtlpScaleOutThenGatedScaleIn is TestScaleOutThenGatedScaleIn with
+// the pods pushing their contract to the scaler's OTLP receiver (the demo
+// workload's OTel SDK exporter, every second, with a bearer token) and the
+// trigger reading it with source otlp: the same load steps and the same
+// assertions. A deleted pod's last push leaves the sample after maxAge.
+func TestOtlpScaleOutThenGatedScaleIn(t *testing.T) {
+	skipUnlessUp(t)
+	t.Parallel()
+	gatedScaleIn(t, "pressure-otlp", "OTLP push: prompt scale-out, gated scale-in", options{otlp: true})
+}

@@ -75,6 +75,9 @@ type workload struct {
 	// kube: the workload has a Service (with a selector, so the
 	// EndpointSlice controller keeps its slices) and its target is k8s://.
 	kube bool
+	// otlp: the pods push their contract to the scaler's OTLP receiver,
+	// and the trigger reads it with the otlp source.
+	otlp bool
 }
 
 // options shape a workload.
@@ -85,6 +88,8 @@ type options struct {
 	perReplica float64
 	// kube gives the workload a Service and a k8s:// target.
 	kube bool
+	// otlp makes the pods push over OTLP and the trigger read the pushes.
+	otlp bool
 	// grace is the pods' terminationGracePeriodSeconds (0: deleted at
 	// once), preStop their preStop sleep (the pod runner serves through it).
 	grace, preStop int64
@@ -106,10 +111,18 @@ func newWorkload(t *testing.T, name string, replicas, lo, hi int, s *scaler, tit
 			w.perReplica = o.perReplica
 		}
 		w.kube = w.kube || o.kube
+		w.otlp = w.otlp || o.otlp
 		grace = max(grace, o.grace)
 		if o.preStop > 0 {
 			lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: o.preStop}}}
 		}
+	}
+	if w.otlp {
+		// Every second, as the sample interval; the pod is its address
+		// (service.instance.id), and the resource names no namespace, so
+		// the receiver writes the credential's one namespace.
+		args = append(args, "-otlp-endpoint", s.otlp, "-otlp-token-file", s.otlpToken,
+			"-otlp-interval", "1s", "-otlp-attributes", "k8s.deployment.name="+name)
 	}
 	labels := map[string]string{podrunner.AppLabel: name}
 	r := int32(replicas)
@@ -227,8 +240,6 @@ func (w *workload) hold(d time.Duration, what string, ok func(record.Point) bool
 func (w *workload) pressureMetadata(extra map[string]string) map[string]any {
 	m := map[string]any{
 		"scalerAddress":     w.scaler.grpc,
-		"source":            "scrape",
-		"targets":           w.targets(),
 		"profile":           "original",
 		"targetPressure":    strconv.FormatFloat(targetPressure, 'f', -1, 64),
 		"minReplicas":       strconv.Itoa(w.min),
@@ -236,10 +247,23 @@ func (w *workload) pressureMetadata(extra map[string]string) map[string]any {
 		"ewmaHalfLife":      "3s",
 		"scaleInGateWindow": gateWindow.String(),
 	}
+	maps.Copy(m, w.sourceMetadata())
 	for k, v := range extra {
 		m[k] = v
 	}
 	return m
+}
+
+// sourceMetadata is the trigger's source: the scrape of the pods, or for
+// an otlp workload what they push. maxAge is a few export intervals, so a
+// deleted pod's last push leaves the sample within seconds; the window of
+// the CPU counter's rate is a few pushes (the store keeps a point at least
+// every 2 s), so the rate follows the load nearly as a scrape's does.
+func (w *workload) sourceMetadata() map[string]any {
+	if w.otlp {
+		return map[string]any{"source": "otlp", "resourceSelector": "k8s.deployment.name=" + w.name, "maxAge": "5s", "window": "3s"}
+	}
+	return map[string]any{"source": "scrape", "targets": w.targets()}
 }
 
 // targets is the scrape target of the workload's pods: its headless

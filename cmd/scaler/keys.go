@@ -39,7 +39,7 @@ func runKeys(args []string, stdout io.Writer) error {
 	if fs.NArg() > 0 {
 		return usageError{fmt.Errorf("keys: unexpected argument %q (to rewrite a file's tables: --write %s)", fs.Arg(0), fs.Arg(0))}
 	}
-	schema := newSchema(allow.Default(), nil, trigger.Kube{}, nil)
+	schema := newSchema(allow.Default(), nil, trigger.Kube{}, nil, nil)
 	if *write == "" {
 		for _, name := range []string{trigger.TableCommon, trigger.TablePressure, trigger.TableSources, trigger.TablePolicies} {
 			table, err := schema.Table(name)

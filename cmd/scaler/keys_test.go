@@ -15,7 +15,7 @@ func TestREADMEKeyTablesAreFresh(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, changed, err := newSchema(allow.Default(), nil, trigger.Kube{}, nil).UpdateDocs(doc)
+	_, changed, err := newSchema(allow.Default(), nil, trigger.Kube{}, nil, nil).UpdateDocs(doc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,14 +25,13 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/health"
 	"github.com/barometer-scaler/barometer/pkg/httpapi"
 	"github.com/barometer-scaler/barometer/pkg/metrics"
-	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
-	"github.com/barometer-scaler/barometer/pkg/pressure/kube"
+	"github.com/barometer-scaler/barometer/pkg/pressure/otlp/receiver"
+	"github.com/barometer-scaler/barometer/pkg/pressure/otlp/store"
 	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/querypool"
 	"github.com/barometer-scaler/barometer/pkg/registry"
 	"github.com/barometer-scaler/barometer/pkg/sampling"
 	"github.com/barometer-scaler/barometer/pkg/scaler"
-	"github.com/barometer-scaler/barometer/pkg/signal"
 	"github.com/barometer-scaler/barometer/pkg/signalapi"
 	"github.com/barometer-scaler/barometer/pkg/statuspage"
 	"github.com/barometer-scaler/barometer/pkg/tlsreload"
@@ -47,7 +46,7 @@ type config = envconfig.Config
 
 // listening reports the bound addresses once both servers listen (tests
 // bind port 0).
-type listening struct{ GRPC, HTTP string }
+type listening struct{ GRPC, HTTP, OTLPGRPC, OTLPHTTP string }
 
 // serve runs the scaler until ctx ends, then drains: readiness goes false,
 // streams end cleanly, in-flight calls finish within ShutdownTimeout. The
@@ -95,6 +94,14 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- li
 		grpcstop.Drain(s.grpc, cfg.ShutdownTimeout, logger)
 	})
 	g.Add(func() error { return s.http.Serve(httpLis) }, func(error) { s.stopHTTP(logger) })
+	var addrs listening
+	if s.otlp != nil {
+		// Pushes go on arriving while the surfaces drain, so the signal
+		// they serve stays fresh; the receiver stops before the samplers.
+		recvCtx, stopRecv := context.WithCancel(context.Background())
+		g.Add(func() error { return s.otlp.Run(recvCtx) }, func(error) { stopRecv() })
+		addrs = listening{OTLPGRPC: receiver.AddrText(s.otlp.GRPCAddr()), OTLPHTTP: receiver.AddrText(s.otlp.HTTPAddr())}
+	}
 	g.Add(func() error {
 		w.reg.Run(runCtx)
 		return nil
@@ -103,7 +110,8 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- li
 	logger.Info("serving", "grpc", grpcLis.Addr().String(), "http", httpLis.Addr().String(),
 		"allowedTargets", w.allowed.String(), "tls", s.tls, "mtls", cfg.TLSClientCAFile != "", "defaultTarget", w.defaultTarget, "version", buildVersion())
 	if ready != nil {
-		ready <- listening{GRPC: grpcLis.Addr().String(), HTTP: httpLis.Addr().String()}
+		addrs.GRPC, addrs.HTTP = grpcLis.Addr().String(), httpLis.Addr().String()
+		ready <- addrs
 	}
 	err = g.Run()
 	if err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, grpc.ErrServerStopped) {
@@ -120,7 +128,8 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- li
 type wiring struct {
 	allowed       *allow.List
 	profiles      *connprofile.Set
-	hints         *hintWriter
+	hints         *victim.Writer
+	push          *receiver.Push
 	queries       *querypool.Pool
 	reg           *registry.Registry
 	defaultTarget string
@@ -144,16 +153,19 @@ func wire(runCtx context.Context, cfg config, logger *slog.Logger) (w wiring, er
 		}
 		logger.Info("connection profiles loaded", "file", cfg.ConnectionProfiles, "profiles", w.profiles.Names())
 	}
-	k8s, hints := connectKube(cfg.Kubeconfig, cfg.VictimHints, logger)
+	k8s, hints := victim.Connect(cfg.Kubeconfig, cfg.VictimHints, logger)
 	w.hints = hints
+	if w.push, err = receiver.NewPush(pushConfig(cfg), logger); err != nil {
+		return w, err
+	}
 	w.queries = querypool.New(0)
 	w.reg = registry.NewRegistry(runCtx, registry.Config{
-		Schema:          newSchema(w.allowed, w.profiles, k8s, w.queries),
+		Schema:          newSchema(w.allowed, w.profiles, k8s, w.queries, w.push.Store()),
 		DefaultInterval: cfg.SampleInterval,
 		IdleTimeout:     cfg.IdleTimeout,
 		AuditSize:       cfg.AuditSize,
 		AlignSamples:    true,
-		After:           hints.after,
+		After:           hints.After,
 		History:         statusHistory(cfg.StatusPage),
 		Limits: registry.Limits{
 			Targets: cfg.MaxTargets, TargetsPerNamespace: cfg.MaxTargetsPerNamespace, RefsPerTarget: cfg.MaxRefsPerTarget,
@@ -179,6 +191,7 @@ type servers struct {
 	endStreams func() // KEDA's, SignalService.Watch's, the health Watch's and reflection's
 	draining   *atomic.Bool
 	tls        bool
+	otlp       *receiver.Receiver // nil when the push receiver is off
 }
 
 func newServers(runCtx context.Context, cfg config, w wiring, logger *slog.Logger) (*servers, error) {
@@ -197,6 +210,10 @@ func newServers(runCtx context.Context, cfg config, w wiring, logger *slog.Logge
 		}
 	}
 	s := &servers{draining: new(atomic.Bool), health: grpchealth.NewServer()}
+	var err error
+	if s.otlp, err = w.push.Listen(m.Register, logger); err != nil {
+		return nil, err
+	}
 	streams := grpcstop.New()
 	opts := append(m.ServerOptions(), streams.ServerOption())
 	files := tlsreload.Files{CertFile: cfg.TLSCertFile, KeyFile: cfg.TLSKeyFile, ClientCAFile: cfg.TLSClientCAFile}
@@ -237,46 +254,24 @@ func (s *servers) stopHTTP(logger *slog.Logger) {
 	}
 }
 
-// connectKube builds the scaler's one Kubernetes discovery, shared by every
-// k8s:// target. Without a configuration the scaler still serves every
-// other target, and refuses k8s:// ones saying why; a kubeconfig that is
-// set but unreadable is refused the same way and logged, never its
-// contents.
-func connectKube(kubeconfig string, victimHints bool, logger *slog.Logger) (trigger.Kube, *hintWriter) {
-	client, err := kube.Connect(kubeconfig)
-	if err != nil {
-		if !errors.Is(err, kube.ErrNoConfig) {
-			logger.Warn("Kubernetes unavailable: k8s:// targets are refused", "err", err)
-		}
-		return trigger.Kube{Unavailable: err}, nil
-	}
-	k := trigger.Kube{Discovery: kube.NewDiscovery(client), Hints: victimHints}
-	if !victimHints {
-		return k, nil
-	}
-	return k, &hintWriter{victim.New(kube.NewPatcher(client))}
-}
-
-// hintWriter gives each target that asks for victim hints its ranker.
-type hintWriter struct{ *victim.Hints }
-
-// after is the registry's After: nil (nothing to consume) for a target
-// without hints, and on a nil writer (hints off, where the schema refuses
-// them anyway).
-func (h *hintWriter) after(tr *trigger.Trigger) func(context.Context, pressure.Observation, signal.Input) {
-	ns, on := tr.VictimHints()
-	if h == nil || !on {
-		return nil
-	}
-	return h.For(ns, !tr.Policy.Replicas()).Sample
-}
-
 // newSchema is the trigger language this binary speaks: its source kinds
 // and their keys. Addresses that metadata names are reached only when the
 // allow-list admits them. queries is the prometheus sources' shared
 // pool (nil where nothing is sampled).
-func newSchema(allowed *allow.List, profiles *connprofile.Set, k trigger.Kube, queries *querypool.Pool) *trigger.Schema {
-	return trigger.NewSchema(trigger.Host(), trigger.Scrape(allowed, profiles, k), trigger.Prometheus(allowed, profiles, queries))
+func newSchema(allowed *allow.List, profiles *connprofile.Set, k trigger.Kube, queries *querypool.Pool, push *store.Store) *trigger.Schema {
+	return trigger.NewSchema(trigger.Host(), trigger.Scrape(allowed, profiles, k), trigger.Prometheus(allowed, profiles, queries), trigger.OTLP(push))
+}
+
+// pushConfig is the OTLP push path's share of the configuration.
+func pushConfig(c config) receiver.PushConfig {
+	return receiver.PushConfig{
+		Config: receiver.Config{GRPCAddress: c.OTLPGRPCAddr, HTTPAddress: c.OTLPHTTPAddr,
+			TLSCertFile: c.OTLPTLSCertFile, TLSKeyFile: c.OTLPTLSKeyFile, ClientCAFile: c.OTLPTLSClientCAFile,
+			MaxRequestBytes: c.OTLPMaxRequestBytes, MaxConcurrentRequests: c.OTLPMaxConcurrentRequests},
+		Credentials: c.OTLPCredentials,
+		Store: store.Options{MaxSeries: c.OTLPMaxSeries, MaxSeriesPerNamespace: c.OTLPMaxSeriesPerNamespace,
+			MaxMemoryBytes: int64(c.OTLPMaxMemoryBytes), MaxPointsPerRequest: c.OTLPMaxPointsPerRequest},
+	}
 }
 
 // statusHistory is how many samples each target keeps for the status

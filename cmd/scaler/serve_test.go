@@ -194,7 +194,7 @@ func TestPolicyExamplesParse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := registry.NewRegistry(context.Background(), registry.Config{Schema: newSchema(allowed, nil, trigger.Kube{}, nil)})
+	reg := registry.NewRegistry(context.Background(), registry.Config{Schema: newSchema(allowed, nil, trigger.Kube{}, nil, nil)})
 	seen := map[string]bool{}
 	for _, f := range files {
 		triggers := triggerMetadata(t, f)

@@ -246,11 +246,15 @@ func TestRendered(t *testing.T) {
 			}
 			report(t, c.Check(docs, Options{References: true}))
 			kinds := map[string]int{}
+			services := 2 // gRPC, HTTP; and the OTLP receiver's when on
 			for _, d := range docs {
 				kinds[d.GVK.Kind]++
+				if svc, ok := d.Object.(*corev1.Service); ok && svc.Labels["barometer/service"] == "otlp" {
+					services = 3
+				}
 			}
-			if kinds["Deployment"] != 1 || kinds["Service"] != 2 {
-				t.Errorf("want one Deployment and two Services (gRPC, HTTP), got %v", kinds)
+			if kinds["Deployment"] != 1 || kinds["Service"] != services {
+				t.Errorf("want one Deployment and %d Services (gRPC, HTTP, OTLP when on), got %v", services, kinds)
 			}
 		})
 	}

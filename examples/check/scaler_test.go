@@ -44,7 +44,14 @@ func TestScalerAcceptsExamples(t *testing.T) {
 	if err := os.WriteFile(kubeconfig, []byte(unreachableKubeconfig), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	grpcAddr, httpAddr := startScaler(t, "BAROMETER_KUBECONFIG="+kubeconfig, "BAROMETER_VICTIM_HINTS=true")
+	// The OTLP receiver on, so the otlp example's metadata is parsed as a
+	// scaler that serves it parses it.
+	otlpCreds := filepath.Join(t.TempDir(), "credentials.yaml")
+	if err := os.WriteFile(otlpCreds, []byte("credentials: [{name: collector, client_certificate: collector, namespaces: [\"*\"]}]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	grpcAddr, httpAddr := startScaler(t, "BAROMETER_KUBECONFIG="+kubeconfig, "BAROMETER_VICTIM_HINTS=true",
+		"BAROMETER_OTLP_HTTP_ADDR="+freeAddr(t), "BAROMETER_OTLP_CREDENTIALS="+otlpCreds)
 
 	conn, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {

@@ -16,6 +16,18 @@
 //	curl -s -X POST '127.0.0.1:9100/queue/reservation?id=nightly&start=1767225600&end=1767229200&slots=3'
 //
 // Replica i listens on the -listen port + i.
+//
+// With -otlp-endpoint every replica also pushes the same contract over OTLP
+// with the OTel Go SDK, to the scaler's receiver (source: otlp), every
+// -otlp-interval (keep it under the trigger's maxAge):
+//
+//	go run ./examples/demo-workload -otlp-endpoint 127.0.0.1:4317 -otlp-token-file token
+//
+// The resource is OTEL_RESOURCE_ATTRIBUTES (k8s.namespace.name,
+// k8s.pod.name, k8s.deployment.name, ...) and -otlp-attributes, with
+// service.name demo-workload unless they name another;
+// each replica's service.instance.id is its address, and with -replicas > 1
+// a k8s.pod.name gets the replica's index as a suffix.
 package main
 
 import (
@@ -61,6 +73,13 @@ func run(args []string) error {
 	fs.BoolVar(&d.Queue, "queue", false, "also expose the work-queue series")
 	fs.DurationVar(&d.ServiceTime, "service-time", d.ServiceTime, "queue mode: how long one run takes")
 	fs.StringVar(&d.QueueClass, "queue-class", d.QueueClass, "queue mode: the class label of the backlog")
+	var push pushConfig
+	fs.StringVar(&push.endpoint, "otlp-endpoint", "", "push over OTLP to this host:port as well (empty: scrape only)")
+	fs.StringVar(&push.protocol, "otlp-protocol", "grpc", "OTLP transport: grpc or http")
+	fs.StringVar(&push.tokenFile, "otlp-token-file", "", "file of the bearer token sent with every push")
+	fs.BoolVar(&push.insecure, "otlp-insecure", true, "push without TLS")
+	fs.DurationVar(&push.interval, "otlp-interval", time.Second, "export interval")
+	fs.StringVar(&push.attributes, "otlp-attributes", "", "resource attributes added to OTEL_RESOURCE_ATTRIBUTES, as k=v pairs separated by ','")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -83,6 +102,13 @@ func run(args []string) error {
 		w.SetLoad(*rps)
 		w.SetSplits(*splits)
 		addr := net.JoinHostPort(host, strconv.Itoa(port+i))
+		if push.endpoint != "" {
+			shutdown, err := push.start(ctx, w, addr, i, *replicas)
+			if err != nil {
+				return err
+			}
+			defer shutdown()
+		}
 		srv := &http.Server{Addr: addr, Handler: w.Handler(), ReadHeaderTimeout: 5 * time.Second}
 		ln, err := net.Listen("tcp", addr)
 		if err != nil {

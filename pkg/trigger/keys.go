@@ -90,7 +90,7 @@ func triggerKeys(s *Schema) []keyschema.Key[Trigger] {
 	return []keyschema.Key[Trigger]{
 		keyschema.Enum(KeySource, func(t *Trigger) *string { return &t.SourceKind }, DefaultSource, s.kindNames()...).
 			Then(func(t *Trigger, c *keyschema.Context) { c.Source = t.SourceKind }).
-			Describe("where pressure comes from: `host` (the scaler's own machine), `scrape` (the replicas' `/metrics`), `prometheus` (a Prometheus server); see [Sources](#sources)"),
+			Describe("where pressure comes from: `host` (the scaler's own machine), `scrape` (the replicas' `/metrics`), `prometheus` (a Prometheus server), `otlp` (what the replicas push over OTLP); see [Sources](#sources)"),
 		keyschema.Enum(KeyPolicy, func(t *Trigger) *string { return &t.Policy.Name }, signal.PolicyPressure, PolicyNames()...).
 			Then(startPolicy).
 			Describe("how samples become a decision: the pressure signal or a replica policy; see [Replica policies](#replica-policies)"),

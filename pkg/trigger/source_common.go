@@ -19,7 +19,9 @@ func metricNameKeys[C any](names func(*C) *exposition.Names, allowed string, val
 	def := exposition.DefaultNames()
 	overrides := def.Overrides()
 	keys := make([]keyschema.Key[C], len(overrides))
-	group := keyschema.Group{Name: "metric names", Doc: "rename the contract's metrics, one key per metric (see docs/exposition.md); " + allowed}
+	// One group for every source that reads the names (the table lists
+	// a shared key once), so its text says what each source takes.
+	group := keyschema.Group{Name: "metric names", Doc: "rename the contract's metrics, one key per metric (see docs/exposition.md); a Prometheus metric name for the prometheus source, any valid UTF-8 name of at most 200 bytes for the others"}
 	for i, o := range overrides {
 		field := func(c *C) *string { return names(c).Overrides()[i].Name }
 		keys[i] = keyschema.String(o.Key, field, *o.Name, allowed, func(s string, _ *keyschema.Context) bool { return valid(s) }).

@@ -83,6 +83,8 @@ Where the TLS Secrets are mounted.
 */}}
 {{- define "barometer.tlsDir" -}}/etc/barometer/tls{{- end }}
 {{- define "barometer.clientCADir" -}}/etc/barometer/client-ca{{- end }}
+{{- define "barometer.otlpTLSDir" -}}/etc/barometer/otlp-tls{{- end }}
+{{- define "barometer.otlpClientCADir" -}}/etc/barometer/otlp-client-ca{{- end }}
 
 {{/*
 Settings that the schema cannot express, failed with a message that names
@@ -91,6 +93,12 @@ the value to change.
 {{- define "barometer.validate" -}}
 {{- if and .Values.tls.clientCASecretName (not .Values.tls.secretName) }}
 {{- fail "tls.clientCASecretName requires tls.secretName: the scaler verifies client certificates only when it serves TLS" }}
+{{- end }}
+{{- if and .Values.otlp.enabled (not .Values.otlp.credentials.secretName) }}
+{{- fail "otlp.enabled requires otlp.credentials.secretName: every push is authenticated by a credential of that Secret" }}
+{{- end }}
+{{- if and .Values.otlp.tls.clientCASecretName (not .Values.otlp.tls.secretName) }}
+{{- fail "otlp.tls.clientCASecretName requires otlp.tls.secretName: the receiver verifies client certificates only when it serves TLS" }}
 {{- end }}
 {{- if and .Values.serviceMonitor.enabled .Values.podMonitor.enabled }}
 {{- fail "serviceMonitor.enabled and podMonitor.enabled: enable one, not both; both would scrape every pod twice and double every alert" }}

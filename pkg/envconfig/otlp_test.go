@@ -1,0 +1,36 @@
+package envconfig
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestOTLPSettings: the receiver is off by default; on, its credentials
+// file is required and each bad setting is refused naming its variable.
+func TestOTLPConfigFromEnvironment(t *testing.T) {
+	cfg, err := Load(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.OTLPEnabled() || cfg.OTLPMaxSeries != 100000 || cfg.OTLPMaxMemoryBytes != 128<<20 || cfg.OTLPMaxConcurrentRequests != 8 {
+		t.Fatalf("OTLP defaults: %+v", cfg)
+	}
+	on := []string{"BAROMETER_OTLP_GRPC_ADDR=:4317", "BAROMETER_OTLP_CREDENTIALS=/etc/barometer/otlp/credentials.yaml"}
+	if cfg, err = Load(on); err != nil || cfg.OTLPGRPCAddr != ":4317" || !cfg.OTLPEnabled() {
+		t.Fatalf("receiver on: %+v %v", cfg, err)
+	}
+	for env, val := range map[string]string{
+		"BAROMETER_OTLP_CREDENTIALS":              "",
+		"BAROMETER_OTLP_TLS_KEY_FILE":             "/only/key",
+		"BAROMETER_OTLP_TLS_CLIENT_CA_FILE":       "/ca",
+		"BAROMETER_OTLP_MAX_SERIES":               "0",
+		"BAROMETER_OTLP_MAX_SERIES_PER_NAMESPACE": "200000",
+		"BAROMETER_OTLP_MAX_REQUEST_BYTES":        "-1",
+	} {
+		t.Run(env, func(t *testing.T) {
+			if _, err := Load(append(on, env+"="+val)); err == nil || !strings.Contains(err.Error(), env) {
+				t.Fatalf("%s=%q accepted: %v", env, val, err)
+			}
+		})
+	}
+}

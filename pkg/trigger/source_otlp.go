@@ -1,0 +1,131 @@
+package trigger
+
+import (
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/barometer-scaler/barometer/pkg/pressure"
+	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
+	"github.com/barometer-scaler/barometer/pkg/pressure/otlp"
+	"github.com/barometer-scaler/barometer/pkg/pressure/otlp/store"
+	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
+)
+
+// SourceOTLP is the source kind that reads what the replicas push over
+// OTLP to the scaler's receiver.
+const SourceOTLP = "otlp"
+
+// keyResourceSelector is the otlp source's workload selector. It is not
+// `selector`, the prometheus source's PromQL matchers: a key several
+// sources read is one key with one meaning.
+const keyResourceSelector = "resourceSelector"
+
+// OTLP is the otlp source kind, reading st, the scaler's one OTLP store
+// (shared with the receiver that writes it). A nil st is a scaler whose
+// receiver is off: the kind's keys are documented, and a trigger naming it
+// is refused saying so.
+//
+// The namespace a source reads is always its ScaledObject's own, never a
+// metadata value: a trigger cannot read what another namespace pushed.
+func OTLP(st *store.Store) Kind {
+	opts := store.DefaultOptions()
+	if st != nil {
+		opts = st.Options()
+	}
+	// The store keeps HistoryPoints at least HistoryResolution apart, so
+	// it always covers this span (the source checks it too).
+	covered := time.Duration(opts.HistoryPoints-1) * opts.HistoryResolution
+	keys := []keyschema.Key[otlpConfig]{
+		keyschema.Text(keyResourceSelector, func(c *otlpConfig) *map[string]string { return &c.selector }, nil,
+			"attribute=value pairs separated by ',', each attribute one of "+strings.Join(store.WorkloadAttributes, ", "),
+			parseResourceSelector, pairsText).Require().
+			Describe("the workload whose pushes are read, by the resource attributes its replicas push, such as `k8s.deployment.name=shop` (every pair must match); only what was pushed for the ScaledObject's own namespace (`k8s.namespace.name`) is read"),
+		keyschema.Duration("window", func(c *otlpConfig) *time.Duration { return &c.window }, otlp.DefaultWindow, time.Second, covered, false).
+			Describe("the span a pushed counter's rate (CPU seconds) and a histogram's mean are read over, back from its newest point"),
+		keyschema.Duration("maxAge", func(c *otlpConfig) *time.Duration { return &c.maxAge }, otlp.DefaultMaxAge, time.Second, opts.Retention, false).
+			Describe("a replica whose newest point is older is left out of the sample and named in its reason (it stopped pushing); set it to a few export intervals"),
+		cpuLimitCoresKey(func(c *otlpConfig) *float64 { return &c.cores }),
+	}
+	keys = append(keys, metricNameKeys(func(c *otlpConfig) *exposition.Names { return &c.names },
+		"a metric name: valid UTF-8, at most 200 bytes",
+		func(s string) bool { return len(s) <= 200 && model.UTF8Validation.IsValidMetricName(s) })...)
+	return NewKind(SourceOTLP, "reads the pressure exposition contract that the replicas push over OTLP to the scaler's receiver (docs/otlp.md)",
+		func() otlpConfig { return otlpConfig{} }, keys,
+		[]keyschema.Check[otlpConfig]{
+			func(c *otlpConfig, _ *keyschema.Context, _ func(string) bool) error { return uniqueNames(c.names) },
+			func(c *otlpConfig, ctx *keyschema.Context, _ func(string) bool) error {
+				if st == nil {
+					return &keyschema.MetadataError{Key: "source", Value: SourceOTLP,
+						Allowed: "a source this scaler serves: its OTLP receiver is off (set BAROMETER_OTLP_GRPC_ADDR or BAROMETER_OTLP_HTTP_ADDR)"}
+				}
+				if ctx.Namespace == "" {
+					return &keyschema.MetadataError{Key: "source", Value: SourceOTLP,
+						Allowed: "a source that names no namespace: otlp reads its ScaledObject's namespace, and the scaler's own default target has none"}
+				}
+				c.namespace = ctx.Namespace
+				return nil
+			},
+		},
+		func(c otlpConfig) (SourceSpec, error) {
+			return otlpSpec{store: st, cfg: otlp.Config{
+				Namespace: c.namespace, Selector: c.selector, Window: c.window, MaxAge: c.maxAge,
+				Names: c.names, CPULimitCores: c.cores,
+			}}, nil
+		})
+}
+
+// otlpConfig is an otlp trigger's keys, and the namespace it reads.
+type otlpConfig struct {
+	namespace string
+	selector  map[string]string
+	window    time.Duration
+	maxAge    time.Duration
+	cores     float64
+	names     exposition.Names
+}
+
+// parseResourceSelector reads the selector's pairs, each naming a
+// workload attribute the store records, with a value.
+func parseResourceSelector(s string, c *keyschema.Context) (map[string]string, string, bool) {
+	pairs, why, ok := parsePairs(s, c)
+	if !ok {
+		return nil, why, false
+	}
+	for k, v := range pairs {
+		if !slices.Contains(store.WorkloadAttributes, k) {
+			return nil, keyschema.Quote(k) + " is not a workload attribute; allowed: " + strings.Join(store.WorkloadAttributes, ", "), false
+		}
+		if v == "" {
+			return nil, keyschema.Quote(k) + " has no value; each attribute needs one", false
+		}
+	}
+	return pairs, "", true
+}
+
+// otlpSpec is the parsed configuration of an otlp source.
+type otlpSpec struct {
+	store *store.Store
+	cfg   otlp.Config
+}
+
+// Key lists every resolved setting, the namespace first: the same
+// selector in two namespaces reads two different sets of pushes.
+func (s otlpSpec) Key() string {
+	var b strings.Builder
+	c := s.cfg
+	fmt.Fprintf(&b, "otlp namespace=%s %s=%q window=%s maxAge=%s cpuLimitCores=%g",
+		c.Namespace, keyResourceSelector, pairsText(c.Selector), c.Window, c.MaxAge, c.CPULimitCores)
+	for _, n := range c.Names.Overrides() {
+		fmt.Fprintf(&b, " %s=%q", n.Key, *n.Name)
+	}
+	return b.String()
+}
+
+func (s otlpSpec) New(logger *slog.Logger) (pressure.Source, error) {
+	return otlp.New(s.store, s.cfg, logger)
+}
