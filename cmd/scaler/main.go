@@ -13,10 +13,10 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"slices"
-	"strings"
 	"syscall"
 
 	"github.com/barometer-scaler/barometer/pkg/envconfig"
+	simcommand "github.com/barometer-scaler/barometer/pkg/sim/command"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -48,8 +48,10 @@ var commands = map[string]command{
 		}
 		return serve(ctx, cfg, cfg.Logger(stderr), nil)
 	}},
-	"simulate": {func(w io.Writer) { _ = runSimulate([]string{"-h"}, w) },
-		func(_ context.Context, args []string, stdout, _ io.Writer) error { return runSimulate(args, stdout) }},
+	"simulate": {func(w io.Writer) { _ = simcommand.Simulate([]string{"-h"}, w) },
+		func(_ context.Context, args []string, stdout, _ io.Writer) error {
+			return simcommand.Simulate(args, stdout)
+		}},
 	"keys": {keysUsage, func(_ context.Context, args []string, stdout, _ io.Writer) error { return runKeys(args, stdout) }},
 	"version": {func(w io.Writer) { fmt.Fprintln(w, "usage: scaler version\n  print the version") },
 		func(_ context.Context, args []string, stdout, _ io.Writer) error {
@@ -111,15 +113,9 @@ type usageError struct{ error }
 
 func (e usageError) Unwrap() error { return e.error }
 
-// isUsageError reports an error in a command's flags or arguments: a
-// usageError, or one of package flag's own errors, which the simulator's
-// parser returns wrapped (they have no type to match, only their text).
+// isUsageError reports an error in a command's flags or arguments.
 func isUsageError(err error) bool {
-	if err == nil || errors.As(err, new(usageError)) {
-		return err != nil
-	}
-	return slices.ContainsFunc([]string{"flag provided but not defined: ", "invalid value ", "invalid boolean value ",
-		"invalid boolean flag ", "bad flag syntax: ", "flag needs an argument: "}, func(text string) bool { return strings.Contains(err.Error(), text) })
+	return errors.As(err, new(usageError)) || errors.As(err, new(simcommand.UsageError))
 }
 
 // noArguments refuses any flag or argument to a command that takes none.

@@ -30,7 +30,6 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/pressure/otlp/store"
 	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/querypool"
 	"github.com/barometer-scaler/barometer/pkg/registry"
-	"github.com/barometer-scaler/barometer/pkg/sampling"
 	"github.com/barometer-scaler/barometer/pkg/scaler"
 	"github.com/barometer-scaler/barometer/pkg/signalapi"
 	"github.com/barometer-scaler/barometer/pkg/statuspage"
@@ -94,14 +93,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- li
 		grpcstop.Drain(s.grpc, cfg.ShutdownTimeout, logger)
 	})
 	g.Add(func() error { return s.http.Serve(httpLis) }, func(error) { s.stopHTTP(logger) })
-	var addrs listening
-	if s.otlp != nil {
-		// Pushes go on arriving while the surfaces drain, so the signal
-		// they serve stays fresh; the receiver stops before the samplers.
-		recvCtx, stopRecv := context.WithCancel(context.Background())
-		g.Add(func() error { return s.otlp.Run(recvCtx) }, func(error) { stopRecv() })
-		addrs = listening{OTLPGRPC: receiver.AddrText(s.otlp.GRPCAddr()), OTLPHTTP: receiver.AddrText(s.otlp.HTTPAddr())}
-	}
+	addrs := s.runPush(&g)
 	g.Add(func() error {
 		w.reg.Run(runCtx)
 		return nil
@@ -166,7 +158,7 @@ func wire(runCtx context.Context, cfg config, logger *slog.Logger) (w wiring, er
 		AuditSize:       cfg.AuditSize,
 		AlignSamples:    true,
 		After:           hints.After,
-		History:         statusHistory(cfg.StatusPage),
+		History:         statuspage.HistorySize(cfg.StatusPage),
 		Limits: registry.Limits{
 			Targets: cfg.MaxTargets, TargetsPerNamespace: cfg.MaxTargetsPerNamespace, RefsPerTarget: cfg.MaxRefsPerTarget,
 		},
@@ -235,11 +227,23 @@ func newServers(runCtx context.Context, cfg config, w wiring, logger *slog.Logge
 	s.http = &http.Server{
 		Handler: httpapi.New(httpapi.Config{
 			Registry: w.reg, Metrics: m.Handler(), Draining: s.draining.Load,
-			Logger: logger, Health: health.DefaultOptions(), Status: statusPage(cfg.StatusPage, w.reg, logger),
+			Logger: logger, Health: health.DefaultOptions(), Status: statuspage.Maybe(cfg.StatusPage, statuspage.Config{Registry: w.reg, Logger: logger}),
 		}),
 		ReadHeaderTimeout: 5 * time.Second,
 	}
 	return s, nil
+}
+
+// runPush adds the OTLP push receiver to g, when it is on, and returns
+// its addresses. Pushes go on arriving while the surfaces drain, so the
+// signal they serve stays fresh; the receiver stops before the samplers.
+func (s *servers) runPush(g *oklogrun.Group) listening {
+	if s.otlp == nil {
+		return listening{}
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	g.Add(func() error { return s.otlp.Run(ctx) }, func(error) { stop() })
+	return listening{OTLPGRPC: receiver.AddrText(s.otlp.GRPCAddr()), OTLPHTTP: receiver.AddrText(s.otlp.HTTPAddr())}
 }
 
 // stopHTTP ends the HTTP server. Its requests are short reads of the
@@ -272,21 +276,4 @@ func pushConfig(c config) receiver.PushConfig {
 		Store: store.Options{MaxSeries: c.OTLPMaxSeries, MaxSeriesPerNamespace: c.OTLPMaxSeriesPerNamespace,
 			MaxMemoryBytes: int64(c.OTLPMaxMemoryBytes), MaxPointsPerRequest: c.OTLPMaxPointsPerRequest},
 	}
-}
-
-// statusHistory is how many samples each target keeps for the status
-// page: none when the page is off.
-func statusHistory(on bool) int {
-	if on {
-		return sampling.DefaultHistory
-	}
-	return 0
-}
-
-// statusPage is the status page's handler, nil when it is off.
-func statusPage(on bool, reg *registry.Registry, logger *slog.Logger) http.Handler {
-	if !on {
-		return nil
-	}
-	return statuspage.New(statuspage.Config{Registry: reg, Logger: logger})
 }

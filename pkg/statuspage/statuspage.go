@@ -65,6 +65,23 @@ type page struct {
 
 // New returns the handler of GET /status and GET
 // /status/{namespace}/{name}; any other path is a 404. The caller admits
+// HistorySize is how many samples each target keeps for the page
+// (registry.Config.History): none when the page is off.
+func HistorySize(on bool) int {
+	if on {
+		return sampling.DefaultHistory
+	}
+	return 0
+}
+
+// Maybe is New when on, and nil (no page) when off.
+func Maybe(on bool, cfg Config) http.Handler {
+	if !on {
+		return nil
+	}
+	return New(cfg)
+}
+
 // the methods (GET, HEAD).
 func New(cfg Config) http.Handler {
 	if cfg.Registry == nil {

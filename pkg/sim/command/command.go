@@ -21,6 +21,12 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/sim/report"
 )
 
+// UsageError is an error in the command's flags or arguments: the caller
+// shows the usage with it.
+type UsageError struct{ error }
+
+func (e UsageError) Unwrap() error { return e.error }
+
 // Simulate is `scaler simulate`: one run, the metric-delay model's tables
 // (docs/semantics.md, "The tables and the jump test"), JSON, an SVG
 // picture, or the decision-quality report.
@@ -33,7 +39,7 @@ func Simulate(args []string, stdout io.Writer) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("simulate: %w", err)
+		return UsageError{fmt.Errorf("simulate: %w", err)}
 	}
 	if o.report != "" {
 		return writeReport(o.report)
