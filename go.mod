@@ -5,7 +5,6 @@ go 1.26.0
 require (
 	github.com/alexliesenfeld/health v0.8.0
 	github.com/caarlos0/env/v11 v11.4.2
-	github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus v1.1.1
 	github.com/kedacore/keda/v2 v2.21.0
 	github.com/oklog/run v1.1.0
 	github.com/prometheus/client_golang v1.25.0
@@ -39,7 +38,6 @@ require (
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/golang-jwt/jwt/v5 v5.3.1 // indirect
 	github.com/google/uuid v1.6.0 // indirect
-	github.com/grpc-ecosystem/go-grpc-middleware/v2 v2.3.4 // indirect
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.31.0 // indirect
 	github.com/jpillora/backoff v1.0.0 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
