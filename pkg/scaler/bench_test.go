@@ -25,7 +25,10 @@ func benchServer(b *testing.B) *Server {
 }
 
 // A repeated GetMetrics is a lookup of its parsed trigger and an atomic load
-// of the snapshot: the only allocations are the response's.
+// of the snapshot, whatever its metadata: none at all (a trigger without
+// metadata; it was parsed on every call, 583 allocations, until the
+// registry cached it), only the scalerAddress KEDA adds, or a full
+// trigger. The one allocation is the response.
 //
 //	go test -run xxx -bench GetMetrics -benchmem ./pkg/scaler/
 func BenchmarkGetMetrics(b *testing.B) {
