@@ -60,7 +60,7 @@ func targetsRun(ctx context.Context, bin, dir string, r *report, steps []int, in
 		r.add(fmt.Sprint(n), "RSS / live heap / heap in use / stacks", fmt.Sprintf("%s / %s / %s / %s",
 			mib(rss), mib(g["go_gc_heap_live_bytes"]), mib(g["go_memstats_heap_inuse_bytes"]), mib(g["go_memstats_stack_inuse_bytes"])))
 		r.add(fmt.Sprint(n), "goroutines", fmt.Sprintf("%.0f", g["go_goroutines"]))
-		r.add(fmt.Sprint(n), fmt.Sprintf("GetMetrics over all targets, 8 callers, %v", readFor), fmt.Sprintf("%s, errors %d", reads.summary(), failed))
+		r.add(fmt.Sprint(n), fmt.Sprintf("GetMetrics over all targets, 8 callers, %v", readFor), fmt.Sprintf("%s, errors [%s]", reads.summary(), failed))
 		r.add(fmt.Sprint(n), "scaler CPU while reading", fmt.Sprintf("%.0f %% of a core", 100*cpu/readFor.Seconds()))
 	}
 	return nil
@@ -102,7 +102,7 @@ func startTargets(ctx context.Context, clients []externalscaler.ExternalScalerCl
 // readTargets calls GetMetrics on the first n targets for d, from one
 // caller per client, each walking them from its own start, and times
 // every call.
-func readTargets(ctx context.Context, clients []externalscaler.ExternalScalerClient, n int, interval, d time.Duration) (*latencies, int64) {
+func readTargets(ctx context.Context, clients []externalscaler.ExternalScalerClient, n int, interval, d time.Duration) (*latencies, *codeCounts) {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	reqs := make([]*externalscaler.GetMetricsRequest, n)
@@ -111,7 +111,7 @@ func readTargets(ctx context.Context, clients []externalscaler.ExternalScalerCli
 		reqs[i] = &externalscaler.GetMetricsRequest{ScaledObjectRef: &externalscaler.ScaledObjectRef{Namespace: ns, Name: name, ScalerMetadata: md}}
 	}
 	l := &latencies{}
-	var failed atomic.Int64
+	failed := &codeCounts{}
 	var wg sync.WaitGroup
 	for k, c := range clients {
 		wg.Go(func() {
@@ -122,7 +122,7 @@ func readTargets(ctx context.Context, clients []externalscaler.ExternalScalerCli
 					return
 				}
 				if err != nil {
-					failed.Add(1)
+					failed.add(err)
 					continue
 				}
 				l.add(time.Since(start))
@@ -130,7 +130,7 @@ func readTargets(ctx context.Context, clients []externalscaler.ExternalScalerCli
 		})
 	}
 	wg.Wait()
-	return l, failed.Load()
+	return l, failed
 }
 
 // waitGCs waits, up to max, for n garbage collections; reading /metrics
