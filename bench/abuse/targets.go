@@ -103,8 +103,12 @@ func startTargets(ctx context.Context, clients []externalscaler.ExternalScalerCl
 // caller per client, each walking them from its own start, and times
 // every call.
 func readTargets(ctx context.Context, clients []externalscaler.ExternalScalerClient, n int, interval, d time.Duration) (*latencies, *codeCounts) {
-	ctx, cancel := context.WithTimeout(ctx, d)
+	// Cancelled, not timed out: a deadline would travel with every call,
+	// and the calls of its last instant would fail fast, on the client's
+	// side, before the context says it has ended.
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	time.AfterFunc(d, cancel)
 	reqs := make([]*externalscaler.GetMetricsRequest, n)
 	for i := range reqs {
 		ns, name, md := targetMetadata(i, interval)
