@@ -18,11 +18,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-go test -c -o "$out.barometer" ./pkg/pressure/scrape
+go test -c -o "$out.barometer" ./pkg/pressure/scrape/body
 (cd bench/parsecompare && go test -c -o "$out.prometheus" .)
 trap 'rm -f "$out" "$out.barometer" "$out.prometheus"' EXIT
 for _ in $(seq "${ROUNDS:-5}"); do
-	(cd pkg/pressure/scrape && "$out.barometer" -test.run '^$' -test.bench 'BenchmarkParse/.*/series' \
+	(cd pkg/pressure/scrape/body && "$out.barometer" -test.run '^$' -test.bench 'BenchmarkParse/.*/series' \
 		-test.benchtime "${BENCHTIME:-2000x}" -test.cpu 1 -test.benchmem) | grep '^Benchmark' | tee -a "$out"
 	(cd bench/parsecompare && "$out.prometheus" -test.run '^$' -test.bench 'BenchmarkPrometheusParse' \
 		-test.benchtime "${BENCHTIME:-2000x}" -test.cpu 1 -test.benchmem) | grep '^Benchmark' | tee -a "$out"

@@ -1,21 +1,22 @@
-// Command scaler is Barometer: a KEDA external scaler and metrics service.
-//
-//	scaler [serve]      serve the gRPC scaler and the HTTP endpoints (default)
-//	scaler simulate ... run the decision-quality simulator
-//	scaler keys [FILE]  print the trigger-key tables, or rewrite them in FILE
-//	scaler version      print the version
-//
-// Configuration comes from BAROMETER_* environment variables; see the README.
+// Command scaler is Barometer: a KEDA external scaler and metrics service
+// (its commands: usage below). Every command answers -h or --help with its
+// usage. Configuration comes from BAROMETER_* environment variables; see
+// the README.
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"syscall"
+
+	"github.com/barometer-scaler/barometer/pkg/envconfig"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -30,39 +31,109 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cmd := "serve"
-	if len(args) > 0 {
-		cmd, args = args[0], args[1:]
-	}
-	switch cmd {
-	case "serve":
-		cfg, err := loadConfig()
+// command is one subcommand: usage writes its usage (and flags) to w.
+type command struct {
+	usage func(w io.Writer)
+	run   func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+var commands = map[string]command{
+	"serve": {serveUsage, func(ctx context.Context, args []string, _, stderr io.Writer) error {
+		if err := noArguments("serve", args); err != nil {
+			return err
+		}
+		cfg, err := envconfig.Load(os.Environ())
 		if err != nil {
 			return err
 		}
-		return serve(ctx, cfg, newLogger(cfg, stderr), nil)
-	case "simulate":
-		return runSimulate(args, stdout)
-	case "keys":
-		return runKeys(args, stdout)
-	case "version":
-		_, err := fmt.Fprintln(stdout, buildVersion())
-		return err
-	case "help", "-h", "--help":
-		_, err := fmt.Fprint(stdout, usage)
-		return err
-	default:
-		return fmt.Errorf("unknown command %q (allowed: serve, simulate, keys, version)\n%s", cmd, usage)
-	}
+		return serve(ctx, cfg, cfg.Logger(stderr), nil)
+	}},
+	"simulate": {func(w io.Writer) { _ = runSimulate([]string{"-h"}, w) },
+		func(_ context.Context, args []string, stdout, _ io.Writer) error { return runSimulate(args, stdout) }},
+	"keys": {keysUsage, func(_ context.Context, args []string, stdout, _ io.Writer) error { return runKeys(args, stdout) }},
+	"version": {func(w io.Writer) { fmt.Fprintln(w, "usage: scaler version\n  print the version") },
+		func(_ context.Context, args []string, stdout, _ io.Writer) error {
+			if err := noArguments("version", args); err != nil {
+				return err
+			}
+			_, err := fmt.Fprintln(stdout, buildVersion())
+			return err
+		}},
 }
 
-const usage = `usage: scaler [serve | simulate [flags] | keys [FILE] | version]
+// run dispatches to a command. -h or --help anywhere in its arguments
+// prints its usage and succeeds, whatever else is there; an error in its
+// flags or arguments prints the usage to stderr with the error.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	name := "serve"
+	if len(args) > 0 {
+		name, args = args[0], args[1:]
+	}
+	if isHelp(name) || name == "help" {
+		_, err := fmt.Fprint(stdout, usage)
+		return err
+	}
+	cmd, ok := commands[name]
+	if !ok {
+		return fmt.Errorf("unknown command %q (allowed: serve, simulate, keys, version)\n%s", name, usage)
+	}
+	if helpAsked(args) {
+		cmd.usage(stdout)
+		return nil
+	}
+	err := cmd.run(ctx, args, stdout, stderr)
+	if isUsageError(err) {
+		cmd.usage(stderr)
+	}
+	return err
+}
+
+const usage = `usage: scaler [serve | simulate [flags] | keys [--write FILE] | version]
   serve     serve the KEDA external scaler (gRPC) and HTTP endpoints (default)
-  simulate  run the decision-quality simulator (scaler simulate -h for flags)
-  keys      print the trigger-key tables; with FILE (README.md), rewrite its generated tables
+  simulate  run the decision-quality simulator
+  keys      print the trigger-key and environment tables; --write FILE rewrites them in FILE
   version   print the version
+scaler COMMAND -h prints a command's usage.
 `
+
+func isHelp(arg string) bool { return arg == "-h" || arg == "-help" || arg == "--help" }
+
+// helpAsked reports a help flag among the arguments before "--".
+func helpAsked(args []string) bool {
+	if end := slices.Index(args, "--"); end >= 0 {
+		args = args[:end]
+	}
+	return slices.ContainsFunc(args, isHelp)
+}
+
+// usageError is a command's complaint about its flags or arguments.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
+
+// isUsageError reports an error in a command's flags or arguments: a
+// usageError, or one of package flag's own errors, which the simulator's
+// parser returns wrapped (they have no type to match, only their text).
+func isUsageError(err error) bool {
+	if err == nil || errors.As(err, new(usageError)) {
+		return err != nil
+	}
+	return slices.ContainsFunc([]string{"flag provided but not defined: ", "invalid value ", "invalid boolean value ",
+		"invalid boolean flag ", "bad flag syntax: ", "flag needs an argument: "}, func(text string) bool { return strings.Contains(err.Error(), text) })
+}
+
+// noArguments refuses any flag or argument to a command that takes none.
+func noArguments(name string, args []string) error {
+	if len(args) > 0 {
+		return usageError{fmt.Errorf("%s: unexpected argument %q", name, args[0])}
+	}
+	return nil
+}
+
+func serveUsage(w io.Writer) {
+	fmt.Fprint(w, "usage: scaler serve\n  serve the KEDA external scaler (gRPC) and the HTTP endpoints until SIGTERM,\n  configured by these environment variables (README, Environment):\n")
+	envconfig.List(w)
+}
 
 func buildVersion() string {
 	if version != "" {

@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/reflection"
 
 	"github.com/barometer-scaler/barometer/pkg/allow"
+	"github.com/barometer-scaler/barometer/pkg/envconfig"
 	"github.com/barometer-scaler/barometer/pkg/grpcstop"
 	"github.com/barometer-scaler/barometer/pkg/health"
 	"github.com/barometer-scaler/barometer/pkg/httpapi"
@@ -27,15 +28,22 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
 	"github.com/barometer-scaler/barometer/pkg/pressure/kube"
+	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/querypool"
 	"github.com/barometer-scaler/barometer/pkg/registry"
+	"github.com/barometer-scaler/barometer/pkg/sampling"
 	"github.com/barometer-scaler/barometer/pkg/scaler"
 	"github.com/barometer-scaler/barometer/pkg/signal"
 	"github.com/barometer-scaler/barometer/pkg/signalapi"
+	"github.com/barometer-scaler/barometer/pkg/statuspage"
 	"github.com/barometer-scaler/barometer/pkg/tlsreload"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
 	"github.com/barometer-scaler/barometer/pkg/victim"
 	barometerv1 "github.com/barometer-scaler/barometer/proto/barometer/v1"
 )
+
+// config is the server's configuration, read from the environment
+// (pkg/envconfig declares each variable).
+type config = envconfig.Config
 
 // listening reports the bound addresses once both servers listen (tests
 // bind port 0).
@@ -47,41 +55,12 @@ type listening struct{ GRPC, HTTP string }
 // stop (ctx, or a server that fails) stops the others, in the order they
 // were added, and serve returns once all have.
 func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- listening) error {
-	spec := cfg.AllowedTargets
-	if strings.TrimSpace(spec) == "" {
-		spec = allow.DefaultSpec // set but empty reads as unset
-	}
-	allowed, err := allow.Parse(spec)
-	if err != nil {
-		return err
-	}
-	profiles, err := loadProfiles(cfg.ConnectionProfiles, allowed, logger)
-	if err != nil {
-		return err
-	}
-	k8s, hints := connectKube(cfg.Kubeconfig, cfg.VictimHints, logger)
 	runCtx, stopSamplers := context.WithCancel(context.Background())
 	defer stopSamplers()
-	reg := registry.NewRegistry(runCtx, registry.Config{
-		Schema:          newSchema(allowed, profiles, k8s),
-		DefaultInterval: cfg.SampleInterval,
-		IdleTimeout:     cfg.IdleTimeout,
-		AuditSize:       cfg.AuditSize,
-		AlignSamples:    true,
-		After:           hints.after,
-		Limits: registry.Limits{
-			Targets: cfg.MaxTargets, TargetsPerNamespace: cfg.MaxTargetsPerNamespace, RefsPerTarget: cfg.MaxRefsPerTarget,
-		},
-		Logger: logger,
-	})
-	md, err := reg.Parse(cfg.DefaultTarget)
+	w, err := wire(runCtx, cfg, logger)
 	if err != nil {
-		return fmt.Errorf("BAROMETER_DEFAULT_TARGET: %w", err)
+		return err
 	}
-	if _, err := reg.SetDefault(md); err != nil {
-		return fmt.Errorf("default target: %w", err)
-	}
-
 	var lc net.ListenConfig
 	grpcLis, err := lc.Listen(ctx, "tcp", cfg.GRPCAddr)
 	if err != nil {
@@ -93,45 +72,9 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- li
 		return fmt.Errorf("BAROMETER_HTTP_ADDR: %w", err)
 	}
 	defer httpLis.Close()
-
-	m := metrics.New(reg)
-	if hints != nil {
-		if err := m.Register(hints.Hints); err != nil {
-			return fmt.Errorf("victim hint metrics: %w", err)
-		}
-	}
-	if profiles != nil {
-		if err := m.Register(profiles); err != nil {
-			return fmt.Errorf("connection profile metrics: %w", err)
-		}
-	}
-	streams := grpcstop.New()
-	opts := append(m.ServerOptions(), streams.ServerOption())
-	files := tlsreload.Files{CertFile: cfg.TLSCertFile, KeyFile: cfg.TLSKeyFile, ClientCAFile: cfg.TLSClientCAFile}
-	if files.Enabled() {
-		tlsCfg, err := tlsreload.NewServerConfig(runCtx, files, logger, tlsreload.OnCertificate(m.ObserveTLSCertificate))
-		if err != nil {
-			return err
-		}
-		opts = append(opts, grpc.Creds(credentials.NewTLS(tlsCfg)))
-	}
-	grpcServer := grpc.NewServer(opts...)
-	scalerServer := scaler.New(scaler.Config{Registry: reg, Logger: logger})
-	externalscaler.RegisterExternalScalerServer(grpcServer, scalerServer)
-	signalServer := signalapi.NewServer(reg)
-	barometerv1.RegisterSignalServiceServer(grpcServer, signalServer)
-	grpcHealth := grpchealth.NewServer()
-	healthpb.RegisterHealthServer(grpcServer, grpcHealth)
-	reflection.Register(grpcServer)
-	m.InitializeGRPC(grpcServer)
-
-	var draining atomic.Bool
-	httpServer := &http.Server{
-		Handler: httpapi.New(httpapi.Config{
-			Registry: reg, Metrics: m.Handler(), Draining: draining.Load,
-			Logger: logger, Health: health.DefaultOptions(),
-		}),
-		ReadHeaderTimeout: 5 * time.Second,
+	s, err := newServers(runCtx, cfg, w, logger)
+	if err != nil {
+		return err
 	}
 
 	var g oklogrun.Group
@@ -143,34 +86,22 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- li
 		// streams stay open for ShutdownDelay, long enough for probes and
 		// endpoints to notice, so that new calls go elsewhere first.
 		logger.Info("shutting down", "delay", cfg.ShutdownDelay)
-		draining.Store(true)
-		grpcHealth.Shutdown()
+		s.draining.Store(true)
+		s.health.Shutdown()
 		time.Sleep(cfg.ShutdownDelay)
 	})
-	g.Add(func() error { return grpcServer.Serve(grpcLis) }, func(error) {
-		scalerServer.Shutdown()
-		signalServer.Shutdown()
-		streams.End() // the health Watch and reflection too
-		drainGRPC(grpcServer, cfg.ShutdownTimeout, logger)
+	g.Add(func() error { return s.grpc.Serve(grpcLis) }, func(error) {
+		s.endStreams()
+		grpcstop.Drain(s.grpc, cfg.ShutdownTimeout, logger)
 	})
-	g.Add(func() error { return httpServer.Serve(httpLis) }, func(error) {
-		// HTTP requests are short reads of the cache; they get a few
-		// seconds of their own, even when the gRPC drain used the whole
-		// timeout.
-		httpCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := httpServer.Shutdown(httpCtx); err != nil {
-			logger.Warn("HTTP shutdown did not finish; closing connections", "err", err)
-			httpServer.Close()
-		}
-	})
+	g.Add(func() error { return s.http.Serve(httpLis) }, func(error) { s.stopHTTP(logger) })
 	g.Add(func() error {
-		reg.Run(runCtx)
+		w.reg.Run(runCtx)
 		return nil
 	}, func(error) { stopSamplers() })
 
 	logger.Info("serving", "grpc", grpcLis.Addr().String(), "http", httpLis.Addr().String(),
-		"allowedTargets", allowed.String(), "tls", files.Enabled(), "mtls", cfg.TLSClientCAFile != "", "defaultTarget", md.Identity(), "version", buildVersion())
+		"allowedTargets", w.allowed.String(), "tls", s.tls, "mtls", cfg.TLSClientCAFile != "", "defaultTarget", w.defaultTarget, "version", buildVersion())
 	if ready != nil {
 		ready <- listening{GRPC: grpcLis.Addr().String(), HTTP: httpLis.Addr().String()}
 	}
@@ -183,35 +114,127 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- li
 	return nil
 }
 
-// drainGRPC stops the gRPC server gracefully, and forcibly once timeout has
-// passed.
-func drainGRPC(s *grpc.Server, timeout time.Duration, logger *slog.Logger) {
-	stopped := make(chan struct{})
-	go func() { s.GracefulStop(); close(stopped) }()
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	select {
-	case <-stopped:
-	case <-timer.C:
-		logger.Warn("in-flight gRPC calls did not finish in time; stopping", "timeout", timeout)
-		s.Stop()
-	}
+// wiring is what the configuration builds before any server: the
+// allow-list, the connection profiles, the victim hints and the registry
+// with its default target.
+type wiring struct {
+	allowed       *allow.List
+	profiles      *connprofile.Set
+	hints         *hintWriter
+	queries       *querypool.Pool
+	reg           *registry.Registry
+	defaultTarget string
 }
 
-// loadProfiles loads BAROMETER_CONNECTION_PROFILES, if set. A file that
-// is missing or unreadable, or that names a credential file that is, stops
-// the start rather than failing every sample later. The profiles' dialers
-// are vetted by the allow-list, as the sources' own are.
-func loadProfiles(path string, allowed *allow.List, logger *slog.Logger) (*connprofile.Set, error) {
-	if path == "" {
-		return nil, nil
+func wire(runCtx context.Context, cfg config, logger *slog.Logger) (w wiring, err error) {
+	spec := cfg.AllowedTargets
+	if strings.TrimSpace(spec) == "" {
+		spec = allow.DefaultSpec // set but empty reads as unset
 	}
-	set, err := connprofile.Load(path, connprofile.Options{Control: allowed.Control, Logger: logger})
+	if w.allowed, err = allow.Parse(spec); err != nil {
+		return w, err
+	}
+	// A profile file that is missing or unreadable, or that names a
+	// credential file that is, stops the start rather than failing every
+	// sample later; the profiles' dialers are vetted by the allow-list.
+	if cfg.ConnectionProfiles != "" {
+		w.profiles, err = connprofile.Load(cfg.ConnectionProfiles, connprofile.Options{Control: w.allowed.Control, Logger: logger})
+		if err != nil {
+			return w, fmt.Errorf("BAROMETER_CONNECTION_PROFILES: %w", err)
+		}
+		logger.Info("connection profiles loaded", "file", cfg.ConnectionProfiles, "profiles", w.profiles.Names())
+	}
+	k8s, hints := connectKube(cfg.Kubeconfig, cfg.VictimHints, logger)
+	w.hints = hints
+	w.queries = querypool.New(0)
+	w.reg = registry.NewRegistry(runCtx, registry.Config{
+		Schema:          newSchema(w.allowed, w.profiles, k8s, w.queries),
+		DefaultInterval: cfg.SampleInterval,
+		IdleTimeout:     cfg.IdleTimeout,
+		AuditSize:       cfg.AuditSize,
+		AlignSamples:    true,
+		After:           hints.after,
+		History:         statusHistory(cfg.StatusPage),
+		Limits: registry.Limits{
+			Targets: cfg.MaxTargets, TargetsPerNamespace: cfg.MaxTargetsPerNamespace, RefsPerTarget: cfg.MaxRefsPerTarget,
+		},
+		Logger: logger,
+	})
+	md, err := w.reg.Parse(cfg.DefaultTarget)
 	if err != nil {
-		return nil, fmt.Errorf("BAROMETER_CONNECTION_PROFILES: %w", err)
+		return w, fmt.Errorf("BAROMETER_DEFAULT_TARGET: %w", err)
 	}
-	logger.Info("connection profiles loaded", "file", path, "profiles", set.Names())
-	return set, nil
+	if _, err := w.reg.SetDefault(md); err != nil {
+		return w, fmt.Errorf("default target: %w", err)
+	}
+	w.defaultTarget = md.Identity()
+	return w, nil
+}
+
+// servers are the gRPC and HTTP servers and what their drain stops.
+type servers struct {
+	grpc       *grpc.Server
+	http       *http.Server
+	health     *grpchealth.Server
+	endStreams func() // KEDA's, SignalService.Watch's, the health Watch's and reflection's
+	draining   *atomic.Bool
+	tls        bool
+}
+
+func newServers(runCtx context.Context, cfg config, w wiring, logger *slog.Logger) (*servers, error) {
+	m := metrics.New(w.reg)
+	if w.hints != nil {
+		if err := m.Register(w.hints.Hints); err != nil {
+			return nil, fmt.Errorf("victim hint metrics: %w", err)
+		}
+	}
+	if err := m.Register(w.queries); err != nil {
+		return nil, fmt.Errorf("prometheus query metrics: %w", err)
+	}
+	if w.profiles != nil {
+		if err := m.Register(w.profiles); err != nil {
+			return nil, fmt.Errorf("connection profile metrics: %w", err)
+		}
+	}
+	s := &servers{draining: new(atomic.Bool), health: grpchealth.NewServer()}
+	streams := grpcstop.New()
+	opts := append(m.ServerOptions(), streams.ServerOption())
+	files := tlsreload.Files{CertFile: cfg.TLSCertFile, KeyFile: cfg.TLSKeyFile, ClientCAFile: cfg.TLSClientCAFile}
+	if s.tls = files.Enabled(); s.tls {
+		tlsCfg, err := tlsreload.NewServerConfig(runCtx, files, logger, tlsreload.OnCertificate(m.ObserveTLSCertificate))
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, grpc.Creds(credentials.NewTLS(tlsCfg)))
+	}
+	s.grpc = grpc.NewServer(opts...)
+	scalerServer, signalServer := scaler.New(scaler.Config{Registry: w.reg, Logger: logger}), signalapi.NewServer(w.reg)
+	externalscaler.RegisterExternalScalerServer(s.grpc, scalerServer)
+	barometerv1.RegisterSignalServiceServer(s.grpc, signalServer)
+	s.endStreams = func() { scalerServer.Shutdown(); signalServer.Shutdown(); streams.End() }
+	healthpb.RegisterHealthServer(s.grpc, s.health)
+	reflection.Register(s.grpc)
+	m.InitializeGRPC(s.grpc)
+	s.http = &http.Server{
+		Handler: httpapi.New(httpapi.Config{
+			Registry: w.reg, Metrics: m.Handler(), Draining: s.draining.Load,
+			Logger: logger, Health: health.DefaultOptions(), Status: statusPage(cfg.StatusPage, w.reg, logger),
+		}),
+		ReadHeaderTimeout: 5 * time.Second,
+	}
+	return s, nil
+}
+
+// stopHTTP ends the HTTP server. Its requests are short reads of the
+// cache; they get a few seconds of their own, even when the gRPC drain
+// used the whole timeout.
+func (s *servers) stopHTTP(logger *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.http.Shutdown(ctx); err != nil {
+		logger.Warn("HTTP shutdown did not finish; closing connections", "err", err)
+		s.http.Close()
+	}
 }
 
 // connectKube builds the scaler's one Kubernetes discovery, shared by every
@@ -250,7 +273,25 @@ func (h *hintWriter) after(tr *trigger.Trigger) func(context.Context, pressure.O
 
 // newSchema is the trigger language this binary speaks: its source kinds
 // and their keys. Addresses that metadata names are reached only when the
-// allow-list admits them.
-func newSchema(allowed *allow.List, profiles *connprofile.Set, k trigger.Kube) *trigger.Schema {
-	return trigger.NewSchema(trigger.Host(), trigger.Scrape(allowed, profiles, k), trigger.Prometheus(allowed, profiles))
+// allow-list admits them. queries is the prometheus sources' shared
+// pool (nil where nothing is sampled).
+func newSchema(allowed *allow.List, profiles *connprofile.Set, k trigger.Kube, queries *querypool.Pool) *trigger.Schema {
+	return trigger.NewSchema(trigger.Host(), trigger.Scrape(allowed, profiles, k), trigger.Prometheus(allowed, profiles, queries))
+}
+
+// statusHistory is how many samples each target keeps for the status
+// page: none when the page is off.
+func statusHistory(on bool) int {
+	if on {
+		return sampling.DefaultHistory
+	}
+	return 0
+}
+
+// statusPage is the status page's handler, nil when it is off.
+func statusPage(on bool, reg *registry.Registry, logger *slog.Logger) http.Handler {
+	if !on {
+		return nil
+	}
+	return statuspage.New(statuspage.Config{Registry: reg, Logger: logger})
 }

@@ -41,7 +41,7 @@ func TestServeHostSignal(t *testing.T) {
 	ready := make(chan listening, 1)
 	done := make(chan error, 1)
 	var logs bytes.Buffer
-	go func() { done <- serve(ctx, testConfig(), newLogger(testConfig(), &logs), ready) }()
+	go func() { done <- serve(ctx, testConfig(), testConfig().Logger(&logs), ready) }()
 	var addrs listening
 	select {
 	case addrs = <-ready:
@@ -123,7 +123,7 @@ func TestServePolicy(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan listening, 1)
 	done := make(chan error, 1)
-	go func() { done <- serve(ctx, testConfig(), newLogger(testConfig(), io.Discard), ready) }()
+	go func() { done <- serve(ctx, testConfig(), testConfig().Logger(io.Discard), ready) }()
 	defer func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -182,34 +182,6 @@ func TestRunCommands(t *testing.T) {
 	}
 }
 
-func TestConfigFromEnvironment(t *testing.T) {
-	t.Setenv("BAROMETER_SAMPLE_INTERVAL", "2s")
-	t.Setenv("BAROMETER_DEFAULT_TARGET", "source=host;targetPressure=0.5")
-	cfg, err := loadConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cfg.GRPCAddr != ":6000" || cfg.HTTPAddr != ":8080" || cfg.SampleInterval != 2*time.Second ||
-		cfg.DefaultTarget["targetPressure"] != "0.5" || cfg.DefaultTarget["source"] != "host" {
-		t.Fatalf("config: %+v", cfg)
-	}
-	for env, val := range map[string]string{
-		"BAROMETER_SAMPLE_INTERVAL":    "10ms",
-		"BAROMETER_LOG_FORMAT":         "xml",
-		"BAROMETER_LOG_LEVEL":          "loud",
-		"BAROMETER_TLS_CERT_FILE":      "/only/cert",
-		"BAROMETER_TLS_CLIENT_CA_FILE": "/ca",
-		"BAROMETER_AUDIT_SIZE":         "0",
-	} {
-		t.Run(env, func(t *testing.T) {
-			t.Setenv(env, val)
-			if _, err := loadConfig(); err == nil || !strings.Contains(err.Error(), "BAROMETER_") {
-				t.Fatalf("%s=%s accepted: %v", env, val, err)
-			}
-		})
-	}
-}
-
 // TestPolicyExamplesParse reads the trigger metadata of every ScaledObject
 // under examples/policies/ with this binary's sources: each is accepted,
 // selects the policy its file is named after, and the pool's members agree.
@@ -222,7 +194,7 @@ func TestPolicyExamplesParse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := registry.NewRegistry(context.Background(), registry.Config{Schema: newSchema(allowed, nil, trigger.Kube{})})
+	reg := registry.NewRegistry(context.Background(), registry.Config{Schema: newSchema(allowed, nil, trigger.Kube{}, nil)})
 	seen := map[string]bool{}
 	for _, f := range files {
 		triggers := triggerMetadata(t, f)
@@ -309,7 +281,7 @@ func TestServeShutdownEndsEveryStream(t *testing.T) {
 	ready := make(chan listening, 1)
 	done := make(chan error, 1)
 	var logs syncBuffer
-	go func() { done <- serve(ctx, cfg, newLogger(cfg, &logs), ready) }()
+	go func() { done <- serve(ctx, cfg, cfg.Logger(&logs), ready) }()
 	addrs := <-ready
 	conn, err := grpc.NewClient(addrs.GRPC, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
@@ -393,7 +365,7 @@ func TestServeConnectionProfiles(t *testing.T) {
 		defer cancel()
 		ready := make(chan listening, 1)
 		done := make(chan error, 1)
-		go func() { done <- serve(ctx, cfg, newLogger(cfg, io.Discard), ready) }()
+		go func() { done <- serve(ctx, cfg, cfg.Logger(io.Discard), ready) }()
 		select {
 		case <-ready:
 			cancel()

@@ -3,9 +3,9 @@ package main
 import (
 	"io"
 
-	"github.com/barometer-scaler/barometer/pkg/sim/command"
+	simcommand "github.com/barometer-scaler/barometer/pkg/sim/command"
 )
 
 // runSimulate is `scaler simulate`, the decision-quality simulator's
 // command (pkg/sim/command).
-func runSimulate(args []string, stdout io.Writer) error { return command.Simulate(args, stdout) }
+func runSimulate(args []string, stdout io.Writer) error { return simcommand.Simulate(args, stdout) }

@@ -128,6 +128,7 @@ func (d *pressureDecider) Decide(now time.Time, obs pressure.Observation, in sig
 	}
 	sig := d.computer.Compute(now, in)
 	dec := pressureDecision(now, d.prev, sig)
+	sig.Reason = dec.Reason
 	d.prev = sig.RecommendedReplicas
 	return d.finish(sig, dec, visible(obs), now, false), nil
 }
@@ -203,20 +204,27 @@ func (d *elasticDecider) Decide(now time.Time, obs pressure.Observation, in sign
 
 // pressureDecision reads a pressure sample as a decision: the replicas
 // recommended now against those recommended by the previous sample (or the
-// warming-up signal before the first).
+// warming-up signal before the first). The gate holds the pressure's fall,
+// not the compensation's: a count that falls while the gate holds is the
+// lead or the surge ending, and the reason says so.
 func pressureDecision(now time.Time, before int, s signal.ScalingSignal) policy.Decision {
-	a := policy.NoOp
+	a, reason := policy.NoOp, s.Reason
 	switch {
 	case s.RecommendedReplicas > before:
 		a = policy.ScaleUp
 	case s.RecommendedReplicas < before:
 		a = policy.ScaleDown
+		if s.Held {
+			reason += heldButFell
+		}
 	}
 	return policy.Decision{
-		At: now, Policy: signal.PolicyPressure, Action: a, Before: before, Desired: s.RecommendedReplicas, Reason: s.Reason,
+		At: now, Policy: signal.PolicyPressure, Action: a, Before: before, Desired: s.RecommendedReplicas, Reason: reason,
 		Inputs: map[string]float64{"scale_value": s.ScaleValue, "raw_scale_value": s.RawScaleValue},
 	}
 }
+
+const heldButFell = "; the lead or surge ended, which the gate does not hold"
 
 // policySignal publishes a decision: the desired count is both the value
 // KEDA reads (with target 1) and the recommendation. The compute and storage

@@ -9,7 +9,9 @@ package grpcstop
 import (
 	"context"
 	"io"
+	"log/slog"
 	"sync/atomic"
+	"time"
 
 	"google.golang.org/grpc"
 )
@@ -83,3 +85,18 @@ func (s *stream) SendMsg(m any) error {
 }
 
 func (s *stream) close() { s.closed.Store(true) }
+
+// Drain stops s gracefully, and forcibly once timeout has passed: a call
+// still in flight then ends with it.
+func Drain(s *grpc.Server, timeout time.Duration, logger *slog.Logger) {
+	stopped := make(chan struct{})
+	go func() { s.GracefulStop(); close(stopped) }()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case <-stopped:
+	case <-timer.C:
+		logger.Warn("in-flight gRPC calls did not finish in time; stopping", "timeout", timeout)
+		s.Stop()
+	}
+}

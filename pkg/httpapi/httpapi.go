@@ -27,6 +27,10 @@ type Config struct {
 	// Logger receives errors the handlers cannot report to the client;
 	// nil discards them.
 	Logger *slog.Logger
+	// Status serves the status page, GET /status and
+	// /status/{namespace}/{name} (statuspage.New); nil leaves them
+	// unrouted.
+	Status http.Handler
 	// Health tunes the /health/signal projection. The zero value means
 	// health.DefaultOptions(); to turn the compute tiers off, set
 	// ComputeTiers false with any non-zero threshold.
@@ -53,6 +57,7 @@ type server struct {
 //	GET /livez, /readyz                 process probes
 //	GET /health/signal                  the default target's health projection
 //	GET /health/signal/{namespace}/{name}
+//	GET /status, /status/{namespace}/{name}  the status page, for people (when configured)
 //
 // Every route answers GET and HEAD; other methods get 405, unknown paths
 // 404, both as {"error": "..."}. New panics when cfg.Registry is nil: that
@@ -78,7 +83,10 @@ func New(cfg Config) http.Handler {
 		route(base, s.defaultTarget(base, serve))
 		route(base+"/{namespace}/{name}", s.refTarget(serve))
 	}
-	perTarget("/scale", s.serveScale)
+	// /scale's reader names its own target, which the scaler does not
+	// know; a ScaledObject's trigger carries it (recommendedReplicas).
+	route("/scale", s.defaultTarget("/scale", func(w http.ResponseWriter, t *registry.Target) { s.serveScale(w, t, false) }))
+	route("/scale/{namespace}/{name}", s.refTarget(func(w http.ResponseWriter, t *registry.Target) { s.serveScale(w, t, true) }))
 	route("/targets", http.HandlerFunc(s.targets))
 	route("/events", http.HandlerFunc(s.eventsAll))
 	route("/events/{namespace}/{name}", http.HandlerFunc(s.eventsRef))
@@ -88,6 +96,10 @@ func New(cfg Config) http.Handler {
 	route("/livez", s.livez())
 	route("/readyz", s.readyz())
 	perTarget("/health/signal", s.serveSignalHealth)
+	if cfg.Status != nil {
+		route("/status", cfg.Status)
+		route("/status/{namespace}/{name}", cfg.Status)
+	}
 	// The catch-all answers every other path, whatever the method, so that
 	// an unknown path is a JSON 404 rather than ServeMux's plain text.
 	mux.HandleFunc("/", s.notFound)

@@ -46,7 +46,10 @@ func (s *server) refTarget(serve func(http.ResponseWriter, *registry.Target)) ht
 // it were current, which is exactly the fake zero the gRPC surface refuses
 // with Unavailable. People and dashboards still get the last signal in the
 // body, flagged.
-func (s *server) serveScale(w http.ResponseWriter, t *registry.Target) {
+//
+// For a ScaledObject (atTarget), recommendedReplicas is what KEDA asks for
+// at its trigger's target; for the default target, at a target of 1.
+func (s *server) serveScale(w http.ResponseWriter, t *registry.Target, atTarget bool) {
 	snap := t.Load()
 	staleErr := health.Fresh(snap, s.reg.Now())
 	code := http.StatusOK
@@ -56,7 +59,11 @@ func (s *server) serveScale(w http.ResponseWriter, t *registry.Target) {
 	}
 	// The body is signalview's Signal, the shape the gRPC SignalService
 	// serves as well; its JSON tags hold /scale's names and order.
-	s.writeJSON(w, code, signalview.New(&snap.Signal, t.Key, staleErr))
+	view := signalview.New(&snap.Signal, t.Key, staleErr)
+	if atTarget && !snap.Signal.WarmingUp() {
+		view.RecommendedReplicas = signalview.ReplicasAtTarget(view.ScaleValue, t.Trigger.TargetPressure, t.Trigger.Signal.MinReplicas)
+	}
+	s.writeJSON(w, code, view)
 }
 
 // targets serves GET /targets: every running target, sorted by key.

@@ -22,6 +22,10 @@ type binding struct {
 	seen   atomic.Int64 // unix nanoseconds
 	gone   atomic.Bool  // forgotten: its cache entries are dead
 	sums   []uint64     // its cache entries' sums; guarded by bindings.mu
+	// trigger and raw are the trigger last parsed for ref and its
+	// metadata (nil when bound without); guarded by Registry.mu.
+	trigger *trigger.Trigger
+	raw     map[string]string
 }
 
 // bindings keeps, for Resolve, the parsed trigger of every (ScaledObject,
@@ -72,8 +76,8 @@ func (c *bindings) find(sum uint64, ref Ref, raw map[string]string) (*binding, *
 	return nil, nil
 }
 
-// add keeps b for raw, unless the cache is full (the call then parses each
-// time, correct and slower).
+// add keeps b for raw, a copy the caller never modifies, unless the cache
+// is full (the call then parses each time, correct and slower).
 func (c *bindings) add(sum uint64, b *binding, tr *trigger.Trigger, raw map[string]string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -85,7 +89,7 @@ func (c *bindings) add(sum uint64, b *binding, tr *trigger.Trigger, raw map[stri
 			return
 		}
 	}
-	c.entries[sum] = append(c.entries[sum], cached{raw: maps.Clone(raw), trigger: tr, b: b})
+	c.entries[sum] = append(c.entries[sum], cached{raw: raw, trigger: tr, b: b})
 	b.sums = append(b.sums, sum)
 	c.n++
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -73,6 +74,12 @@ func (t *Target) Decisions() map[string]uint64 { return t.decider.Decisions() }
 // source-specific facts (such as per-replica scrape errors).
 func (t *Target) Source() pressure.Source { return t.source }
 
+// History appends the target's kept samples to dst, oldest first (none
+// unless Config.History is set).
+func (t *Target) History(dst []sampling.HistoryPoint) []sampling.HistoryPoint {
+	return t.sampler.History(dst)
+}
+
 // Load returns the latest snapshot (one atomic load).
 func (t *Target) Load() *sampling.Snapshot { return t.sampler.Load() }
 
@@ -128,6 +135,9 @@ type Config struct {
 	// After, when set, builds what consumes a target's samples besides
 	// its decider (victim hints); a nil result: nothing.
 	After func(tr *trigger.Trigger) func(ctx context.Context, obs pressure.Observation, in signal.Input)
+	// History is how many published samples each target keeps for the
+	// status page (sampling.DefaultHistory); 0 keeps none.
+	History int
 	// Clock is the one source of time of the registry and of every surface
 	// that reads it (Registry.Now).
 	Clock  sampling.Clock
@@ -266,8 +276,10 @@ func (r *Registry) acquire(ref Ref, tr *trigger.Trigger, entry *cacheEntry) (*Ta
 		return nil, err
 	}
 	b.seen.Store(now.UnixNano())
+	b.trigger = tr
 	if entry != nil {
-		r.cache.add(entry.sum, b, tr, entry.raw)
+		b.raw = maps.Clone(entry.raw) // the caller's map may change
+		r.cache.add(entry.sum, b, tr, b.raw)
 	}
 	return t, nil
 }
@@ -346,10 +358,30 @@ const refActive = time.Minute
 // the same answer; when none is that recent, the one asked for last.
 // /targets lists them all.
 func (r *Registry) Lookup(ref Ref) (*Target, error) {
+	s, err := r.Serving(ref)
+	return s.Target, err
+}
+
+// Served is the target serving a ScaledObject, and the ScaledObject's own
+// trigger and metadata, whose read-side keys (its targetPressure, say) may
+// differ from the target's Trigger.
+type Served struct {
+	Target  *Target
+	Trigger *trigger.Trigger
+	// Metadata is the metadata Trigger was parsed from, nil when the
+	// ScaledObject was bound without it (Acquire); read-only.
+	Metadata map[string]string
+}
+
+// Serving is Lookup, with the trigger and metadata last parsed for ref. A
+// ScaledObject that goes back to metadata it sent before is found in the
+// cache and keeps the newer ones here, which GetMetrics never pays to
+// update.
+func (r *Registry) Serving(ref Ref) (Served, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	now := r.cfg.Clock.Now()
-	var best *Target
+	var best *binding
 	var bestAt time.Time
 	bestActive := false
 	for _, b := range r.refs[ref] {
@@ -361,15 +393,22 @@ func (r *Registry) Lookup(ref Ref) (*Target, error) {
 		switch {
 		case best == nil,
 			active && !bestActive,
-			active && bestActive && k < best.Key,
+			active && bestActive && k < best.target.Key,
 			!active && !bestActive && at.After(bestAt):
-			best, bestAt, bestActive = b.target, at, active
+			best, bestAt, bestActive = b, at, active
 		}
 	}
 	if best == nil {
-		return nil, fmt.Errorf("%w: %s", ErrUnknownRef, ref)
+		return Served{}, fmt.Errorf("%w: %s", ErrUnknownRef, ref)
 	}
-	return best, nil
+	return Served{Target: best.target, Trigger: best.trigger, Metadata: best.raw}, nil
+}
+
+// Settings is every key of the trigger metadata raw of a ScaledObject in
+// namespace, with the value in force and where it came from
+// (trigger.Schema.Settings): parsed anew, at the caller's cost.
+func (r *Registry) Settings(namespace string, raw map[string]string) ([]trigger.Setting, error) {
+	return r.cfg.Schema.Settings(namespace, raw, r.cfg.DefaultInterval)
 }
 
 // Info describes a target for listings.
@@ -473,7 +512,7 @@ func (r *Registry) ReapIdle() int {
 	for _, t := range stopped {
 		t.cancel()
 		<-t.done
-		r.cfg.Logger.Info("stopped idle sampler", "target", t.Key)
+		r.cfg.Logger.Info("stopped idle sampler", "target", t.Trigger.ShortID())
 	}
 	return len(stopped)
 }
@@ -509,7 +548,7 @@ func (r *Registry) stopAll() {
 
 // start builds the source and runs its sampler; r.mu is held.
 func (r *Registry) start(key string, tr *trigger.Trigger) (*Target, error) {
-	logger := r.cfg.Logger.With("target", key)
+	logger := r.cfg.Logger.With("target", tr.ShortID())
 	decider, err := r.engine.New(key, tr, r.cfg.Clock.Now(), logger)
 	var conflict *decide.PoolConflictError
 	if errors.As(err, &conflict) {
@@ -537,6 +576,7 @@ func (r *Registry) start(key string, tr *trigger.Trigger) (*Target, error) {
 		Align:    r.cfg.AlignSamples,
 		Backfill: tr.Signal.WarmSamples(tr.Interval),
 		After:    after,
+		History:  r.cfg.History,
 		Clock:    r.cfg.Clock,
 		Logger:   logger,
 	})
@@ -560,7 +600,9 @@ func (r *Registry) start(key string, tr *trigger.Trigger) (*Target, error) {
 		}
 	}()
 	r.targets[key] = t
-	logger.Info("started sampler", "interval", tr.Interval, "policy", tr.Policy.Name)
+	// The one line that ties the short id to the whole identity (the
+	// metrics' target label).
+	logger.Info("started sampler", "interval", tr.Interval, "policy", tr.Policy.Name, "identity", key)
 	return t, nil
 }
 

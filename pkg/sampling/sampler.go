@@ -73,9 +73,12 @@ type SamplerConfig struct {
 	// After, when set, consumes each sample that was observed and
 	// decided, once its snapshot is published (victim hints): it reads
 	// what the decider read and changes nothing the surfaces serve.
-	After  func(ctx context.Context, obs pressure.Observation, in signal.Input)
-	Clock  Clock
-	Logger *slog.Logger
+	After func(ctx context.Context, obs pressure.Observation, in signal.Input)
+	// History is how many published samples to keep for History (the
+	// status page; DefaultHistory); 0 keeps none.
+	History int
+	Clock   Clock
+	Logger  *slog.Logger
 }
 
 // Sampler runs a source on a timer, folds each observation through its
@@ -86,6 +89,9 @@ type Sampler struct {
 	decider decide.Decider
 	splits  *splitTracker
 	starts  startupClock // owned by the sampling goroutine (under mu)
+	history *history     // nil when none is kept
+	// failures says which failed samples to log (under mu).
+	failures failureLog
 
 	mu      sync.Mutex // serialises sampling
 	current atomic.Pointer[Snapshot]
@@ -106,7 +112,7 @@ func NewSampler(cfg SamplerConfig) *Sampler {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Sampler{cfg: cfg, decider: cfg.Decider, splits: newSplitTracker(cfg.SplitFootprintTTL)}
+	s := &Sampler{cfg: cfg, decider: cfg.Decider, splits: newSplitTracker(cfg.SplitFootprintTTL), history: newHistory(cfg.History)}
 	s.current.Store(&Snapshot{
 		Signal:   s.decider.WarmingUp(),
 		Interval: cfg.Interval,
@@ -117,6 +123,11 @@ func NewSampler(cfg SamplerConfig) *Sampler {
 
 // Load returns the latest snapshot. It never blocks and never allocates.
 func (s *Sampler) Load() *Snapshot { return s.current.Load() }
+
+// History appends the kept samples to dst, oldest first: none unless
+// SamplerConfig.History is set. The copy is the caller's cost; sampling
+// pays one O(1) record per publish.
+func (s *Sampler) History(dst []HistoryPoint) []HistoryPoint { return s.history.appendTo(dst) }
 
 // Interval is the sample interval in force.
 func (s *Sampler) Interval() time.Duration { return s.cfg.Interval }
@@ -240,11 +251,12 @@ func (s *Sampler) SampleOnce(ctx context.Context) *Snapshot {
 	}
 	if err != nil {
 		next.Failures++
-		s.cfg.Logger.Warn("sample failed; previous signal stands", "err", err)
 	}
+	s.failures.observe(s.cfg.Logger, now, err)
 	next.LastErr, next.LastDuration = err, s.cfg.Clock.Now().Sub(start)
 	s.current.Store(next)
 	close(prev.next)
+	s.history.record(next)
 	if err == nil && s.cfg.After != nil {
 		afterCtx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 		s.cfg.After(afterCtx, obs, in)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/barometer-scaler/barometer/pkg/registry"
 	"github.com/barometer-scaler/barometer/pkg/registry/registrytest"
+	"github.com/barometer-scaler/barometer/pkg/sampling"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
 )
 
@@ -20,7 +21,8 @@ func benchServer(b *testing.B) *Server {
 	// Named after the default source, so that a trigger without metadata
 	// samples it too.
 	sources := trigger.NewSchema(registrytest.Kind(trigger.DefaultSource, "default", func(string) *registrytest.Script { return w }))
-	reg := registrytest.NewRegistry(b, registry.Config{Schema: sources, DefaultInterval: time.Minute})
+	// The history is on, as with the status page (its default).
+	reg := registrytest.NewRegistry(b, registry.Config{Schema: sources, DefaultInterval: time.Minute, History: sampling.DefaultHistory})
 	return New(Config{Registry: reg})
 }
 

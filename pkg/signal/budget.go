@@ -49,8 +49,8 @@ type budget struct {
 	k        float64 // the headroom, in widths of the spread
 	n, next  int
 	seen     int
-	at       [budgetSpreadSamples]time.Time
-	width    float64 // the headroom last provisioned, above the level
+	at       [budgetSpreadSamples]int64 // unix nanoseconds: a third of a time.Time
+	width    float64                    // the headroom last provisioned, above the level
 	y        [budgetSpreadSamples]float64
 }
 
@@ -63,8 +63,8 @@ func newBudget(fraction float64) budget {
 // old by the time a replica asked for now counts. Data seen again (no
 // later than the newest held) moves nothing.
 func (b *budget) observe(at time.Time, raw float64, short bool, lag time.Duration) float64 {
-	if b.n == 0 || at.After(b.at[(b.next-1+budgetSpreadSamples)%budgetSpreadSamples]) {
-		b.at[b.next], b.y[b.next] = at, raw
+	if b.n == 0 || at.UnixNano() > b.at[(b.next-1+budgetSpreadSamples)%budgetSpreadSamples] {
+		b.at[b.next], b.y[b.next] = at.UnixNano(), raw
 		b.next = (b.next + 1) % budgetSpreadSamples
 		b.n = min(b.n+1, budgetSpreadSamples)
 		b.seen++
@@ -84,7 +84,7 @@ func (b *budget) observe(at time.Time, raw float64, short bool, lag time.Duratio
 // held returns the i-th held sample, oldest first.
 func (b *budget) held(i int) (time.Time, float64) {
 	j := (b.next - b.n + i + budgetSpreadSamples) % budgetSpreadSamples
-	return b.at[j], b.y[j]
+	return time.Unix(0, b.at[j]), b.y[j]
 }
 
 // levelAndSpread returns the mean of the newest budgetLevelSamples held
@@ -146,8 +146,8 @@ type hold struct {
 
 // heldValue is one value asked for and when.
 type heldValue struct {
-	at time.Time
-	v  float64
+	at int64   // unix nanoseconds: a third of a time.Time
+	v  float32 // a replica count's precision is plenty
 }
 
 // observe records the value asked for at now and returns the highest one
@@ -157,20 +157,20 @@ func (h *hold) observe(v float64, now time.Time) float64 {
 	if h.window <= 0 {
 		return v
 	}
-	if h.n == len(h.ring) && h.n < MaxScaleInHoldSamples && (h.n == 0 || now.Sub(h.ring[h.next].at) < h.window) {
+	if h.n == len(h.ring) && h.n < MaxScaleInHoldSamples && (h.n == 0 || time.Duration(now.UnixNano()-h.ring[h.next].at) < h.window) {
 		h.grow()
 	}
 	size := len(h.ring)
-	h.ring[h.next] = heldValue{at: now, v: v}
+	h.ring[h.next] = heldValue{at: now.UnixNano(), v: float32(v)}
 	h.next = (h.next + 1) % size
 	h.n = min(h.n+1, size)
-	highest := v
-	for i := range h.n {
+	highest := v // exact; the stored copies below are rounded to float32
+	for i := 1; i < h.n; i++ {
 		j := (h.next - 1 - i + size) % size
-		if now.Sub(h.ring[j].at) >= h.window {
+		if time.Duration(now.UnixNano()-h.ring[j].at) >= h.window {
 			break
 		}
-		highest = max(highest, h.ring[j].v)
+		highest = max(highest, float64(h.ring[j].v))
 	}
 	return highest
 }

@@ -139,11 +139,11 @@ func TestHoldRingGrowsToItsWindow(t *testing.T) {
 		for i := range 600 {
 			now := at(0).Add(time.Duration(i) * c.interval)
 			v := float64((i*7919)%101) / 10
-			all = append(all, heldValue{at: now, v: v})
-			want := v
-			for k := len(all) - 1; k >= max(0, len(all)-MaxScaleInHoldSamples); k-- {
-				if now.Sub(all[k].at) < c.window {
-					want = max(want, all[k].v)
+			all = append(all, heldValue{at: now.UnixNano(), v: float32(v)})
+			want := v // exact; the older values as held, in float32
+			for k := len(all) - 2; k >= max(0, len(all)-MaxScaleInHoldSamples); k-- {
+				if time.Duration(now.UnixNano()-all[k].at) < c.window {
+					want = max(want, float64(all[k].v))
 				}
 			}
 			if got := h.observe(v, now); got != want {

@@ -20,6 +20,7 @@
 package signalview
 
 import (
+	"math"
 	"slices"
 	"time"
 
@@ -76,6 +77,19 @@ type Signal struct {
 	Held           bool             `json:"-"`
 	ScaleInAllowed bool             `json:"-"`
 	SplitInFlight  bool             `json:"-"`
+}
+
+// ReplicasAtTarget is the replica count KEDA's HPA asks for when it divides
+// scaleValue by target per replica (an AverageValue metric, compared in
+// thousandths as the metric reaches it), and never fewer than minReplicas;
+// the HPA's own tolerance and bounds come after. At target 1 it is the
+// signal's RecommendedReplicas.
+func ReplicasAtTarget(scaleValue, target float64, minReplicas int) int {
+	milli := max(math.Round(target*1000), 1) // a target under 0.0005 reaches the HPA as 1m
+	if !(target > 0) {
+		milli = 1000
+	}
+	return max(minReplicas, int(math.Ceil(math.Round(scaleValue*1000)/milli)))
 }
 
 // Cost is a target's accumulated replica usage.

@@ -8,13 +8,12 @@
 // delivers it Delay turns later, asks a Controller for the replica count,
 // and scores that count against the replicas the turn's load required.
 //
-// The series generator, the required-replica rule and the Naive controller
-// reproduce the metric-delay model (docs/semantics.md, "Metric delay")
-// number for number; HPA follows the Kubernetes HorizontalPodAutoscaler's
-// algorithm; Barometer drives the real
-// pkg/signal computer through the real pkg/pressure collector and reads it the
-// way KEDA does. A QueueTrace (arrivals and service times) is the same loop
-// with work that waits. pkg/sim/policies drives pkg/policy's replica
+// The series generator and the required-replica rule reproduce the
+// metric-delay model (docs/semantics.md, "Metric delay") number for number.
+// A QueueTrace (arrivals and service times) is the same loop with work that
+// waits. The controllers the loop is scored with live beside it:
+// pkg/sim/control holds the anchors (Naive, HPA, KPA, the max-hold baseline)
+// and Barometer's own; pkg/sim/policies drives pkg/policy's replica
 // policies in the loop; pkg/sim/report writes the decision-quality report;
 // pkg/sim/command is `scaler simulate`.
 package sim

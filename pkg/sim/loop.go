@@ -53,7 +53,9 @@ type Config struct {
 	Turn time.Duration
 }
 
-func (c Config) turn() time.Duration {
+// TurnLength is the wall-clock length of one turn, DefaultTurn when Turn
+// is unset.
+func (c Config) TurnLength() time.Duration {
 	if c.Turn <= 0 {
 		return DefaultTurn
 	}
@@ -86,7 +88,7 @@ type Result struct {
 // across the replicas ready before the decision, then the turn's work is
 // served by the replicas ready after it (QueueSample describes the queue).
 func Run(cfg Config, s Series, c Controller) Result {
-	m, turn := cfg.Model, cfg.turn()
+	m, turn := cfg.Model, cfg.TurnLength()
 	provisioned := m.InitialReplicas
 	var starting []int // turns at which not-yet-ready replicas serve, oldest first
 	q := newFluidQueue(s, m, turn)

@@ -1,25 +1,20 @@
 package sim
 
 // Setting is a named controller configuration; New builds a fresh
-// controller for each run.
+// controller for each run. A tuned setting (the tuned baseline) has Tune
+// instead of New: it picks its controller for each series and delay.
 type Setting struct {
 	Name string
 	New  func(Model) Controller
+	Tune func(cfg Config, s Series) Controller
 }
 
-// NaiveSetting names the naive controller with its dampers.
-func NaiveSetting(name string, o NaiveOptions) Setting {
-	return Setting{Name: name, New: func(m Model) Controller { return NewNaive(m, o) }}
-}
-
-// HPASetting names the HPA's algorithm with a behavior.
-func HPASetting(name string, o HPAOptions) Setting {
-	return Setting{Name: name, New: func(m Model) Controller { return NewHPA(m, o) }}
-}
-
-// BarometerSetting names Barometer's controller with options.
-func BarometerSetting(name string, o BarometerOptions) Setting {
-	return Setting{Name: name, New: func(m Model) Controller { return NewBarometer(m, o) }}
+// Controller builds a fresh controller for one run of cfg on s.
+func (set Setting) Controller(cfg Config, s Series) Controller {
+	if set.Tune != nil {
+		return set.Tune(cfg, s)
+	}
+	return set.New(cfg.Model)
 }
 
 // Scan runs a setting once per delay.
@@ -28,7 +23,7 @@ func Scan(cfg Config, s Series, set Setting, delays []int) []Result {
 	for i, d := range delays {
 		c := cfg
 		c.Delay = d
-		out[i] = Run(c, s, set.New(c.Model))
+		out[i] = Run(c, s, set.Controller(c, s))
 	}
 	return out
 }

@@ -100,7 +100,8 @@ func triggerKeys(s *Schema) []keyschema.Key[Trigger] {
 			Describe("the pressure signal's behaviour: `responsive` follows demand and compensates the metric pipeline's lag (lead, stale-sample hysteresis, saturation surge), `original` is the slow-release signal without compensation (see [Profiles](#profiles)); the keys below override it"),
 
 		// What KEDA reads.
-		keyschema.Float("targetPressure", func(t *Trigger) *float64 { return &t.TargetPressure }, DefaultTargetPressure, keyschema.AboveUpTo(0, 1e6)).
+		// KEDA sends the target in thousandths, truncated: below 0.001 the HPA reads 0.
+		keyschema.Float("targetPressure", func(t *Trigger) *float64 { return &t.TargetPressure }, DefaultTargetPressure, keyschema.Between(0.001, 1e6)).
 			For(onlyPressure...).OnlyRead().
 			Describe("per-replica target, sent as `targetSizeFloat`"),
 		keyschema.Float("activationValue", func(t *Trigger) *float64 { return &t.ActivationValue }, 0, keyschema.Between(0, 1e9)).OnlyRead().

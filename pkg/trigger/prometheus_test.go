@@ -163,3 +163,72 @@ func TestPrometheusKeyIsCanonical(t *testing.T) {
 		}
 	}
 }
+
+// A query the server could not parse is refused when the trigger is read
+// (GetMetricSpec's InvalidArgument), naming the key and what the parser
+// said, rather than accepted and failing every sample afterwards.
+func TestPrometheusQueriesAreParsed(t *testing.T) {
+	for _, tt := range []struct{ key, query, says string }{
+		{"replicasQuery", `up{job="shop"`, "unexpected end of input"},
+		{"cpuQuery", `sum by (pod) (rate(cpu[1m])`, "unclosed left parenthesis"},
+		{"resourceQuery", `max by (pod) (util) +`, "unexpected end of input"},
+		{"timestampQuery", `rate(foo)`, "expected type range vector"},
+		{"dueQuery", strings.Repeat("x", 300) + "{", "parse error"},
+	} {
+		_, err := parseProm(t, nil, map[string]string{tt.key: tt.query})
+		var me *keyschema.MetadataError
+		if !errors.As(err, &me) || me.Key != tt.key || !strings.Contains(me.Allowed, tt.says) || !strings.Contains(me.Allowed, "PromQL") {
+			t.Errorf("%s=%q: err = %v, want key %s saying %q", tt.key, tt.query, err, tt.key, tt.says)
+			continue
+		}
+		if len(err.Error()) > 400 {
+			t.Errorf("%s: error of %d bytes: %s", tt.key, len(err.Error()), err)
+		}
+	}
+	// What a server may enable behind a feature flag is left to it.
+	for _, q := range []string{`limitk(2, up)`, `sort_by_label(up, "pod")`, `rate(up[5m+1m])`} {
+		if _, err := parseProm(t, nil, map[string]string{"replicasQuery": q}); err != nil {
+			t.Errorf("%q: %v", q, err)
+		}
+	}
+}
+
+// Every default query, however the selector and the metric names shape it,
+// is one the parser accepts: a template that broke would fail every sample.
+func TestPrometheusDefaultQueriesParse(t *testing.T) {
+	q := promsource.DefaultQueries(exposition.DefaultNames(), `job="shop",namespace=~"a|b"`, 2)
+	for _, pq := range promQueries {
+		if *pq.field(&q) == "" {
+			continue // no default: the dimension is read only when its key is set
+		}
+		if _, why, ok := parsePromQL(*pq.field(&q), nil); !ok {
+			t.Errorf("default %s = %q: %s", pq.key, *pq.field(&q), why)
+		}
+	}
+}
+
+// A trigger's short id names it in logs: its source and a prefix of its
+// identity's hash, a few bytes however many queries the trigger carries,
+// and apart for triggers sampled apart.
+func TestShortID(t *testing.T) {
+	s := NewSchema(Prometheus(nil, nil))
+	long := strings.Repeat(`sum by (pod) (rate(http_requests_total{job="shop"}[1m])) + `, 30) + "1"
+	a, err := s.Parse(map[string]string{"source": SourcePrometheus, "serverAddress": promServer, "cpuQuery": long}, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.Parse(map[string]string{"source": SourcePrometheus, "serverAddress": promServer}, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range []*Trigger{a, b} {
+		id := tr.ShortID()
+		hash, ok := strings.CutPrefix(id, "prometheus@")
+		if !ok || len(hash) != 8 || !strings.Contains(tr.Identity(), "@"+hash) {
+			t.Errorf("short id %q of identity ...%s", id, tr.Identity()[len(tr.Identity())-20:])
+		}
+	}
+	if a.ShortID() == b.ShortID() {
+		t.Errorf("triggers sampled apart share the short id %s", a.ShortID())
+	}
+}

@@ -134,6 +134,7 @@ func (s *Schema) parse(r *keyschema.Reading) (*Trigger, error) {
 	// the sampler too.
 	fmt.Fprintf(h, "floorTarget=%g surgeTarget=%g", t.Signal.FloorTarget, t.Signal.SurgeTarget)
 	t.identity = fmt.Sprintf("%s@%016x", t.sourceKey, h.Sum64())
+	t.shortID = fmt.Sprintf("%s@%08x", t.SourceKind, h.Sum64()>>32)
 	t.poolKey = poolKey(r, common, t)
 	return t, nil
 }

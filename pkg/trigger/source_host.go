@@ -12,15 +12,19 @@ const SourceHost = "host"
 
 // Host is the host source kind: the scaler's own machine or container. It
 // has no keys: it is the embedded default that makes a fresh start serve a
-// real signal.
+// real signal. Every source of the kind reads the host through one
+// host.Reader, so the targets sampled at one instant read it once.
 func Host() Kind {
+	reader := host.NewReader(host.ReaderOptions{})
 	return NewKind(SourceHost, "the scaler's own machine or container, cgroup v2 aware with a `/proc` fallback",
 		func() struct{} { return struct{}{} }, nil, nil,
-		func(struct{}) (SourceSpec, error) { return hostSpec{}, nil })
+		func(struct{}) (SourceSpec, error) { return hostSpec{reader: reader}, nil })
 }
 
-type hostSpec struct{}
+type hostSpec struct{ reader *host.Reader }
 
 func (hostSpec) Key() string { return SourceHost }
 
-func (hostSpec) New(*slog.Logger) (pressure.Source, error) { return host.New(host.Options{}) }
+func (s hostSpec) New(*slog.Logger) (pressure.Source, error) {
+	return host.New(host.Options{Reader: s.reader})
+}

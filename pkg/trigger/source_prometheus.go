@@ -1,20 +1,25 @@
 package trigger
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/promql/parser"
 
 	"github.com/barometer-scaler/barometer/pkg/allow"
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
 	"github.com/barometer-scaler/barometer/pkg/pressure/promsource"
+	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/querypool"
 	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
 )
 
@@ -40,6 +45,7 @@ type promConfig struct {
 	explicit promsource.Queries // "" where the default applies
 	resource string
 	allow    *allow.List
+	pool     *querypool.Pool
 
 	align time.Duration // the sample interval, which evaluation instants align to
 
@@ -95,9 +101,16 @@ var resourceReplaces = []string{"cpuQuery", "memoryQuery", "memoryLimitQuery", "
 // list (nil means allow.Default()): its host where the metadata names it,
 // and every address it resolves to when dialled. profiles are the
 // connection profiles a trigger may reach its server through (nil: none).
-func Prometheus(list *allow.List, profiles *connprofile.Set) Kind {
+// Every source of the kind queries through one querypool.Pool: pool, the
+// one the process registers its metrics from, else one of the kind's own
+// (an optional argument, so callers with no metrics pass none).
+func Prometheus(list *allow.List, profiles *connprofile.Set, pool ...*querypool.Pool) Kind {
 	if list == nil {
 		list = allow.Default()
+	}
+	shared := querypool.New(0)
+	if len(pool) > 0 && pool[0] != nil {
+		shared = pool[0]
 	}
 	keys := []keyschema.Key[promConfig]{
 		connectionProfileKey(func(c *promConfig) *string { return &c.profile }),
@@ -119,9 +132,11 @@ func Prometheus(list *allow.List, profiles *connprofile.Set) Kind {
 			Describe("bound of one sample's queries; a connection profile's time-out also caps it"),
 		keyschema.Text(keyQueryParameters, func(c *promConfig) *map[string]string { return &c.params }, nil,
 			"name=value pairs separated by ','", parsePairs, pairsText).Documented("(none)").
+			ShowAs(func(c *promConfig) string { return pairNames(c.params) }).
 			Describe("added to every query's URL, as KEDA's prometheus scaler does (Thanos' `dedup=false`, say); not the query API's own parameters"),
 		keyschema.Text(keyCustomHeaders, func(c *promConfig) *map[string]string { return &c.headers }, nil,
 			"Name=value pairs separated by ','", parsePairs, pairsText).Documented("(none)").
+			ShowAs(func(c *promConfig) string { return pairNames(c.headers) }).
 			Describe("sent with every query; not secret (credentials belong in a connection profile), and never the profile's tenant header"),
 		keyschema.Bool("ignoreNullValues", func(c *promConfig) *bool { return &c.keepNulls }, true).
 			Describe("`true`: an empty answer reads as docs/exposition.md says (a dimension with no series is 0); `false`: an empty replicas, activation, resource, cpu or memory query fails the sample, so the signal goes stale and KEDA's fallback applies"),
@@ -131,18 +146,61 @@ func Prometheus(list *allow.List, profiles *connprofile.Set) Kind {
 		"a Prometheus metric name", model.LegacyValidation.IsValidMetricName)...)
 	queries := keyschema.Group{Name: "queries", Doc: "one PromQL query per dimension (see docs/exposition.md for their defaults)"}
 	for _, q := range promQueries {
-		keys = append(keys, keyschema.String(q.key, func(c *promConfig) *string { return q.field(&c.explicit) }, "", "a PromQL query", nil).
+		keys = append(keys, queryKey(q.key, func(c *promConfig) *string { return q.field(&c.explicit) }).
 			Documented("built from the contract's names").Describe(q.doc).InGroup(queries))
 	}
-	keys = append(keys, keyschema.String("resourceQuery", func(c *promConfig) *string { return &c.resource }, "", "a PromQL query", nil).
+	keys = append(keys, queryKey("resourceQuery", func(c *promConfig) *string { return &c.resource }).
 		Documented("(none)").Describe("a ready 0..1 per replica; replaces the CPU and memory queries"))
 	return NewKind(SourcePrometheus, "asks a Prometheus server that already scrapes the workload",
-		func() promConfig { return promConfig{allow: list, profiles: profiles} }, keys,
+		func() promConfig { return promConfig{allow: list, profiles: profiles, pool: shared} }, keys,
 		[]keyschema.Check[promConfig]{checkShapers, checkResource, resolveProfile, checkRequest},
 		func(c promConfig) (SourceSpec, error) { return c.spec(), nil })
 }
 
 func quoted(s string) string { return fmt.Sprintf("%q", s) }
+
+// queryKey declares a key whose value is a PromQL query, kept as written
+// once Prometheus' parser accepts it.
+func queryKey(name string, f keyschema.Field[promConfig, string]) keyschema.Key[promConfig] {
+	k := keyschema.Text(name, f, "", "a PromQL query", parsePromQL, quoted)
+	k.Default = ""
+	return k
+}
+
+// maxParseMessage bounds how much of the parser's message an error
+// repeats: its position and what it expected, not a long identifier.
+const maxParseMessage = 160
+
+// parsePromQL accepts a query Prometheus' own parser reads, and says what
+// the parser found wrong with one it does not (its first error only). The
+// parser has every feature a server may enable behind a flag: the parse
+// here refuses what no server could run (a syntax or type error), while
+// whether a feature is switched on is the server's to say, on the first
+// sample.
+func parsePromQL(s string, _ *keyschema.Context) (string, string, bool) {
+	_, err := parser.NewParser(parser.Options{
+		EnableExperimentalFunctions:  true,
+		ExperimentalDurationExpr:     true,
+		EnableExtendedRangeSelectors: true,
+		EnableBinopFillModifiers:     true,
+	}).ParseExpr(s)
+	if err == nil {
+		return s, "", true
+	}
+	msg := err.Error()
+	var errs parser.ParseErrors
+	if errors.As(err, &errs) && len(errs) > 0 {
+		msg = errs[0].Error()
+	}
+	if len(msg) > maxParseMessage {
+		cut := maxParseMessage
+		for cut > 0 && !utf8.RuneStart(msg[cut]) {
+			cut--
+		}
+		msg = msg[:cut] + "..."
+	}
+	return "", "a PromQL query; Prometheus' parser says " + strconv.Quote(msg), false
+}
 
 // serverAddress reads and normalises the server's URL. Whether it may be
 // reached is resolveProfile's to say: a connection profile that covers it
@@ -251,7 +309,7 @@ func (c promConfig) spec() prometheusSpec {
 		q.Resource, q.CPU, q.Memory, q.MemoryLimit = c.resource, "", "", ""
 	}
 	return prometheusSpec{server: c.server, label: c.label, timeout: c.timeout, queries: q, allow: c.allow,
-		profile: c.resolved, params: c.params, headers: c.headers, failOnEmpty: !c.keepNulls, align: c.align}
+		profile: c.resolved, params: c.params, headers: c.headers, failOnEmpty: !c.keepNulls, align: c.align, pool: c.pool}
 }
 
 // prometheusSpec is the parsed configuration of a prometheus source: every
@@ -267,6 +325,7 @@ type prometheusSpec struct {
 	headers     map[string]string
 	failOnEmpty bool
 	align       time.Duration
+	pool        *querypool.Pool // shared by the kind's sources; not part of the Key
 }
 
 // Key lists every resolved setting in a fixed order, so two ScaledObjects
@@ -298,6 +357,7 @@ func (s prometheusSpec) New(logger *slog.Logger) (pressure.Source, error) {
 		CustomHeaders:   s.headers,
 		FailOnEmpty:     s.failOnEmpty,
 		Align:           s.align,
+		Pool:            s.pool,
 		Logger:          logger,
 	})
 }

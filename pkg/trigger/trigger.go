@@ -42,6 +42,7 @@ type Trigger struct {
 	ActivationWorkingSetTarget float64
 
 	identity  string
+	shortID   string
 	sourceKey string
 	poolKey   string
 }
@@ -52,6 +53,12 @@ type Trigger struct {
 // (the target, the activation value, the metric's name) do not enter it.
 // It stays short enough for a metric label.
 func (t *Trigger) Identity() string { return t.identity }
+
+// ShortID names the trigger's sampler in logs: the source kind and the
+// first 8 hex digits of the identity's hash ("prometheus@1a2b3c4d"), a
+// prefix of the hash that ends Identity, never the source's whole key (a
+// prometheus trigger's is every query, thousands of bytes).
+func (t *Trigger) ShortID() string { return t.shortID }
 
 // SourceKey is the source's key (Source.Key()), computed once.
 func (t *Trigger) SourceKey() string { return t.sourceKey }

@@ -3,6 +3,7 @@ package trigger
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -83,9 +84,14 @@ func TestParseErrorsNameTheKey(t *testing.T) {
 	if !errors.As(err, &me) || me.Key != "sampleInterval" || !strings.Contains(err.Error(), "from 100ms to 10m0s") {
 		t.Fatalf("range error: %v", err)
 	}
-	_, err = testSources().Parse(map[string]string{"tagetPressure": "0.5"}, time.Second)
-	if !errors.As(err, &me) || me.Key != "tagetPressure" || !strings.Contains(err.Error(), "targetPressure") {
-		t.Fatalf("unknown key error should list the allowed keys: %v", err)
+	// An unknown key names the nearest key, not every key (seventy of
+	// them, 796 bytes, hid the one meant).
+	full := NewSchema(Host(), Scrape(nil, nil, Kube{}), Prometheus(nil, nil))
+	for typo, want := range map[string]string{"tagetPressure": "targetPressure", "sorce": "source", "serverAdress": "serverAddress"} {
+		_, err = full.Parse(map[string]string{"source": SourcePrometheus, "serverAddress": promServer, typo: "x"}, time.Second)
+		if !errors.As(err, &me) || me.Key != typo || !strings.Contains(err.Error(), `did you mean "`+want+`"?`) || len(err.Error()) > 120 {
+			t.Errorf("unknown key %s: %v (%d bytes), want a suggestion of %s", typo, err, len(fmt.Sprint(err)), want)
+		}
 	}
 }
 
@@ -136,5 +142,23 @@ func TestProfiles(t *testing.T) {
 	}
 	if _, err := testSources().Parse(map[string]string{"policy": "queue", "profile": "original"}, time.Second); !errors.As(err, &me) || me.Key != "profile" {
 		t.Errorf("profile with a replica policy: %v", err)
+	}
+}
+
+// TestTargetPressureSmallest: KEDA sends the per-replica target as a
+// quantity in thousandths, so a target below 0.001 would reach the HPA as
+// 0. The smallest it keeps is accepted; the next smaller is refused,
+// naming the key and the smallest allowed value.
+func TestTargetPressureSmallest(t *testing.T) {
+	md, err := testSources().Parse(map[string]string{"targetPressure": "0.001"}, time.Second)
+	if err != nil || md.TargetPressure != 0.001 {
+		t.Fatalf("0.001: %v %v", md, err)
+	}
+	for _, v := range []string{"0.0009", "0.0001", "4.9e-324", "0"} {
+		_, err := testSources().Parse(map[string]string{"targetPressure": v}, time.Second)
+		var me *keyschema.MetadataError
+		if !errors.As(err, &me) || me.Key != "targetPressure" || !strings.Contains(err.Error(), "[0.001,") {
+			t.Errorf("%s: %v, want refused on targetPressure naming 0.001", v, err)
+		}
 	}
 }

@@ -20,6 +20,9 @@
 // limit is never reported as "no ceiling": with memory.max "max", or above
 // the machine's RAM, the ceiling is MemTotal, since the machine OOM-kills
 // there whatever the cgroup allows.
+//
+// The host Sources of a process share one Reader, so the host targets
+// sampled at one instant read the files once between them (see Reader).
 package host
 
 import (
@@ -61,6 +64,10 @@ type Options struct {
 	// bounded by its ctx, until the previous reading is at least this old.
 	// Zero means DefaultMinInterval; negative means never wait.
 	MinInterval time.Duration
+	// Reader is the read of the host shared with the process's other
+	// host Sources (see Reader); FS and Now are then the Reader's. Nil: a
+	// Reader of the Source's own, which reads at every sample.
+	Reader *Reader
 }
 
 // Source reads the host's pressure. It is safe for concurrent use: calls are
@@ -68,11 +75,8 @@ type Options struct {
 // whichever goroutine made it.
 type Source struct {
 	name        string
-	fsys        fs.FS
-	now         func() time.Time
 	minInterval time.Duration
-	cpuDir      string // cgroup dir holding cpu.stat; "" reads /proc/stat
-	memDir      string // cgroup dir holding memory.current; "" reads /proc/meminfo
+	reader      *Reader
 
 	mu   sync.Mutex
 	prev cpuReading
@@ -90,9 +94,11 @@ type cpuReading struct {
 func New(opts Options) (*Source, error) {
 	s := &Source{
 		name:        opts.Name,
-		fsys:        cmp.Or[fs.FS](opts.FS, os.DirFS("/")),
-		now:         opts.Now,
 		minInterval: cmp.Or(opts.MinInterval, DefaultMinInterval),
+		reader:      opts.Reader,
+	}
+	if s.reader == nil {
+		s.reader = NewReader(ReaderOptions{FS: opts.FS, Now: opts.Now, MaxAge: -1})
 	}
 	if s.name == "" {
 		h, err := os.Hostname()
@@ -101,24 +107,14 @@ func New(opts Options) (*Source, error) {
 		}
 		s.name = h
 	}
-	if s.now == nil {
-		s.now = time.Now
-	}
-	dir, err := s.cgroupDir()
+	rd, err := s.reader.sample(time.Time{}, 0)
 	if err != nil {
 		return nil, err
 	}
-	if dir != "" {
-		if s.exists(path.Join(dir, "cpu.stat")) {
-			s.cpuDir = dir
-		}
-		if s.exists(path.Join(dir, "memory.current")) {
-			s.memDir = dir
-		}
+	if rd.cpuErr != nil {
+		return nil, rd.cpuErr
 	}
-	if s.prev, err = s.readCPU(); err != nil {
-		return nil, err
-	}
+	s.prev = rd.cpu
 	return s, nil
 }
 
@@ -132,7 +128,7 @@ func (s *Source) Observe(ctx context.Context) (pressure.Observation, error) {
 	defer s.mu.Unlock()
 	// Two readings microseconds apart give a noisy or zero rate (/proc/stat
 	// ticks at 100 Hz), so every sample spans at least minInterval.
-	if wait := s.minInterval - s.now().Sub(s.prev.at); wait > 0 {
+	if wait := s.minInterval - s.reader.now().Sub(s.prev.at); wait > 0 {
 		t := time.NewTimer(wait)
 		defer t.Stop()
 		select {
@@ -141,28 +137,31 @@ func (s *Source) Observe(ctx context.Context) (pressure.Observation, error) {
 		case <-t.C:
 		}
 	}
-	cur, err := s.readCPU()
+	rd, err := s.reader.sample(s.prev.at, s.minInterval)
 	if err != nil {
 		return pressure.Observation{}, err
 	}
+	if rd.cpuErr != nil {
+		return pressure.Observation{}, rd.cpuErr
+	}
+	cur := rd.cpu
 	// Re-baseline even if the pair turns out unusable, so one bad reading
 	// costs one sample, not every sample after it.
 	prev := s.prev
 	s.prev = cur
-	cpu, err := s.utilisation(prev, cur)
+	cpu, err := s.utilisation(prev, rd)
 	if err != nil {
 		return pressure.Observation{}, err
 	}
-	used, limit, err := s.readMemory()
-	if err != nil {
-		return pressure.Observation{}, err
+	if rd.memErr != nil {
+		return pressure.Observation{}, rd.memErr
 	}
 	return pressure.Observation{
 		Replicas: []pressure.ReplicaObservation{{
 			Name:             s.name,
 			CPUUtilisation:   cpu,
-			MemoryUsedBytes:  float64(used),
-			MemoryLimitBytes: float64(limit),
+			MemoryUsedBytes:  float64(rd.used),
+			MemoryLimitBytes: float64(rd.limit),
 			WalSaturation:    pressure.Healthy,
 		}},
 		ObservedAt: cur.at,
@@ -170,13 +169,37 @@ func (s *Source) Observe(ctx context.Context) (pressure.Observation, error) {
 	}, nil
 }
 
+// utilisation is the CPU used between two readings over what was available.
+func (s *Source) utilisation(prev cpuReading, rd reading) (float64, error) {
+	cur := rd.cpu
+	if cur.busy < prev.busy || cur.total < prev.total {
+		return 0, errors.New("host: CPU usage counter went backwards; re-baselined")
+	}
+	if s.reader.cpuDir == "" {
+		if cur.total == prev.total {
+			return 0, errors.New("host: /proc/stat: no CPU time elapsed between readings")
+		}
+		return pressure.Clamp01(float64(cur.busy-prev.busy) / float64(cur.total-prev.total)), nil
+	}
+	elapsed := cur.at.Sub(prev.at)
+	if elapsed <= 0 {
+		return 0, fmt.Errorf("host: clock did not advance between CPU readings (%v)", elapsed)
+	}
+	if rd.coresErr != nil {
+		return 0, rd.coresErr
+	}
+	// usage_usec can overshoot the quota a little (bursting, period edges).
+	used := float64(cur.busy-prev.busy) / float64(elapsed.Microseconds())
+	return pressure.Clamp01(used / rd.cores), nil
+}
+
 // cgroupDir returns this process's cgroup v2 directory, or "" when
 // /sys/fs/cgroup is not cgroup v2.
-func (s *Source) cgroupDir() (string, error) {
-	if !s.exists(path.Join(cgroupRoot, "cgroup.controllers")) {
+func (r *Reader) cgroupDir() (string, error) {
+	if !r.exists(path.Join(cgroupRoot, "cgroup.controllers")) {
 		return "", nil
 	}
-	b, err := s.read("proc/self/cgroup")
+	b, err := r.readFile("proc/self/cgroup")
 	if err != nil {
 		return "", err
 	}
@@ -189,7 +212,7 @@ func (s *Source) cgroupDir() (string, error) {
 		// is not mounted here means /sys/fs/cgroup is already our own cgroup
 		// (a private cgroup namespace shows "/" anyway): read the mount root.
 		dir := path.Join(cgroupRoot, p)
-		if slices.Contains(strings.Split(p, "/"), "..") || !s.exists(dir) {
+		if slices.Contains(strings.Split(p, "/"), "..") || !r.exists(dir) {
 			return cgroupRoot, nil
 		}
 		return dir, nil
@@ -197,69 +220,45 @@ func (s *Source) cgroupDir() (string, error) {
 	return "", fmt.Errorf("host: /proc/self/cgroup: want a cgroup v2 line \"0::/path\", found none")
 }
 
-func (s *Source) readCPU() (cpuReading, error) {
-	r := cpuReading{at: s.now()}
-	if s.cpuDir != "" {
+func (r *Reader) readCPU() (cpuReading, error) {
+	c := cpuReading{at: r.now()}
+	if r.cpuDir != "" {
 		var err error
-		r.busy, err = s.field(path.Join(s.cpuDir, "cpu.stat"), "usage_usec")
-		return r, err
+		c.busy, err = r.field(path.Join(r.cpuDir, "cpu.stat"), "usage_usec")
+		return c, err
 	}
 	const name = "proc/stat"
-	b, err := s.read(name)
+	b, err := r.readFile(name)
 	if err != nil {
-		return r, err
+		return c, err
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
 	f := strings.Fields(line)
 	if len(f) < 6 || f[0] != "cpu" {
-		return r, fmt.Errorf("host: /%s: want a first line \"cpu user nice system idle iowait ...\", got %q", name, line)
+		return c, fmt.Errorf("host: /%s: want a first line \"cpu user nice system idle iowait ...\", got %q", name, line)
 	}
 	// Sum user..steal only: guest and guest_nice are already inside user and
 	// nice. Idle and iowait are the only time the CPUs were free.
 	for i, v := range f[1:min(len(f), 9)] {
 		n, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {
-			return r, fmt.Errorf("host: /%s: cpu field %d: want an unsigned integer, got %q", name, i+1, v)
+			return c, fmt.Errorf("host: /%s: cpu field %d: want an unsigned integer, got %q", name, i+1, v)
 		}
-		r.total += n
+		c.total += n
 		if i != 3 && i != 4 {
-			r.busy += n
+			c.busy += n
 		}
 	}
-	return r, nil
-}
-
-// utilisation is the CPU used between two readings over what was available.
-func (s *Source) utilisation(prev, cur cpuReading) (float64, error) {
-	if cur.busy < prev.busy || cur.total < prev.total {
-		return 0, errors.New("host: CPU usage counter went backwards; re-baselined")
-	}
-	if s.cpuDir == "" {
-		if cur.total == prev.total {
-			return 0, errors.New("host: /proc/stat: no CPU time elapsed between readings")
-		}
-		return pressure.Clamp01(float64(cur.busy-prev.busy) / float64(cur.total-prev.total)), nil
-	}
-	elapsed := cur.at.Sub(prev.at)
-	if elapsed <= 0 {
-		return 0, fmt.Errorf("host: clock did not advance between CPU readings (%v)", elapsed)
-	}
-	cores, err := s.cpuLimit()
-	if err != nil {
-		return 0, err
-	}
-	// usage_usec can overshoot the quota a little (bursting, period edges).
-	used := float64(cur.busy-prev.busy) / float64(elapsed.Microseconds())
-	return pressure.Clamp01(used / cores), nil
+	return c, nil
 }
 
 // cpuLimit is the cores the cgroup may use: its cpu.max quota, capped by the
 // CPUs this process may run on (runtime.NumCPU honours the cpuset through the
 // affinity mask, and a 4-core quota on 2 CPUs can only use 2).
-func (s *Source) cpuLimit() (float64, error) {
+func (r *Reader) cpuLimit() (float64, error) {
 	cpus := float64(runtime.NumCPU())
-	name := path.Join(s.cpuDir, "cpu.max")
-	b, err := s.read(name)
+	name := path.Join(r.cpuDir, "cpu.max")
+	b, err := r.readFile(name)
 	if errors.Is(err, fs.ErrNotExist) { // the root cgroup has no cpu.max
 		return cpus, nil
 	} else if err != nil {
@@ -278,9 +277,9 @@ func (s *Source) cpuLimit() (float64, error) {
 }
 
 // readMemory returns the working set and its ceiling in bytes.
-func (s *Source) readMemory() (used, limit uint64, err error) {
+func (r *Reader) readMemory() (used, limit uint64, err error) {
 	// meminfo's "kB" are KiB. One read serves both of its keys.
-	meminfo, err := s.read("proc/meminfo")
+	meminfo, err := r.readFile("proc/meminfo")
 	if err != nil {
 		return 0, 0, err
 	}
@@ -289,38 +288,38 @@ func (s *Source) readMemory() (used, limit uint64, err error) {
 		return 0, 0, err
 	}
 	total *= 1024
-	if s.memDir == "" {
+	if r.memDir == "" {
 		avail, err := fieldIn(meminfo, "proc/meminfo", "MemAvailable:")
 		if err != nil {
 			return 0, 0, err
 		}
 		return total - min(avail*1024, total), total, nil
 	}
-	current, err := s.uint(path.Join(s.memDir, "memory.current"), "")
+	current, err := r.uint(path.Join(r.memDir, "memory.current"), "")
 	if err != nil {
 		return 0, 0, err
 	}
 	// Page cache the kernel can drop at no cost is not pressure; this is the
 	// kubelet's working set, the figure it evicts on.
-	inactive, err := s.field(path.Join(s.memDir, "memory.stat"), "inactive_file")
+	inactive, err := r.field(path.Join(r.memDir, "memory.stat"), "inactive_file")
 	if err != nil {
 		return 0, 0, err
 	}
 	used = current - min(inactive, current)
-	ceiling, err := s.uint(path.Join(s.memDir, "memory.max"), "max")
+	ceiling, err := r.uint(path.Join(r.memDir, "memory.max"), "max")
 	if err != nil {
 		return 0, 0, err
 	}
 	return used, min(ceiling, total), nil // "max" reads as MaxUint64
 }
 
-func (s *Source) exists(name string) bool {
-	_, err := fs.Stat(s.fsys, name)
+func (r *Reader) exists(name string) bool {
+	_, err := fs.Stat(r.fsys, name)
 	return err == nil
 }
 
-func (s *Source) read(name string) ([]byte, error) {
-	b, err := fs.ReadFile(s.fsys, name)
+func (r *Reader) readFile(name string) ([]byte, error) {
+	b, err := fs.ReadFile(r.fsys, name)
 	if err != nil {
 		return nil, fmt.Errorf("host: /%s: %w", name, err)
 	}
@@ -329,8 +328,8 @@ func (s *Source) read(name string) ([]byte, error) {
 
 // uint reads a file holding one unsigned integer or, if unlimited is set,
 // that word for "no limit", returned as math.MaxUint64.
-func (s *Source) uint(name, unlimited string) (uint64, error) {
-	b, err := s.read(name)
+func (r *Reader) uint(name, unlimited string) (uint64, error) {
+	b, err := r.readFile(name)
 	if err != nil {
 		return 0, err
 	}
@@ -349,8 +348,8 @@ func (s *Source) uint(name, unlimited string) (uint64, error) {
 
 // field reads the value of the "key value" line in a file such as cpu.stat,
 // memory.stat or meminfo.
-func (s *Source) field(name, key string) (uint64, error) {
-	b, err := s.read(name)
+func (r *Reader) field(name, key string) (uint64, error) {
+	b, err := r.readFile(name)
 	if err != nil {
 		return 0, err
 	}

@@ -213,8 +213,8 @@ func TestCgroupPathFallsBackToMountRoot(t *testing.T) {
 		}
 		clock := newClock()
 		s, _ := newSource(t, files, clock)
-		if s.cpuDir != "sys/fs/cgroup" || s.memDir != "sys/fs/cgroup" {
-			t.Errorf("%q: read cpu from %q, memory from %q; want the mount root", self, s.cpuDir, s.memDir)
+		if s.reader.cpuDir != "sys/fs/cgroup" || s.reader.memDir != "sys/fs/cgroup" {
+			t.Errorf("%q: read cpu from %q, memory from %q; want the mount root", self, s.reader.cpuDir, s.reader.memDir)
 		}
 		clock.Advance(time.Second)
 		if r := observeOne(t, s); r.MemoryLimitBytes != 1*gib {
@@ -390,8 +390,8 @@ func TestRealMachine(t *testing.T) {
 	r := obs.Replicas[0]
 	host, _ := os.Hostname()
 	source := "/proc"
-	if s.cpuDir != "" || s.memDir != "" {
-		source = "cgroup v2 cpu=" + s.cpuDir + " memory=" + s.memDir
+	if s.reader.cpuDir != "" || s.reader.memDir != "" {
+		source = "cgroup v2 cpu=" + s.reader.cpuDir + " memory=" + s.reader.memDir
 	}
 	t.Logf("%s via %s: cpu %.4f, memory %.0f / %.0f bytes (%.2f%%)", r.Name, source,
 		r.CPUUtilisation, r.MemoryUsedBytes, r.MemoryLimitBytes, 100*r.MemoryUsedBytes/r.MemoryLimitBytes)

@@ -1,8 +1,13 @@
 // Package promsource is a pressure.Source that asks a Prometheus server,
 // which already scrapes the workload, instead of scraping the replicas itself.
 //
-// Each sample runs one PromQL instant query per dimension, all evaluated at
-// the same instant and concurrently, through client_golang's api package.
+// Each sample evaluates one PromQL instant query per dimension, all at the
+// same instant, through client_golang's api package: asked together as one
+// query (see dimLabel), each dimension reading exactly the series its own
+// query returns, and alone for a dimension whose query fails combined. The
+// sources of a process share a querypool.Pool, which bounds the queries in flight to
+// each server (past the bound a query waits its turn) and asks identical
+// queries of the same instant once for all the targets asking them.
 // Every per-replica query must return an instant vector with one series per
 // replica, told apart by the replica label (pod by default): the series are
 // folded into one pressure.ReplicaObservation per label value, exactly as the

@@ -3,6 +3,8 @@ package promsource
 import (
 	"context"
 	"errors"
+	"maps"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -15,26 +17,62 @@ import (
 )
 
 // fakeAPI answers queries from a table; a query not in it returns no
-// series. It records the instants it was asked at.
+// series. It records the instants it was asked at and the queries.
+//
+// A combined query (see dimLabel) not in the table it answers as
+// Prometheus does: each part from the table with the dimension label
+// added, the whole query failing with the first part that fails or is not
+// an instant vector.
 type fakeAPI struct {
 	answers map[string]any // model.Value or error
 	mu      sync.Mutex
 	at      []time.Time
+	asked   []string
 }
 
 func (f *fakeAPI) Query(ctx context.Context, q string, ts time.Time, _ ...v1.Option) (model.Value, v1.Warnings, v1.Infos, error) {
 	f.mu.Lock()
 	f.at = append(f.at, ts)
+	f.asked = append(f.asked, q)
 	f.mu.Unlock()
+	parts := combinedPart.FindAllStringSubmatch(q, -1)
+	if _, whole := f.answers[q]; len(parts) == 0 || whole {
+		v, err := f.answer(ctx, q)
+		return v, nil, nil, err
+	}
+	var out model.Vector
+	for _, p := range parts {
+		v, err := f.answer(ctx, p[1])
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		vec, ok := v.(model.Vector)
+		if !ok {
+			return nil, nil, nil, errors.New("bad_data: expected type instant vector in call to function label_replace")
+		}
+		for _, smp := range vec {
+			m := maps.Clone(smp.Metric)
+			m[dimLabel] = model.LabelValue(p[2])
+			out = append(out, &model.Sample{Metric: m, Value: smp.Value, Timestamp: smp.Timestamp})
+		}
+	}
+	return out, nil, nil, nil
+}
+
+// combinedPart matches one part of a combined query: its query and its
+// dimension.
+var combinedPart = regexp.MustCompile(`label_replace\(([^\n]*)\n, "` + dimLabel + `", "(\d+)", "", ""\)`)
+
+func (f *fakeAPI) answer(ctx context.Context, q string) (model.Value, error) {
 	switch a := f.answers[q].(type) {
 	case nil:
-		return model.Vector{}, nil, nil, nil
+		return model.Vector{}, nil
 	case error:
-		return nil, nil, nil, a
+		return nil, a
 	case func(context.Context) error:
-		return nil, nil, nil, a(ctx)
+		return nil, a(ctx)
 	default:
-		return a.(model.Value), nil, nil, nil
+		return a.(model.Value), nil
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
+	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/querypool"
 )
 
 // Defaults of Options.
@@ -209,6 +210,11 @@ type Options struct {
 	// samplers are aligned to the same multiples then ask Prometheus about
 	// the same instant and read identical data.
 	Align time.Duration
+	// Pool is shared by the sources of the process: it bounds the queries
+	// in flight to each server and asks identical queries of the same
+	// instant once for all (see querypool.Pool). Nil: a Pool of the
+	// source's own.
+	Pool *querypool.Pool
 	// Now is the evaluation instant of each sample; nil means time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger

@@ -57,8 +57,11 @@ func startFixture(t *testing.T) *fixture {
 	targets = append(targets, promtest.Target{URL: f.dead, Labels: map[string]string{"job": "demo", "pod": f.dead}})
 
 	f.prom = promtest.Start(t, targets, promtest.Options{})
-	// Every replica scraped at least twice, so irate has a CPU rate.
-	f.prom.WaitSeries(t, `irate(process_cpu_seconds_total{job="demo"}[5m])`, len(loads), 30*time.Second)
+	// Every replica scraped at least twice, so irate has a CPU rate, and
+	// that two seconds ago already: the subtests that evaluate at an
+	// aligned instant (up to 1.5 s back) or at a fixed past one read
+	// every replica there too.
+	f.prom.WaitSeries(t, `irate(process_cpu_seconds_total{job="demo"}[5m] offset 2s)`, len(loads), 30*time.Second)
 	return f
 }
 
@@ -360,6 +363,34 @@ func TestAgainstPrometheus(t *testing.T) {
 		if !past.ObservedAt.Equal(a.ObservedAt) || !reflect.DeepEqual(past.Replicas, a.Replicas) {
 			t.Errorf("the past read differs from the live one:\n%+v\n%+v", past, a)
 		}
+	})
+
+	t.Run("one combined query answers what the queries answer alone", func(t *testing.T) {
+		q := promsource.DefaultQueries(exposition.DefaultNames(), `job="demo"`, 1)
+		q.Replicas = `up{job="demo"}`
+		src, err := promsource.New(promsource.Options{ServerAddress: f.prom.URL, Queries: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		// A past instant: what was stored there no longer changes.
+		at := time.Now().Add(-2 * time.Second)
+		combined, apart, err := promsource.AnswersBothWays(ctx, src, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		series := 0
+		for key, want := range apart {
+			if got := combined[key]; (len(got) > 0 || len(want) > 0) && !reflect.DeepEqual(got, want) {
+				t.Errorf("%s combined:\n  %v\nalone:\n  %v", key, got, want)
+			}
+			series += len(want)
+		}
+		if series == 0 {
+			t.Fatal("no series either way: nothing compared")
+		}
+		t.Logf("%d dimensions, %d series, equal both ways", len(apart), series)
 	})
 
 	t.Run("agrees with the scrape source", func(t *testing.T) { f.agreement(t) })

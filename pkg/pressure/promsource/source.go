@@ -9,8 +9,10 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -21,6 +23,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
+	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/querypool"
 )
 
 // querier is the one call Source needs from v1.API; tests substitute it.
@@ -130,6 +133,18 @@ type Source struct {
 	hasQueue    bool
 	// closeIdle releases the client's kept-alive connections.
 	closeIdle func()
+	// pool bounds and shares the queries sent to the server; flightKey
+	// tells this source's requests apart from other sources' that would
+	// be answered differently (another profile, other parameters or
+	// headers, another response bound), so only equal ones are shared.
+	pool      *querypool.Pool
+	flightKey string
+	// solo holds the dimensions asked alone, one bit each: those whose
+	// query failed when combined (see dimLabel). refusals counts the
+	// samples in a row whose combined query failed while every part
+	// answered alone (see maxRefusals).
+	solo     atomic.Uint32
+	refusals atomic.Int32
 
 	mu       sync.Mutex // guards counters
 	counters exposition.QueueCounters
@@ -176,6 +191,7 @@ func New(opts Options) (*Source, error) {
 		return nil, fmt.Errorf("promsource: %w", err)
 	}
 	s := newSource(v1.NewAPI(client), opts)
+	s.flightKey = fmt.Sprintf("%s\x00%s\x00%s\x00%v\x00%d", s.server, s.profile, params.Encode(), headers, cmp.Or(opts.MaxResponseBytes, DefaultMaxResponseBytes))
 	if opts.Profile == nil {
 		// A profile's connections are shared by every trigger using it,
 		// so one source going away leaves them to the others.
@@ -217,6 +233,11 @@ func newSource(api querier, opts Options) *Source {
 		logger:  opts.Logger,
 
 		failOnEmpty: opts.FailOnEmpty,
+		pool:        opts.Pool,
+		flightKey:   opts.ServerAddress,
+	}
+	if s.pool == nil {
+		s.pool = querypool.New(0)
 	}
 	if opts.Profile != nil {
 		s.profile = opts.Profile.Name()
@@ -259,51 +280,61 @@ func (s *Source) ObserveAt(ctx context.Context, at time.Time) (pressure.Observat
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	// The server stops evaluating once the budget is spent, rather than
-	// finishing work nobody waits for.
-	budget := s.timeout
-	if dl, ok := ctx.Deadline(); ok {
-		budget = min(budget, time.Until(dl))
-	}
-	var (
-		res [numDimensions]result
-		wg  sync.WaitGroup
-	)
-	for d, q := range s.queries {
-		if q == "" {
-			continue
-		}
-		wg.Go(func() { res[d] = s.query(ctx, dimension(d), q, at, budget) })
-	}
-	wg.Wait()
+	res := s.queryAll(ctx, at)
 	for d, r := range res {
 		if r.err != nil && dimension(d) != dimSplits {
 			return pressure.Observation{}, r.err
 		}
 	}
-	return s.fold(&res, at)
+	return s.fold(res, at)
 }
 
-func (s *Source) query(ctx context.Context, d dimension, q string, at time.Time, budget time.Duration) result {
-	var opts []v1.Option
-	if t := serverTimeout(budget); t > 0 {
-		opts = append(opts, v1.WithTimeout(t))
-	}
-	v, warnings, _, err := s.api.Query(ctx, q, at, opts...)
+// query asks one dimension's query alone.
+func (s *Source) query(ctx context.Context, d dimension, at time.Time) result {
+	v, err := s.send(ctx, d.Key(), s.queries[d], at, func(v model.Value) (any, error) { return v, nil })
 	if err != nil {
 		return result{err: s.errorf(d, "%w%s", err, s.authHint(err))}
 	}
-	if len(warnings) > 0 {
-		s.logger.Debug("prometheus query warnings", "query", d.Key(), "warnings", warnings)
-	}
 	vec, ok := v.(model.Vector)
 	if !ok {
-		return result{err: s.errorf(d, "returned a %s; want an instant vector with one series per %s", typeName(v), s.seriesUnit(d))}
+		val, _ := v.(model.Value)
+		return result{err: s.errorf(d, "returned a %s; want an instant vector with one series per %s", typeName(val), s.seriesUnit(d))}
 	}
+	return s.check(d, vec)
+}
+
+// check is what a dimension's answer must be beyond an instant vector.
+func (s *Source) check(d dimension, vec model.Vector) result {
 	if len(vec) == 0 && s.failOnEmpty && d.required() {
 		return result{err: s.errorf(d, "%w", ErrEmpty)}
 	}
 	return result{vec: vec}
+}
+
+// send asks the server query, evaluated at at, through the pool: in turn
+// with the other queries to the server, and once for every source asking
+// the same at the same instant. read turns the answer into what is
+// shared (it runs once, before sharing). name labels the query in logs.
+// The server stops evaluating once the budget left after the wait is
+// spent, rather than finishing work nobody waits for.
+func (s *Source) send(ctx context.Context, name, query string, at time.Time, read func(model.Value) (any, error)) (any, error) {
+	key := s.flightKey + "\x00" + strconv.FormatInt(at.UnixNano(), 10) + "\x00" + query
+	return s.pool.Do(ctx, s.server, key, func(ctx context.Context) (any, error) {
+		var opts []v1.Option
+		if dl, ok := ctx.Deadline(); ok {
+			if t := serverTimeout(time.Until(dl)); t > 0 {
+				opts = append(opts, v1.WithTimeout(t))
+			}
+		}
+		v, warnings, _, err := s.api.Query(ctx, query, at, opts...)
+		if err != nil {
+			return nil, err
+		}
+		if len(warnings) > 0 {
+			s.logger.Debug("prometheus query warnings", "query", name, "warnings", warnings)
+		}
+		return read(v)
+	})
 }
 
 // authHint says what a 401 or 403 means, since client_golang reports only

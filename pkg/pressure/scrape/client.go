@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	"github.com/barometer-scaler/barometer/pkg/allow"
 	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
+	"github.com/barometer-scaler/barometer/pkg/pressure/scrape/body"
 )
 
 // acceptHeader asks for delimited protobuf first and the text format next;
@@ -30,13 +30,6 @@ const acceptHeader = "application/vnd.google.protobuf;proto=io.prometheus.client
 	"text/plain;version=0.0.4;q=0.8," +
 	"*/*;q=0.1"
 
-// errTooLarge is a response over the size limit.
-var errTooLarge = errors.New("response exceeds the size limit")
-
-// errTooManySeries fails a replica that exposes more of the contract's
-// series than the series limit.
-var errTooManySeries = errors.New("the replica exposes more series of the contract's families than the series limit")
-
 // client performs one scrape: GET, check, filter, parse. It is safe for
 // concurrent use; buffers are pooled so that memory stays flat across
 // samples instead of growing with the number of replicas.
@@ -44,21 +37,18 @@ type client struct {
 	http   *http.Client
 	shared bool // http's transport is a connection profile's
 	limit  int64
-	want   wantSet
+	fams   *body.Families
 
-	readers  sync.Pool // *bufio.Reader
-	buffers  sync.Pool // *bytes.Buffer
-	textPars sync.Pool // *expfmt.TextParser
-	series   int       // the series limit; 0: none
+	readers sync.Pool // *bufio.Reader
+	buffers sync.Pool // *bytes.Buffer
+	text    body.TextParser
+	series  int // the series limit; 0: none
 }
-
-// readerSize bounds the bytes held per in-flight scrape for line scanning.
-const readerSize = 32 << 10
 
 // maxPooledBuffer keeps one unusually large response from pinning memory.
 const maxPooledBuffer = 1 << 20
 
-func newClient(limit int64, want wantSet, guard *allow.List, profile *connprofile.Profile) *client {
+func newClient(limit int64, fams *body.Families, guard *allow.List, profile *connprofile.Profile) *client {
 	dialer := &net.Dialer{KeepAlive: 30 * time.Second}
 	if guard != nil {
 		dialer.Control = guard.Control
@@ -92,11 +82,10 @@ func newClient(limit int64, want wantSet, guard *allow.List, profile *connprofil
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
 		limit: limit,
-		want:  want,
+		fams:  fams,
 	}
-	c.readers.New = func() any { return bufio.NewReaderSize(nil, readerSize) }
+	c.readers.New = func() any { return bufio.NewReaderSize(nil, body.ReaderSize) }
 	c.buffers.New = func() any { return new(bytes.Buffer) }
-	c.textPars.New = func() any { p := expfmt.NewTextParser(model.UTF8Validation); return &p }
 	return c
 }
 
@@ -108,7 +97,7 @@ func (c *client) close() {
 
 // scrape reads one replica's series of the wanted families, appended to
 // dst. ctx bounds the whole exchange, body included.
-func (c *client) scrape(ctx context.Context, url string, timeout time.Duration, f *families, dst []series) ([]series, error) {
+func (c *client) scrape(ctx context.Context, url string, timeout time.Duration, dst []body.Series) ([]body.Series, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return dst, err
@@ -126,7 +115,7 @@ func (c *client) scrape(ctx context.Context, url string, timeout time.Duration, 
 		return dst, fmt.Errorf("HTTP status %s", resp.Status)
 	}
 	if resp.ContentLength > c.limit {
-		return dst, fmt.Errorf("%w of %d bytes (Content-Length %d)", errTooLarge, c.limit, resp.ContentLength)
+		return dst, fmt.Errorf("%w of %d bytes (Content-Length %d)", body.ErrTooLarge, c.limit, resp.ContentLength)
 	}
 	format := expfmt.ResponseFormat(resp.Header)
 	if format.FormatType() == expfmt.TypeOpenMetrics {
@@ -149,59 +138,21 @@ func (c *client) scrape(ctx context.Context, url string, timeout time.Duration, 
 
 	proto := format.FormatType() == expfmt.TypeProtoDelim
 	if proto {
-		err = filterProto(br, buf, c.want, c.limit)
+		err = body.FilterProto(br, buf, c.fams, c.limit)
 	} else {
 		// Text, and anything unlabelled: the text parser rejects garbage.
-		err = filterText(br, buf, c.want)
+		err = body.FilterText(br, buf, c.fams)
 	}
 	if counted.n > c.limit {
-		return dst, fmt.Errorf("%w of %d bytes", errTooLarge, c.limit)
+		return dst, fmt.Errorf("%w of %d bytes", body.ErrTooLarge, c.limit)
 	}
 	if err != nil {
 		return dst, fmt.Errorf("read body: %w", err)
 	}
 	if proto {
-		return parseProtoSeries(buf.Bytes(), f, c.series, dst)
+		return body.ParseProto(buf.Bytes(), c.fams, c.series, dst)
 	}
-	// The filtered text is one line a series (and the comments): count
-	// them before the parse, which is where the memory goes.
-	if n := textSeries(buf.Bytes()); c.series > 0 && n > c.series {
-		return dst, fmt.Errorf("%w (%d, limit %d: seriesLimit)", errTooManySeries, n, c.series)
-	}
-	return c.parseText(buf.Bytes(), f, dst)
-}
-
-// textSeries counts the sample lines of a filtered text exposition.
-func textSeries(b []byte) int {
-	n := 0
-	for len(b) > 0 {
-		line := b
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
-			line, b = b[:i], b[i+1:]
-		} else {
-			b = nil
-		}
-		if line = skipBlanks(line); len(line) > 0 && line[0] != '#' {
-			n++
-		}
-	}
-	return n
-}
-
-// parseText reads a filtered text body: by parseTextSeries where it takes
-// the body, by expfmt's parser otherwise (a histogram or summary family,
-// quoted names, or a body expfmt refuses, with expfmt's error).
-func (c *client) parseText(b []byte, f *families, dst []series) ([]series, error) {
-	if ss, ok := parseTextSeries(b, f, dst); ok {
-		return ss, nil
-	}
-	p := c.textPars.Get().(*expfmt.TextParser)
-	defer c.textPars.Put(p)
-	fams, err := p.TextToMetricFamilies(bytes.NewReader(b))
-	if err != nil {
-		return dst, fmt.Errorf("parse text exposition: %w", err)
-	}
-	return fromFamilies(fams, f, dst), nil
+	return c.text.Parse(buf.Bytes(), c.fams, c.series, dst)
 }
 
 type countingReader struct {

@@ -14,18 +14,14 @@
 //     state (CPU counter marks, error counts) kept between samples;
 //   - client.go: one HTTP scrape, with content negotiation (text or
 //     delimited protobuf), a response-size limit and no redirects;
-//   - filter.go, textparse.go, protoparse.go, series.go and parse.go: the
-//     response is first cut down to the families the contract reads, then
-//     read into series (only what the contract looks at: family, value,
-//     sum and count, five labels) and into one replica's values. Text the
-//     plain reader does not take (histogram or summary families, quoted
-//     names, anything it would refuse) goes to prometheus/common/expfmt,
-//     which stays the reference both readers are fuzzed against;
-//   - queue.go: a response's work-queue series, read into series that
-//     fold.go hands to exposition.QueueFold, the fold the prometheus source
-//     shares; the queue counters' per-replica readings are kept between
-//     samples, so a replica that drops out does not make a counter fall;
-//   - fold.go: the replicas' values become a pressure.Observation.
+//   - body (a package of its own): the response read into one replica's
+//     values: filtered to the families the contract reads, read into series,
+//     with expfmt as the reference and the fallback for text;
+//   - fold.go: the replicas' values become a pressure.Observation; a
+//     response's work-queue series go to exposition.QueueFold, the fold the
+//     prometheus source shares; the queue counters' per-replica readings are
+//     kept between samples, so a replica that drops out does not make a
+//     counter fall.
 //
 // Limits are explicit configuration (Options), never implicit: the number of
 // concurrent scrapes, the per-scrape timeout, the response size.

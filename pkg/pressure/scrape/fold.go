@@ -10,6 +10,7 @@ import (
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
+	"github.com/barometer-scaler/barometer/pkg/pressure/scrape/body"
 )
 
 // result is one replica's outcome in one sample.
@@ -17,7 +18,7 @@ type result struct {
 	name   string
 	pod    string
 	at     time.Time // when the scrape started: the CPU counter's timestamp
-	sample replicaSample
+	sample body.Sample
 	err    error
 }
 
@@ -58,8 +59,8 @@ func (s *Source) fold(results []result, missing []pressure.MissingReplica, at ti
 		if obs.MeasuredAt.IsZero() || r.at.Before(obs.MeasuredAt) {
 			obs.MeasuredAt = r.at
 		}
-		if r.sample.splitsErr != nil {
-			splitErrs = append(splitErrs, fmt.Errorf("%s: %w", r.name, r.sample.splitsErr))
+		if r.sample.SplitsErr != nil {
+			splitErrs = append(splitErrs, fmt.Errorf("%s: %w", r.name, r.sample.SplitsErr))
 		}
 		answered = append(answered, r)
 	}
@@ -107,34 +108,34 @@ func (s *Source) replica(r result, st *replicaState) pressure.ReplicaObservation
 	out := pressure.ReplicaObservation{
 		Name:          r.name,
 		Pod:           r.pod,
-		WorkingSet:    x.activations.v,
-		WalSaturation: x.wal,
+		WorkingSet:    x.Activations.V,
+		WalSaturation: x.WAL,
 	}
 	// Without a limit the replica has no ceiling: MemoryLimitBytes stays 0
 	// and the resource dimension is CPU only.
-	out.MemoryUsedBytes, out.MemoryLimitBytes = x.memory.v, x.memoryLimit.v
-	if x.splits.ok {
-		out.SplitsInFlight, out.HasSplits = x.splits.v, true
+	out.MemoryUsedBytes, out.MemoryLimitBytes = x.Memory.V, x.MemoryLimit.V
+	if x.Splits.OK {
+		out.SplitsInFlight, out.HasSplits = x.Splits.V, true
 	}
 	limit := s.opts.CPULimitCores
-	if x.cpuLimit.ok {
-		limit = x.cpuLimit.v
+	if x.CPULimit.OK {
+		limit = x.CPULimit.V
 	}
-	cpu := x.cpuSeconds
-	if !cpu.ok || math.IsNaN(cpu.v) || math.IsInf(cpu.v, 0) {
+	cpu := x.CPUSeconds
+	if !cpu.OK || math.IsNaN(cpu.V) || math.IsInf(cpu.V, 0) {
 		st.hasCPU = false
 		return out
 	}
 	prev, had := st.cpu, st.hasCPU
-	st.cpu, st.hasCPU = cpuMark{seconds: cpu.v, at: r.at}, true
+	st.cpu, st.hasCPU = cpuMark{seconds: cpu.V, at: r.at}, true
 	dt := r.at.Sub(prev.at).Seconds()
 	switch {
 	case !had:
 		s.log.Debug("first scrape of replica: no CPU rate yet, resource is memory only", "replica", r.name)
-	case cpu.v < prev.seconds:
+	case cpu.V < prev.seconds:
 		s.log.Debug("CPU counter reset: no CPU rate this sample", "replica", r.name)
 	case dt > 0 && limit > 0:
-		out.CPUUtilisation = (cpu.v - prev.seconds) / dt / limit
+		out.CPUUtilisation = (cpu.V - prev.seconds) / dt / limit
 	}
 	return out
 }
@@ -148,7 +149,7 @@ func (s *Source) replica(r result, st *replicaState) pressure.ReplicaObservation
 func (s *Source) foldQueue(answered []result, at time.Time) *pressure.QueueObservation {
 	var f exposition.QueueFold
 	for _, r := range answered {
-		feedQueue(&f, r.name, r.sample.queue)
+		r.sample.FeedQueue(&f, r.name)
 	}
 	return f.Observation(&s.queue, at)
 }
@@ -160,14 +161,7 @@ func (s *Source) foldQueue(answered []result, at time.Time) *pressure.QueueObser
 func mergeTrees(answered []result) []pressure.TreeObservation {
 	var f exposition.TreeFold
 	for _, r := range answered {
-		for name, t := range r.sample.trees {
-			f.Saturation(name, t.state)
-			f.Retained(name, t.retained.v)
-			f.Ceiling(name, t.ceiling.v)
-			for p, account := range t.partitions {
-				f.Place(name, p, account)
-			}
-		}
+		r.sample.FeedTrees(&f)
 	}
 	return f.Trees()
 }

@@ -1,7 +1,6 @@
 package scrape
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/binary"
@@ -12,7 +11,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -21,12 +19,12 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"google.golang.org/protobuf/encoding/protodelim"
-	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/barometer-scaler/barometer/examples/demo-workload/demo"
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
+	"github.com/barometer-scaler/barometer/pkg/pressure/scrape/body"
 )
 
 // only serves w's exposition in one format, whatever the client asks for.
@@ -173,7 +171,7 @@ func TestBrokenExporters(t *testing.T) {
 // prometheus source folds them by: the largest bytes and ceiling (a NaN is
 // no report, never a poisoned max), the worst saturation, placements of
 // any value above 0, and a partition on two accounts on the smaller name,
-// whichever replica says what.
+// whichever replica says what (and body's TestFeedTreesInEitherOrder).
 func TestStorageMerge(t *testing.T) {
 	a := static(t, `barometer_wal_tree_retained_bytes{tree="t1"} 100
 barometer_wal_tree_retained_bytes_ceiling{tree="t1"} 1000
@@ -212,18 +210,6 @@ barometer_wal_partition_account{tree="t1",partition="5",account="acct-f"} NaN
 	if got := fmt.Sprint(obs.Trees); got != want {
 		t.Errorf("trees\n got %s\nwant %s", got, want)
 	}
-	// Whichever replica's name sorts first, a contested partition and a
-	// NaN report merge the same.
-	x := result{name: "x", sample: replicaSample{trees: map[string]*treeSample{"t": {
-		retained: scalar{math.NaN(), true}, partitions: map[int]string{0: "acct-z"}}}}}
-	y := result{name: "y", sample: replicaSample{trees: map[string]*treeSample{"t": {
-		retained: scalar{7, true}, ceiling: scalar{9, true}, partitions: map[int]string{0: "acct-a"}}}}}
-	for _, order := range [][]result{{x, y}, {y, x}} {
-		got := mergeTrees(order)
-		if len(got) != 1 || got[0].RetainedBytes != 7 || got[0].RetainedBytesCeiling != 9 || !slices.Equal(got[0].PartitionAccounts, []string{"acct-a"}) {
-			t.Errorf("merged %s then %s: %+v", order[0].name, order[1].name, got)
-		}
-	}
 	src = newSource(t, Options{Targets: targets(t, nostore.URL)})
 	if obs, _ := src.Observe(context.Background()); obs.Trees != nil {
 		t.Errorf("no storage series, trees %+v", obs.Trees)
@@ -247,86 +233,6 @@ barometer_activations 999
 	}
 	if r := obs.Replicas[0]; r.WorkingSet != 50 || r.WalSaturation != pressure.Throttled {
 		t.Errorf("%+v: want the renamed series, summed", r)
-	}
-}
-
-func TestFilterText(t *testing.T) {
-	long := strings.Repeat("x", 3*readerSize)
-	in := "# HELP barometer_activations Working set.\n" +
-		"# TYPE barometer_activations gauge\n" +
-		"barometer_activations{a=\"" + long + "\"} 1\n" +
-		"   \t barometer_activations{a=\"2\"} 2\n" +
-		"# HELP go_goroutines " + long + "\n" +
-		"go_goroutines 7\n" +
-		"go_goroutines_extra{" + long + "\n" +
-		"# a plain comment\n" +
-		"\n" +
-		"{\"quoted.name\"} 3\n" +
-		"# TYPE \"quoted.name\" gauge\n" +
-		"barometer_activations_total 9\n" +
-		"barometer_activations 4"
-	want := "# HELP barometer_activations Working set.\n" +
-		"# TYPE barometer_activations gauge\n" +
-		"barometer_activations{a=\"" + long + "\"} 1\n" +
-		"   \t barometer_activations{a=\"2\"} 2\n" +
-		"{\"quoted.name\"} 3\n" +
-		"# TYPE \"quoted.name\" gauge\n" +
-		"barometer_activations 4"
-	var out bytes.Buffer
-	r := bufio.NewReaderSize(strings.NewReader(in), readerSize)
-	if err := filterText(r, &out, wantSet{"barometer_activations": 0}); err != nil {
-		t.Fatal(err)
-	}
-	if out.String() != want {
-		t.Errorf("filtered:\n%.300s\nwant:\n%.300s", out.String(), want)
-	}
-}
-
-// TestFilterProtoGrowsWithWhatArrives: a length prefix is never trusted
-// with an allocation. One longer than the response limit is refused before
-// anything is read; one within it, on a body that stops short, costs only
-// the bytes that came.
-func TestFilterProtoGrowsWithWhatArrives(t *testing.T) {
-	const limit = 256 << 20
-	prefix := func(n uint64) []byte { return binary.AppendUvarint(nil, n) }
-
-	// Past the limit once the prefix itself is counted.
-	var out bytes.Buffer
-	err := filterProto(bufio.NewReader(bytes.NewReader(prefix(limit))), &out, wantSet{}, limit)
-	if !errors.Is(err, errTooLarge) || out.Cap() > 0 {
-		t.Fatalf("a %d-byte claim under a %d-byte limit: err %v, buffer %d bytes", limit, limit, err, out.Cap())
-	}
-	// Within the limit, but the body ends after 10 bytes.
-	body := append(prefix(limit-100), make([]byte, 10)...)
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	err = filterProto(bufio.NewReader(bytes.NewReader(body)), &out, wantSet{}, limit)
-	runtime.ReadMemStats(&after)
-	if !errors.Is(err, io.ErrUnexpectedEOF) {
-		t.Errorf("short body: err %v, want unexpected EOF", err)
-	}
-	if out.Len() != 0 || out.Cap() > 64<<10 {
-		t.Errorf("short body left %d bytes in a %d-byte buffer", out.Len(), out.Cap())
-	}
-	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16<<20 {
-		t.Errorf("a 15-byte body allocated %d MiB", alloc>>20)
-	}
-	// The limit counts across messages: two that fit alone do not together.
-	msg := protowire.AppendTag(nil, 1, protowire.BytesType)
-	msg = protowire.AppendString(msg, "barometer_activations")
-	one := append(prefix(uint64(len(msg))), msg...)
-	two := append(append([]byte(nil), one...), one...)
-	out.Reset()
-	if err := filterProto(bufio.NewReader(bytes.NewReader(two)), &out, wantSet{"barometer_activations": 0}, int64(len(one)+len(one)/2)); !errors.Is(err, errTooLarge) {
-		t.Errorf("two messages over the limit: err %v", err)
-	}
-	out.Reset()
-	if err := filterProto(bufio.NewReader(bytes.NewReader(two)), &out, wantSet{"barometer_activations": 0}, int64(len(two))); err != nil || !bytes.Equal(out.Bytes(), two) {
-		t.Errorf("two messages at the limit: err %v, kept %d of %d bytes", err, out.Len(), len(two))
-	}
-	out.Reset()
-	if err := filterProto(bufio.NewReader(bytes.NewReader(two)), &out, wantSet{"other": 0}, int64(len(two))); err != nil || out.Len() != 0 {
-		t.Errorf("two unwanted messages: err %v, kept %d bytes", err, out.Len())
 	}
 }
 
@@ -377,12 +283,12 @@ func TestNegotiation(t *testing.T) {
 // A replica exposing more of the contract's series than the limit fails,
 // in either format, before the series are parsed; one within it is read.
 func TestSeriesLimit(t *testing.T) {
-	var body strings.Builder
+	var text strings.Builder
 	for i := range 50 {
-		fmt.Fprintf(&body, "barometer_wal_tree_retained_bytes{tree=\"t%d\",partition=\"0\"} 1\n", i)
+		fmt.Fprintf(&text, "barometer_wal_tree_retained_bytes{tree=\"t%d\",partition=\"0\"} 1\n", i)
 	}
-	body.WriteString("barometer_activations 5\n")
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, body.String()) }))
+	text.WriteString("barometer_activations 5\n")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, text.String()) }))
 	t.Cleanup(srv.Close)
 	for _, c := range []struct {
 		limit int
@@ -405,11 +311,15 @@ func TestSeriesLimit(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	f := testFamilies()
-	if _, err := parseProtoSeries(buf.Bytes(), f, 2, nil); !errors.Is(err, errTooManySeries) {
+	n := exposition.DefaultNames()
+	f, err := body.NewFamilies(&n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := body.ParseProto(buf.Bytes(), f, 2, nil); !errors.Is(err, body.ErrTooManySeries) {
 		t.Errorf("protobuf past the limit: %v", err)
 	}
-	if _, err := parseProtoSeries(buf.Bytes(), f, 3, nil); err != nil {
+	if _, err := body.ParseProto(buf.Bytes(), f, 3, nil); err != nil {
 		t.Errorf("protobuf within the limit: %v", err)
 	}
 }

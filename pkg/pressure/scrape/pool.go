@@ -16,6 +16,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
 	"github.com/barometer-scaler/barometer/pkg/pressure/discovery"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
+	"github.com/barometer-scaler/barometer/pkg/pressure/scrape/body"
 )
 
 // The defaults of the limits.
@@ -86,9 +87,8 @@ type Options struct {
 type Source struct {
 	opts   Options
 	client *client
-	fams   *families
 	log    *slog.Logger
-	series sync.Pool // *[]series, one scrape's
+	series sync.Pool // *[]body.Series, one scrape's
 
 	sampling sync.Mutex // one sample at a time: CPU marks need an order
 
@@ -138,16 +138,15 @@ func New(opts Options) (*Source, error) {
 		}
 		kube = &kubeSpace{disc: opts.Discovery, namespace: opts.Namespace}
 	}
-	fams, err := newFamilies(&opts.Names)
+	fams, err := body.NewFamilies(&opts.Names)
 	if err != nil {
 		return nil, fmt.Errorf("scrape: %w", err)
 	}
-	c := newClient(opts.MaxResponseBytes, fams.index, opts.Allow, opts.Profile)
+	c := newClient(opts.MaxResponseBytes, fams, opts.Allow, opts.Profile)
 	c.series = opts.SeriesLimit
 	return &Source{
 		opts:     opts,
 		client:   c,
-		fams:     fams,
 		log:      opts.Logger,
 		kube:     kube,
 		replicas: map[string]*replicaState{},
@@ -201,13 +200,13 @@ func (s *Source) scrapeOne(ctx context.Context, j job) result {
 	if d, ok := sctx.Deadline(); ok {
 		budget = time.Until(d)
 	}
-	buf, _ := s.series.Get().(*[]series)
+	buf, _ := s.series.Get().(*[]body.Series)
 	if buf == nil {
-		buf = new([]series)
+		buf = new([]body.Series)
 	}
-	ss, err := s.client.scrape(sctx, j.url, budget, s.fams, (*buf)[:0])
+	ss, err := s.client.scrape(sctx, j.url, budget, (*buf)[:0])
 	if err == nil {
-		r.sample, err = readSample(ss, s.fams, &s.opts.Names)
+		r.sample, err = body.ReadSample(ss, s.client.fams, &s.opts.Names)
 	}
 	if cap(ss) <= maxPooledSeries {
 		*buf = ss

@@ -71,7 +71,7 @@ func TestBacktestFromPrometheus(t *testing.T) {
 	}
 
 	out := simulate(t, append(args, "--compare", "--delay", "2")...)
-	for _, want := range []string{"naive", "KPA, Knative defaults", "Barometer, profile responsive (default)", "Barometer, profile original", "queue", "fixed"} {
+	for _, want := range []string{"naive", "KPA, Knative defaults", "maxhold, tuned: W=", "Barometer, profile budgeted (default), deployed, recommended behavior", "Barometer, profile responsive, deployed", "Barometer, profile original, deployed", "queue", "fixed"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("--compare lacks %q:\n%s", want, out)
 		}

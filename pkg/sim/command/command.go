@@ -83,11 +83,11 @@ func (o *simulateOptions) loadSeries(ctx context.Context) (sim.Series, *sim.Queu
 
 // runOne runs the chosen controller once and prints the run as asked.
 func runOne(stdout io.Writer, cfg sim.Config, series sim.Series, queue bool, o *simulateOptions) error {
-	setting, err := o.setting(cfg.Model)
+	setting, note, err := o.setting(cfg, series)
 	if err != nil {
 		return fmt.Errorf("simulate: %w", err)
 	}
-	res := sim.Run(cfg, series, setting.New(cfg.Model))
+	res := sim.Run(cfg, series, setting.Controller(cfg, series))
 	if o.svgFile != "" {
 		title := fmt.Sprintf("%s, %s, metric delay %d", series.Name, setting.Name, o.delay)
 		if err := writeSVG(o.svgFile, cfg.Model, title, []sim.Named{{Name: scoreLine(res.Score), Result: res}}); err != nil {
@@ -96,7 +96,7 @@ func runOne(stdout io.Writer, cfg sim.Config, series sim.Series, queue bool, o *
 	}
 	switch {
 	case o.table:
-		return writeTables(stdout, cfg, series, setting, o)
+		return writeTables(stdout, cfg, series, setting, note, o)
 	case o.json:
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -110,7 +110,7 @@ func runOne(stdout io.Writer, cfg sim.Config, series sim.Series, queue bool, o *
 			Steps        []sim.Step `json:"steps"`
 		}{series.Name, setting.Name, o.delay, o.startup, o.turn.String(), res.Score, res.Steps})
 	}
-	return writeRun(stdout, cfg, series, setting.Name, res.Score, queue)
+	return writeRun(stdout, cfg, series, setting.Name, note, res.Score, queue)
 }
 
 // writeSVG draws runs, one panel each, to path.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/barometer-scaler/barometer/pkg/policy"
 	"github.com/barometer-scaler/barometer/pkg/sim"
+	"github.com/barometer-scaler/barometer/pkg/sim/control"
 	"github.com/barometer-scaler/barometer/pkg/sim/policies"
 )
 
@@ -19,10 +20,11 @@ const (
 	controllerHPA       = "hpa"
 	controllerKPA       = "kpa"
 	controllerBarometer = "barometer"
+	controllerMaxHold   = "maxhold"
 )
 
 // controllers are the --controller values, in the order the help lists them.
-var controllers = append([]string{controllerNaive, controllerHPA, controllerKPA, controllerBarometer}, policy.Names()...)
+var controllers = append([]string{controllerNaive, controllerHPA, controllerKPA, controllerMaxHold, controllerBarometer}, policy.Names()...)
 
 // simulateOptions are the parsed flags.
 type simulateOptions struct {
@@ -32,10 +34,11 @@ type simulateOptions struct {
 	turn, upWindow, downWindow, period                 time.Duration
 	saturation, occupancy, tolerance, kedaTarget       float64
 	table, json, compare, stepIsLimit                  bool
+	rawSignal, hpaDefaultBehavior                      bool
 	set                                                map[string]bool
 	floor                                              int
 	wiring                                             policies.Wiring
-	kpa                                                sim.KPAOptions
+	kpa                                                control.KPAOptions
 	keys                                               *keyFlags
 	prom                                               promTrace
 }
@@ -85,7 +88,7 @@ func (o *simulateOptions) defineRunFlags(fs *flag.FlagSet) {
 // defineAnchorFlags are the options of the controllers Barometer is
 // measured against (naive, HPA, KPA) and of Barometer's KEDA read.
 func (o *simulateOptions) defineAnchorFlags(fs *flag.FlagSet) {
-	hpa, kpa := sim.DefaultHPAOptions(), sim.DefaultKPAOptions()
+	hpa, kpa := control.DefaultHPAOptions(), control.DefaultKPAOptions()
 	fs.IntVar(&o.window, "window", 0, "naive: wait window, turns a scale-in must be wanted in a row")
 	fs.IntVar(&o.step, "step-limit", 0, "naive: step limit, most replicas changed per turn (0: none)")
 	fs.Var(stepFlag{&o.step, &o.prom.step, &o.stepIsLimit}, "step", "a whole number: --step-limit; a duration: the --from-prometheus range's resolution (default 15s), one turn per step")
@@ -102,4 +105,17 @@ func (o *simulateOptions) defineAnchorFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&o.kpa.MaxScaleUpRate, "kpa-max-up-rate", kpa.MaxScaleUpRate, "kpa: at most this many times the ready pods")
 	fs.Float64Var(&o.kpa.MaxScaleDownRate, "kpa-max-down-rate", kpa.MaxScaleDownRate, "kpa: at least the ready pods over this")
 	fs.Float64Var(&o.kedaTarget, "keda-target", 0, "barometer: KEDA targetValue, replicas = ceil(ScaleValue / it) (0: the occupancy target)")
+	fs.BoolVar(&o.rawSignal, "raw-signal", false, "barometer: score the raw signal, ceil(ScaleValue / target) with no HPA (default: as deployed, through KEDA's milli quantity and the HPA with the README's recommended behavior, scaleDown stabilizationWindowSeconds 0)")
+	fs.BoolVar(&o.hpaDefaultBehavior, "hpa-default-behavior", false, "barometer: score as deployed with the HPA's Kubernetes default behavior (a 300 s scale-down window) instead of the README's recommended one")
+}
+
+// deployment is how the flags say Barometer is scored.
+func (o *simulateOptions) deployment() control.Deployment {
+	switch {
+	case o.rawSignal:
+		return control.RawSignal
+	case o.hpaDefaultBehavior:
+		return control.DeployedDefault
+	}
+	return control.DeployedRecommended
 }

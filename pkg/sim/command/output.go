@@ -8,14 +8,16 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/sim"
 )
 
-// writeRun prints one run: the model, the setting's scores and the SPEC
-// metrics (and the queue's, on a queue trace).
-func writeRun(w io.Writer, cfg sim.Config, series sim.Series, name string, s sim.Score, queue bool) error {
+// writeRun prints one run: the model, how the setting was tuned (note,
+// when not empty), its scores and the SPEC metrics (and the queue's, on a
+// queue trace).
+func writeRun(w io.Writer, cfg sim.Config, series sim.Series, name, note string, s sim.Score, queue bool) error {
 	var b bytes.Buffer
 	if err := sim.WriteModel(&b, cfg.Model, series); err != nil {
 		return err
 	}
 	fmt.Fprintf(&b, "\nmetric delay %d turns, startup %d turns, %s per turn\n", cfg.Delay, cfg.StartupTurns, cfg.Turn)
+	writeNote(&b, note)
 	if err := sim.WriteSettings(&b, []sim.Row{{Name: name, Score: s}}); err != nil {
 		return err
 	}
@@ -31,12 +33,14 @@ func writeRun(w io.Writer, cfg sim.Config, series sim.Series, name string, s sim
 }
 
 // writeTables prints the model's table layout: the delay scan and the jump
-// test.
-func writeTables(w io.Writer, cfg sim.Config, s sim.Series, set sim.Setting, o *simulateOptions) error {
+// test. A tuned setting keeps, at every delay, what it was tuned to at
+// the run's (note says which).
+func writeTables(w io.Writer, cfg sim.Config, s sim.Series, set sim.Setting, note string, o *simulateOptions) error {
 	var b bytes.Buffer
 	if err := sim.WriteModel(&b, cfg.Model, s); err != nil {
 		return err
 	}
+	writeNote(&b, note)
 	heading := set.Name
 	if o.controller == controllerNaive && heading == "unadjusted" {
 		heading = "no wait window and no step limit"
@@ -67,4 +71,11 @@ func writeTables(w io.Writer, cfg sim.Config, s sim.Series, set sim.Setting, o *
 
 func scoreLine(s sim.Score) string {
 	return fmt.Sprintf("total %d replica-turns, shortfall %d turns, oscillation %d", s.Total, s.Shortfall, s.Oscillation)
+}
+
+// writeNote prints a note on its own line, if there is one.
+func writeNote(b *bytes.Buffer, note string) {
+	if note != "" {
+		fmt.Fprintf(b, "%s\n", note)
+	}
 }

@@ -3,10 +3,12 @@ package command
 import (
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/barometer-scaler/barometer/pkg/policy"
 	"github.com/barometer-scaler/barometer/pkg/signal"
 	"github.com/barometer-scaler/barometer/pkg/sim"
+	"github.com/barometer-scaler/barometer/pkg/sim/control"
 	"github.com/barometer-scaler/barometer/pkg/sim/policies"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
 )
@@ -61,27 +63,56 @@ func (o *simulateOptions) policySetting(m sim.Model) (sim.Setting, error) {
 	return s, nil
 }
 
-// setting builds the chosen controller with its flags.
-func (o *simulateOptions) setting(m sim.Model) (sim.Setting, error) {
+// setting builds the chosen controller with its flags, for a run of cfg
+// on s (the tuned baseline is tuned to them); note, when not empty, says
+// how it was tuned.
+func (o *simulateOptions) setting(cfg sim.Config, s sim.Series) (set sim.Setting, note string, err error) {
+	if o.controller == controllerMaxHold {
+		set, note = tunedMaxHold(cfg, s)
+		return set, note, nil
+	}
+	set, err = o.fixedSetting(cfg.Model)
+	return set, "", err
+}
+
+// tunedMaxHold is the tuned baseline, tuned on the run's trace at its
+// delay over the default grid, and a sentence saying what was picked.
+func tunedMaxHold(cfg sim.Config, s sim.Series) (sim.Setting, string) {
+	g := control.DefaultMaxHoldGrid()
+	t := control.TuneMaxHold(cfg, s, g)
+	set := t.Setting()
+	set.Name = fmt.Sprintf("maxhold, tuned: W=%d h=%d", t.Options.Window, t.Options.Hold)
+	pick := fmt.Sprintf("within the %s %% shortfall budget, the fewest replica-turns", strconv.FormatFloat(100*g.ShortfallBudget, 'f', -1, 64))
+	if !t.WithinBudget {
+		pick = fmt.Sprintf("no setting within the %s %% shortfall budget, so the fewest shortfall turns", strconv.FormatFloat(100*g.ShortfallBudget, 'f', -1, 64))
+	}
+	note := fmt.Sprintf("maxhold tuned on this trace at delay %d over W %d..%d, h %d..%d (%s): W=%d h=%d, short in %d of %d turns",
+		cfg.Delay, g.Windows[0], g.Windows[len(g.Windows)-1], g.Holds[0], g.Holds[len(g.Holds)-1], pick,
+		t.Options.Window, t.Options.Hold, t.Score.Shortfall, len(s.Load))
+	return set, note
+}
+
+// fixedSetting builds a controller that is not tuned to the trace.
+func (o *simulateOptions) fixedSetting(m sim.Model) (sim.Setting, error) {
 	if slices.Contains(policy.Names(), o.controller) {
 		return o.policySetting(m)
 	}
 	switch o.controller {
 	case controllerHPA:
-		h := sim.DefaultHPAOptions()
+		h := control.DefaultHPAOptions()
 		h.Tolerance = o.tolerance
 		h.ScaleUp.StabilizationWindow, h.ScaleDown.StabilizationWindow = o.upWindow, o.downWindow
 		h.ScaleUp.Policies = nil
 		if o.upPercent > 0 {
-			h.ScaleUp.Policies = append(h.ScaleUp.Policies, sim.HPAPolicy{Type: sim.PercentPolicy, Value: o.upPercent, Period: o.period})
+			h.ScaleUp.Policies = append(h.ScaleUp.Policies, control.HPAPolicy{Type: control.PercentPolicy, Value: o.upPercent, Period: o.period})
 		}
 		if o.upPods > 0 {
-			h.ScaleUp.Policies = append(h.ScaleUp.Policies, sim.HPAPolicy{Type: sim.PodsPolicy, Value: o.upPods, Period: o.period})
+			h.ScaleUp.Policies = append(h.ScaleUp.Policies, control.HPAPolicy{Type: control.PodsPolicy, Value: o.upPods, Period: o.period})
 		}
-		h.ScaleDown.Policies = []sim.HPAPolicy{{Type: sim.PercentPolicy, Value: o.downPercent, Period: o.period}}
-		return sim.HPASetting("HPA", h), nil
+		h.ScaleDown.Policies = []control.HPAPolicy{{Type: control.PercentPolicy, Value: o.downPercent, Period: o.period}}
+		return control.HPASetting("HPA", h), nil
 	case controllerKPA:
-		return sim.KPASetting("KPA", o.kpa), nil
+		return control.KPASetting("KPA", o.kpa), nil
 	case controllerBarometer:
 		so, err := o.signalOptions("")
 		if err != nil {
@@ -91,9 +122,9 @@ func (o *simulateOptions) setting(m sim.Model) (sim.Setting, error) {
 		if v, ok := o.keys.values[trigger.KeyProfile]; ok {
 			profile = v
 		}
-		return sim.BarometerSetting("Barometer "+profile, sim.BarometerOptions{Signal: so, Target: o.kedaTarget}), nil
+		return control.BarometerSetting("Barometer "+profile, control.BarometerOptions{Signal: so, Target: o.kedaTarget}, o.deployment()), nil
 	}
-	return sim.NaiveSetting(naiveName(o.window, o.step), sim.NaiveOptions{Window: o.window, Step: o.step}), nil
+	return control.NaiveSetting(naiveName(o.window, o.step), control.NaiveOptions{Window: o.window, Step: o.step}), nil
 }
 
 // naiveName names the naive setting as the model's tables do.

@@ -21,15 +21,17 @@ var flagControllers = map[string][]string{
 	"hpa-up-percent": {controllerHPA}, "hpa-up-pods": {controllerHPA}, "hpa-down-percent": {controllerHPA},
 	"kpa-stable-window": {controllerKPA}, "kpa-panic-percent": {controllerKPA}, "kpa-panic-threshold": {controllerKPA},
 	"kpa-max-up-rate": {controllerKPA}, "kpa-max-down-rate": {controllerKPA},
-	"keda-target": {controllerBarometer}, "current-replicas": policy.Names(),
+	"keda-target": {controllerBarometer}, "raw-signal": {controllerBarometer}, "hpa-default-behavior": {controllerBarometer},
+	"current-replicas": policy.Names(),
 }
 
 // compareFlags are the simulator's own flags --compare applies: the KPA's,
-// the KEDA target Barometer is read at, and the policies' wiring (the key
+// the KEDA target Barometer is read at and how it is scored, and the
+// policies' wiring (the key
 // flags it applies are keyFlags.inCompare's).
 var compareFlags = map[string]bool{
 	"kpa-stable-window": true, "kpa-panic-percent": true, "kpa-panic-threshold": true, "kpa-max-up-rate": true,
-	"kpa-max-down-rate": true, "keda-target": true, "current-replicas": true,
+	"kpa-max-down-rate": true, "keda-target": true, "raw-signal": true, "hpa-default-behavior": true, "current-replicas": true,
 }
 
 // errNotInCompare is the refusal of a flag --compare does not apply.
@@ -100,6 +102,7 @@ func (o *simulateOptions) ranges() []rangeCheck {
 		{o.startup < 0, "startup", "a whole number >= 0"},
 		{o.turn <= 0, "turn", "a duration > 0"},
 		{o.table && o.json, "json", "not with --table"},
+		{o.rawSignal && o.hpaDefaultBehavior, "hpa-default-behavior", "not with --raw-signal (the raw signal has no HPA)"},
 		{!(o.saturation > 0), "saturation", "a number > 0"},
 		{!(o.occupancy > 0 && o.occupancy <= 1), "occupancy", "a number in (0, 1]"},
 		{o.floor < 1, "min-replicas", "a whole number >= 1"},

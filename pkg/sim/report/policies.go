@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/policy"
-	"github.com/barometer-scaler/barometer/pkg/signal"
 	"github.com/barometer-scaler/barometer/pkg/sim"
 	"github.com/barometer-scaler/barometer/pkg/sim/policies"
 	"github.com/barometer-scaler/barometer/pkg/sim/svg"
@@ -209,7 +208,7 @@ Backlog turns count turns that end with items waiting; peak backlog is the most 
 	var runs []sim.Named
 	for i, set := range all {
 		switch set.Name {
-		case sets[reportNaive].Name, "HPA, default behavior", sets[reportKPA].Name, sets[reportDefault].Name,
+		case sets[reportNaive].Name, sets[reportHPA].Name, sets[reportKPA].Name, sets[reportMaxHold].Name, sets[reportDefault].Name,
 			policy.PolicyQueue, policy.PolicyFullyElastic, policy.PolicyPoolWithThreshold:
 			o := scans[i][goalDelay].Score
 			name := fmt.Sprintf("%s: %s, backlog turns %d", set.Name, scoreLine(o), o.BacklogTurns)
@@ -240,7 +239,7 @@ func writeQueueNotes(b *strings.Builder, all []sim.Setting, scans [][]sim.Result
 	var fresh []string
 	for i, set := range all {
 		switch set.Name {
-		case profileName(signal.DefaultProfile), policy.PolicyQueue, policy.PolicyFullyElastic:
+		case all[reportDefault].Name, policy.PolicyQueue, policy.PolicyFullyElastic:
 			o := scans[i][0].Score
 			fresh = append(fresh, fmt.Sprintf("%s %d / %d / %d", set.Name, o.Total, o.JumpShortfall, o.BacklogTurns))
 		}

@@ -2,14 +2,25 @@ package report
 
 import (
 	"bytes"
+	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/barometer-scaler/barometer/pkg/sim"
 )
 
+// TestGenerate: the report names its pictures, has every section, and
+// the pictures are SVG. It takes minutes under -race (every controller on
+// the real traces and the families, the baseline tuned for each), so it
+// is skipped there; .ci/run runs it without, and
+// TestRealTracesScoreTheSameSideBySide runs the report's goroutines under
+// the race detector on the short traces.
 func TestGenerate(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the report takes minutes under -race; .ci/run runs it without: go test -run TestGenerate ./pkg/sim/report")
+	}
 	files, err := Generate("q.md")
 	if err != nil {
 		t.Fatal(err)
@@ -26,6 +37,10 @@ func TestGenerate(t *testing.T) {
 		"(q-delay3.svg)", "(q-queue-delay3.svg)",
 		"### queue\n", "### fully_elastic\n", "### max_count\n", "### pool_with_threshold\n", "### fixed\n",
 		"### The replica count the policies see, at delay 3", "## The queue trace\n", "### Every controller at delay 3",
+		"## The goals at delay 3 (the default profile, budgeted, scored as deployed)", "### On each real trace", "### On each family's median", "### The jump test",
+		"## The real traces, delays 0..6", "| maxhold's pick |", "| Barometer, profile budgeted (default), raw signal |",
+		"### maxhold, tuned\n", "### Barometer, profile budgeted (default), deployed, recommended behavior\n",
+		"### Barometer, profile responsive, deployed, recommended behavior\n", "### Barometer, profile original, deployed, recommended behavior\n",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the report lacks %q", want)
@@ -52,5 +67,54 @@ func TestQueueChartIsCut(t *testing.T) {
 		if !slices.Equal(l.Values, want[l.Name]) {
 			t.Errorf("%s: %v, want %v", l.Name, l.Values, want[l.Name])
 		}
+	}
+}
+
+// TestRealTracesScoreTheSameSideBySide runs the real traces' scoring, one
+// goroutine per trace as the report does, twice at once on the two short
+// traces: under -race it finds any state the runs share, and the two
+// results must be the same. Each Barometer row says how it was scored,
+// and the tuned baseline's scores are its picks'.
+func TestRealTracesScoreTheSameSideBySide(t *testing.T) {
+	var short []sim.RealTrace
+	for _, rt := range sim.RealTraces() {
+		if rt.Turns < 500 {
+			short = append(short, rt)
+		}
+	}
+	if len(short) < 2 {
+		t.Fatalf("%d short traces, want 2", len(short))
+	}
+	sets := realSettings()
+	var runs [2][]realRuns
+	var errs [2]error
+	var wg sync.WaitGroup
+	for i := range runs {
+		wg.Go(func() { runs[i], errs[i] = scoreRealTraces(short, sets) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range short {
+		a, b := runs[0][i], runs[1][i]
+		if !reflect.DeepEqual(a.scores, b.scores) || !reflect.DeepEqual(a.tunings, b.tunings) {
+			t.Errorf("%s: two runs side by side differ", short[i].File)
+		}
+		for d, tuning := range a.tunings {
+			if a.scores[reportMaxHold][d] != tuning.Score {
+				t.Errorf("%s delay %d: the baseline scored %+v, its pick %+v", short[i].File, reportDelays[d], a.scores[reportMaxHold][d], tuning.Score)
+			}
+		}
+	}
+	for _, i := range []int{reportOriginal, reportResponsive, reportDefault} {
+		if !strings.HasSuffix(sets[i].Name, ", deployed, recommended behavior") {
+			t.Errorf("%s does not say it is scored as deployed", sets[i].Name)
+		}
+	}
+	if !strings.HasSuffix(sets[reportRaw].Name, ", raw signal") {
+		t.Errorf("%s does not say it is the raw signal", sets[reportRaw].Name)
 	}
 }

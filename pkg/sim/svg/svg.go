@@ -28,11 +28,22 @@ type Panel struct {
 	Lines []Line
 }
 
+// Mark shades the points at the indices At in every panel, one band per
+// run of consecutive indices, and is named in the legend.
+type Mark struct {
+	Name, Color string
+	At          []int
+}
+
 // Figure is the whole picture.
 type Figure struct {
 	Title          string
 	XLabel, YLabel string
 	Panels         []Panel
+	// Marks shade points under the lines (the samples a rule acted on).
+	Marks []Mark
+	// XTick labels the x axis at point t; nil prints t.
+	XTick func(t float64) string
 }
 
 const (
@@ -41,6 +52,7 @@ const (
 	top         = 76.0 // title, legend and the first panel's title
 	panelHeight = 150.0
 	gap         = 42.0 // between panels: the x tick labels and the next title
+	legendRow   = 18.0 // a legend too wide for one row wraps
 )
 
 // Write renders the figure.
@@ -56,6 +68,8 @@ func (f Figure) Write(w io.Writer) error {
 	}
 	ystep := niceStep(ymax)
 	ytop := math.Max(ystep, math.Ceil(ymax/ystep)*ystep)
+	var legend strings.Builder
+	top := top + legendRow*float64(f.legend(&legend)-1)
 	height := top + float64(len(f.Panels))*(panelHeight+gap) + 8
 
 	var b strings.Builder
@@ -63,12 +77,15 @@ func (f Figure) Write(w io.Writer) error {
 		fmtf(width), fmtf(height), fmtf(width), fmtf(height))
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
 	fmt.Fprintf(&b, `<text x="%s" y="20" font-size="15" font-weight="bold">%s</text>`+"\n", fmtf(left), esc(f.Title))
-	f.legend(&b)
+	b.WriteString(legend.String())
 	for i, p := range f.Panels {
 		y0 := top + float64(i)*(panelHeight+gap)
-		plot := frame{x0: left, y0: y0, w: width - left - right, h: panelHeight, n: max(n-1, 1), ytop: ytop}
+		plot := frame{x0: left, y0: y0, w: width - left - right, h: panelHeight, n: max(n-1, 1), ytop: ytop, xtick: f.XTick}
 		plot.axes(&b, ystep, f.YLabel)
 		fmt.Fprintf(&b, `<text x="%s" y="%s" font-weight="bold">%s</text>`+"\n", fmtf(left), fmtf(y0-8), esc(p.Title))
+		for _, m := range f.Marks {
+			plot.mark(&b, m)
+		}
 		for _, l := range p.Lines {
 			plot.line(&b, l)
 		}
@@ -79,20 +96,38 @@ func (f Figure) Write(w io.Writer) error {
 	return err
 }
 
-// legend lists each line name once, in first-seen order.
-func (f Figure) legend(b *strings.Builder) {
-	seen, x := map[string]bool{}, left
+// legend lists each line name once, in first-seen order, then the marks,
+// wrapping onto a new row where a row is full; it returns the rows.
+func (f Figure) legend(b *strings.Builder) int {
+	seen, x, y, rows := map[string]bool{}, left, 42.0, 1
+	entry := func(name string) float64 { // where name's entry starts
+		w := 44 + 7*float64(len(name))
+		if x > left && x+w-16 > width-right {
+			x, y, rows = left, y+legendRow, rows+1
+		}
+		x += w
+		return x - w
+	}
+	text := func(at float64, name string) {
+		fmt.Fprintf(b, `<text x="%s" y="%s">%s</text>`+"\n", fmtf(at+28), fmtf(y+4), esc(name))
+	}
 	for _, p := range f.Panels {
 		for _, l := range p.Lines {
 			if seen[l.Name] {
 				continue
 			}
 			seen[l.Name] = true
-			fmt.Fprintf(b, `<line x1="%s" y1="42" x2="%s" y2="42" stroke="%s" stroke-width="3"%s/>`+"\n", fmtf(x), fmtf(x+22), l.Color, dash(l.Dash))
-			fmt.Fprintf(b, `<text x="%s" y="46">%s</text>`+"\n", fmtf(x+28), esc(l.Name))
-			x += 44 + 7*float64(len(l.Name))
+			at := entry(l.Name)
+			fmt.Fprintf(b, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="3"%s/>`+"\n", fmtf(at), fmtf(y), fmtf(at+22), fmtf(y), l.Color, dash(l.Dash))
+			text(at, l.Name)
 		}
 	}
+	for _, m := range f.Marks {
+		at := entry(m.Name)
+		fmt.Fprintf(b, `<rect x="%s" y="%s" width="22" height="10" fill="%s" fill-opacity="0.3"/>`+"\n", fmtf(at), fmtf(y-5), m.Color)
+		text(at, m.Name)
+	}
+	return rows
 }
 
 // frame maps turn and value onto one panel's plot area.
@@ -100,6 +135,7 @@ type frame struct {
 	x0, y0, w, h float64
 	n            int
 	ytop         float64
+	xtick        func(t float64) string
 }
 
 func (p frame) x(t float64) float64 { return p.x0 + p.w*t/float64(p.n) }
@@ -112,10 +148,30 @@ func (p frame) axes(b *strings.Builder, ystep float64, ylabel string) {
 	}
 	xstep := niceStep(float64(p.n))
 	for t := 0.0; t <= float64(p.n); t += xstep {
-		fmt.Fprintf(b, `<text x="%s" y="%s" text-anchor="middle" fill="#555">%s</text>`+"\n", fmtf(p.x(t)), fmtf(p.y0+p.h+14), fmtf(t))
+		label := fmtf(t)
+		if p.xtick != nil {
+			label = esc(p.xtick(t))
+		}
+		fmt.Fprintf(b, `<text x="%s" y="%s" text-anchor="middle" fill="#555">%s</text>`+"\n", fmtf(p.x(t)), fmtf(p.y0+p.h+14), label)
 	}
 	fmt.Fprintf(b, `<rect x="%s" y="%s" width="%s" height="%s" fill="none" stroke="#999"/>`+"\n", fmtf(p.x0), fmtf(p.y0), fmtf(p.w), fmtf(p.h))
 	fmt.Fprintf(b, `<text transform="translate(14 %s) rotate(-90)" text-anchor="middle" fill="#555">%s</text>`+"\n", fmtf(p.y0+p.h/2), esc(ylabel))
+}
+
+// mark shades each run of consecutive indices of m.At, half a point to
+// either side, within the plot.
+func (p frame) mark(b *strings.Builder, m Mark) {
+	for i := 0; i < len(m.At); {
+		j := i
+		for j+1 < len(m.At) && m.At[j+1] == m.At[j]+1 {
+			j++
+		}
+		x0 := max(p.x(float64(m.At[i])-0.5), p.x0)
+		x1 := min(p.x(float64(m.At[j])+0.5), p.x0+p.w)
+		fmt.Fprintf(b, `<rect x="%s" y="%s" width="%s" height="%s" fill="%s" fill-opacity="0.3"><title>%s</title></rect>`+"\n",
+			fmtf(x0), fmtf(p.y0), fmtf(x1-x0), fmtf(p.h), m.Color, esc(m.Name))
+		i = j + 1
+	}
 }
 
 func (p frame) line(b *strings.Builder, l Line) {

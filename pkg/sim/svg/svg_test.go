@@ -68,3 +68,31 @@ func TestNiceStep(t *testing.T) {
 		}
 	}
 }
+
+// TestMarksAndTicks: a mark shades each run of its points once and is
+// named in the legend; XTick labels the axis; a legend too wide for one
+// row wraps and pushes the panels down.
+func TestMarksAndTicks(t *testing.T) {
+	f := Figure{Title: "t", Panels: []Panel{{Title: "p", Lines: []Line{{Name: "v", Values: []float64{1, 2, 3, 4, 5}, Color: "black"}}}},
+		Marks: []Mark{{Name: "held <gate>", Color: "blue", At: []int{0, 1, 3}}},
+		XTick: func(t float64) string { return "-" + fmtf(4-t) + "s" }}
+	out := render(t, f)
+	if n := strings.Count(out, "<title>held &lt;gate&gt;</title>"); n != 2 {
+		t.Errorf("%d bands, want 2 (points 0-1 and 3)\n%s", n, out)
+	}
+	for _, want := range []string{">held &lt;gate&gt;</text>", ">-4s<", ">-0s<"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q\n%s", want, out)
+		}
+	}
+	one := render(t, Figure{Panels: f.Panels})
+	var lines []Line
+	for range 12 {
+		lines = append(lines, Line{Name: "a series with a long name", Values: []float64{1}, Color: "black"})
+		lines[len(lines)-1].Name += strings.Repeat("x", len(lines))
+	}
+	wide := render(t, Figure{Panels: []Panel{{Lines: lines}}})
+	if !strings.Contains(wide, `y="64"`) || strings.Contains(one, `y="64"`) {
+		t.Errorf("a wide legend does not wrap onto a second row")
+	}
+}

@@ -84,6 +84,11 @@ type Key[S any] struct {
 	// text is the canonical text of the value in dst: equal meanings give
 	// equal texts, so it can be part of an identity.
 	text func(dst *S) string
+	// shown, when set, is the text Settings shows instead of text.
+	shown func(dst *S) string
+	// preset: the value was put in place by a key read before it (a
+	// profile), which Settings names as the value's origin.
+	preset bool
 }
 
 // Context is what a key's default and parser may depend on besides its own
@@ -133,13 +138,18 @@ func (k Key[S]) Format(text func(dst *S) string) Key[S] { k.text = text; return 
 
 // Preset leaves an unset key's field as an earlier key's Then put it (a
 // signal option's default is its profile's).
-func (k Key[S]) Preset() Key[S] { k.reset = nil; return k }
+func (k Key[S]) Preset() Key[S] { k.reset, k.preset = nil, true; return k }
 
 // InSimulator marks a key the simulator's controllers read (Simulated).
 func (k Key[S]) InSimulator() Key[S] { k.Simulated = true; return k }
 
 // InGroup documents the key in one row with the others of g.
 func (k Key[S]) InGroup(g Group) Key[S] { k.Group = g; return k }
+
+// ShowAs replaces the text Settings shows of the key's value, for a value
+// that may hold a credential: a person sees text(dst), the identity still
+// reads the whole value.
+func (k Key[S]) ShowAs(text func(dst *S) string) Key[S] { k.shown = text; return k }
 
 // Canonical is the canonical text of the key's value in dst: equal
 // meanings give equal texts.

@@ -82,7 +82,10 @@ func TestApply(t *testing.T) {
 		{map[string]string{"another": "z", "waitFromEnv": "1h"}, "waitFromEnv", "at most 1m0s"},
 		{map[string]string{"another": "z", "wait": "1s", "waitFromEnv": "1s"}, "waitFromEnv", "set either"},
 		{map[string]string{"another": "z", "elsewhere": "1"}, "elsewhere", "only for source other"},
-		{map[string]string{"another": "z", "typo": "1"}, "typo", "unknown key; allowed keys: a, another, b, count, ignored, mode, on, rate, wait"},
+		{map[string]string{"another": "z", "typo": "1"}, "typo", "unknown key (the README's key tables list every key)"},
+		{map[string]string{"another": "z", "raet": "1"}, "raet", `unknown key; did you mean "rate"?`},
+		{map[string]string{"another": "z", "Wait": "1s"}, "Wait", `unknown key; did you mean "wait"?`},
+		{map[string]string{"another": "z", "anothr": "1"}, "anothr", `unknown key; did you mean "another"?`},
 	} {
 		_, err := apply(tt.raw)
 		var me *MetadataError
@@ -145,6 +148,41 @@ func TestImportsNoProjectPackage(t *testing.T) {
 			if path, _ := strconv.Unquote(imp.Path.Value); strings.Contains(path, ".") {
 				t.Errorf("%s imports %s; the engine imports the standard library only", f, path)
 			}
+		}
+	}
+}
+
+// An unknown key names the key nearest to it, and only when it is near:
+// the suggestion is a slip's correction, not a guess.
+func TestNearest(t *testing.T) {
+	known := []string{"activationMetric", "cpuQuery", "maxReplicas", "minReplicas", "sampleInterval", "source", "targetPressure"}
+	for _, tt := range []struct{ key, want string }{
+		{"sorce", "source"},
+		{"soruce", "source"},                 // a swap is one edit
+		{"TargetPressure", "targetPressure"}, // case is no edit
+		{"tagetPresure", "targetPressure"},
+		{"maxReplica", "maxReplicas"},
+		{"mixReplicas", "maxReplicas"}, // a tie goes to the first in order
+		{"cpuQuerry", "cpuQuery"},
+		{"x", ""},
+		{"policy", ""},
+		{"serverAddress", ""},
+		{strings.Repeat("source", 100), ""},
+	} {
+		got, ok := nearest(tt.key, known)
+		if got != tt.want || ok != (tt.want != "") {
+			t.Errorf("nearest(%q) = %q, %t; want %q", tt.key, got, ok, tt.want)
+		}
+	}
+	for _, tt := range []struct {
+		a, b string
+		d    int
+	}{{"", "", 0}, {"", "abc", 3}, {"abc", "abc", 0}, {"ab", "ba", 1}, {"ca", "abc", 3}, {"kitten", "sitting", 3}} {
+		if d := editDistance(tt.a, tt.b); d != tt.d {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.a, tt.b, d, tt.d)
+		}
+		if d := editDistance(tt.b, tt.a); d != tt.d {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.b, tt.a, d, tt.d)
 		}
 	}
 }

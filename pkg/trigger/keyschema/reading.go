@@ -27,6 +27,7 @@ type Reading struct {
 	from     map[string]string // base key -> the xFromEnv key it arrived as
 	used     map[string]bool
 	conflict error
+	settings []Setting // non-nil: Apply records every key it reads
 }
 
 // NewReading starts reading raw, refusing metadata too large to be a trigger
@@ -133,6 +134,9 @@ func Apply[S any](r *Reading, keys []Key[S], checks []Check[S], dst *S) ([]strin
 		if k.Scope == Sampled {
 			texts = append(texts, k.Name+"="+k.text(dst))
 		}
+		if r.settings != nil {
+			r.settings = append(r.settings, setting(r, k, dst))
+		}
 	}
 	for _, check := range checks {
 		if err := check(dst, &r.Context, r.IsSet); err != nil {
@@ -158,8 +162,8 @@ func policiesText(ps []string) string {
 
 // Unknown reports a key set twice (x and xFromEnv), or the first key (in
 // sorted order) that nothing read: a key other sources read (readers
-// names them) by what reads it, anything else with the keys this metadata
-// may carry.
+// names them) by what reads it, anything else with the known key nearest
+// to it, when one is near.
 func (r *Reading) Unknown(readers func(key string) []string) error {
 	if r.conflict != nil {
 		return r.conflict
@@ -187,5 +191,11 @@ func (r *Reading) Unknown(readers func(key string) []string) error {
 		known = append(known, k)
 	}
 	slices.Sort(known)
-	return &MetadataError{Key: cmp.Or(r.from[key], key), Allowed: "unknown key; allowed keys: " + strings.Join(known, ", ")}
+	// The nearest key rather than all of them: a list of seventy keys
+	// hides the one the author meant, and the README lists them all.
+	allowed := "unknown key"
+	if near, ok := nearest(key, known); ok {
+		allowed += "; did you mean " + Quote(near) + "?"
+	}
+	return &MetadataError{Key: cmp.Or(r.from[key], key), Allowed: allowed + " (the README's key tables list every key)"}
 }

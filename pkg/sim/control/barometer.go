@@ -1,0 +1,89 @@
+package control
+
+import (
+	"math"
+	"strconv"
+
+	"github.com/barometer-scaler/barometer/pkg/sim"
+
+	"github.com/barometer-scaler/barometer/pkg/pressure"
+	"github.com/barometer-scaler/barometer/pkg/signal"
+)
+
+// BarometerOptions configure Barometer's controller: the real signal
+// computer's options (a profile's, perhaps overridden) and the KEDA target.
+type BarometerOptions struct {
+	Signal signal.Options
+	// Target is the KEDA metrics-api targetValue (AverageValue): KEDA asks
+	// for ceil(ScaleValue / Target) replicas. 0 reads at the model's target.
+	Target float64
+}
+
+// ProfileBarometerOptions are a pkg/signal profile's options, read at the
+// model's target occupancy.
+func ProfileBarometerOptions(profile string) (BarometerOptions, error) {
+	o, err := signal.ProfileOptions(profile)
+	return BarometerOptions{Signal: o}, err
+}
+
+// Barometer drives the real signal computer. Each delivered sample becomes
+// an observation of Reading.Replicas replicas, each at the sample's
+// occupancy as CPU utilisation, measured at the sample's time; the real
+// compute collector folds it (capping utilisation at 1) and the computer
+// turns it into ScaleValue, which already carries the replica count the
+// pressure was measured across and every compensation the options turn on.
+type Barometer struct {
+	target    float64
+	collector pressure.ComputeCollector
+	computer  *signal.Computer
+	names     []string
+}
+
+// NewBarometer returns Barometer's controller. The surge asks for replicas
+// at the KEDA target unless the options name another.
+func NewBarometer(m sim.Model, opts BarometerOptions) *Barometer {
+	target := opts.Target
+	if target <= 0 {
+		target = m.Target
+	}
+	if opts.Signal.SurgeTarget <= 0 {
+		opts.Signal.SurgeTarget = target
+	}
+	return &Barometer{
+		target:    target,
+		collector: pressure.ComputeCollector{ActivationWorkingSetTarget: pressure.DefaultActivationWorkingSetTarget},
+		computer:  signal.NewComputer(opts.Signal),
+	}
+}
+
+// Decide folds the delivered sample and reads the signal as the raw
+// ceil(value / target), with no HPA between (Deployed adds it).
+func (b *Barometer) Decide(s sim.State) int { return KEDAReplicas(b.Value(s), b.target) }
+
+// Value folds the delivered sample and returns the signal's ScaleValue.
+func (b *Barometer) Value(s sim.State) float64 {
+	obs := b.observation(s.Reading)
+	sig := b.computer.Compute(s.Now, signal.Input{Compute: b.collector.Collect(obs), MeasuredAt: s.Reading.At})
+	return sig.ScaleValue
+}
+
+// Target is the KEDA target the signal is read at.
+func (b *Barometer) Target() float64 { return b.target }
+
+// KEDAReplicas is the count KEDA's HPA asks for at an AverageValue target:
+// ceil(value / target). The metric travels as a milli-precision quantity,
+// so a value a rounding error above a whole count is that count.
+func KEDAReplicas(value, target float64) int {
+	return int(math.Ceil(value/target - 1e-9))
+}
+
+func (b *Barometer) observation(r sim.Reading) pressure.Observation {
+	for len(b.names) < r.Replicas {
+		b.names = append(b.names, "replica-"+strconv.Itoa(len(b.names)))
+	}
+	obs := pressure.Observation{Replicas: make([]pressure.ReplicaObservation, r.Replicas), ObservedAt: r.At, MeasuredAt: r.At}
+	for i := range obs.Replicas {
+		obs.Replicas[i] = pressure.ReplicaObservation{Name: b.names[i], CPUUtilisation: r.Occupancy}
+	}
+	return obs
+}
