@@ -6,6 +6,8 @@
 #   bench/grpc.sh                                # 3 pairs of 10 s runs, 64 callers
 #   PAIRS=5 DURATION=20s CONCURRENCY=64 bench/grpc.sh
 #   CONST_METRICS=1 bench/grpc.sh                # baseline with Barometer's gRPC metrics interceptor
+#   METADATA='{}' bench/grpc.sh                  # the ScaledObject's trigger has no metadata
+#   METADATA='{"scalerAddress":"barometer.keda.svc:6000"}' bench/grpc.sh   # only what KEDA adds
 #
 # Both servers run at once on 127.0.0.1 ports the kernel picks; the runs
 # alternate (B C, C B, B C, ...) so that drift in the machine's load falls
@@ -23,9 +25,12 @@ DURATION=${DURATION:-10s}
 CONCURRENCY=${CONCURRENCY:-64}
 CONST_METRICS=${CONST_METRICS:-0}
 
+# METADATA is the trigger's scalerMetadata, a JSON object of strings.
+METADATA=${METADATA:-'{"source":"host"}'}
+
 CALL=externalscaler.ExternalScaler/GetMetrics
-REQUEST='{"scaledObjectRef":{"name":"orders","namespace":"shop","scalerMetadata":{"source":"host"}},"metricName":"barometer-pressure"}'
-SPEC_REQUEST='{"name":"orders","namespace":"shop","scalerMetadata":{"source":"host"}}'
+REQUEST='{"scaledObjectRef":{"name":"orders","namespace":"shop","scalerMetadata":'$METADATA'},"metricName":"barometer-pressure"}'
+SPEC_REQUEST='{"name":"orders","namespace":"shop","scalerMetadata":'$METADATA'}'
 
 command -v jq >/dev/null || {
 	echo "grpc.sh: jq not found (Debian: apt-get install -y jq)" >&2
@@ -88,7 +93,7 @@ pids+=($!)
 
 barometer=$(addr "$tmp/barometer.log" 'grpc=127\.0\.0\.1:[0-9]+')
 constant=$(addr "$tmp/const.log" 'serving on 127\.0\.0\.1:[0-9]+')
-echo "barometer $barometer, constant $constant (metrics interceptor: $CONST_METRICS)" >&2
+echo "barometer $barometer, constant $constant (metrics interceptor: $CONST_METRICS), metadata $METADATA" >&2
 
 # ghz ARGS...: one ghz run, its JSON report on stdout.
 run_ghz() {

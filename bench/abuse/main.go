@@ -29,6 +29,8 @@ type options struct {
 	bigFor, agreeStep        time.Duration
 	shutdownDelay            time.Duration
 	keep, loadOnly           bool
+	targets                  string
+	targetInterval, readFor  time.Duration
 }
 
 func parseFlags() options {
@@ -47,6 +49,9 @@ func parseFlags() options {
 	flag.DurationVar(&o.shutdownDelay, "shutdown-delay", 5*time.Second, "item 5: BAROMETER_SHUTDOWN_DELAY")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (binary and scaler logs)")
 	flag.BoolVar(&o.loadOnly, "load-only", false, "skip items 1 to 3 and the idle wait: the load test and items 4, 5 and 10 only")
+	flag.StringVar(&o.targets, "targets", "", "only the targets measurement: host targets started in these ascending steps (e.g. 10,10000)")
+	flag.DurationVar(&o.targetInterval, "target-interval", 30*time.Second, "targets: each target's sampleInterval (plus 1 ms per target)")
+	flag.DurationVar(&o.readFor, "read-for", 10*time.Second, "targets: how long GetMetrics is timed at each step")
 	flag.Parse()
 	return o
 }
@@ -80,6 +85,17 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	r := &report{}
+	if o.targets != "" {
+		steps, err := parseSteps(o.targets)
+		if err != nil {
+			return err
+		}
+		if err := targetsRun(ctx, bin, dir, r, steps, o.targetInterval, o.readFor); err != nil {
+			return fmt.Errorf("targets: %w", err)
+		}
+		fmt.Print(r)
+		return nil
+	}
 	if err := abuse(ctx, bin, dir, r, o); err != nil {
 		return err
 	}

@@ -15,7 +15,7 @@
 // Barometer chains pkg/metrics' Prometheus interceptor (counters and a
 // handling-time histogram) in front of every call; the baseline is a
 // constant answer, not a constant answer plus Barometer's instrumentation.
-// -metrics installs the same interceptor with the same options, to tell
+// -metrics installs the same interceptor (pkg/metrics.GRPCMetrics), to tell
 // the interceptor's share of the gap from the handler's. It also serves no
 // barometer.v1.SignalService, which GetMetrics never touches.
 package main
@@ -30,13 +30,14 @@ import (
 	"os/signal"
 	"syscall"
 
-	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"github.com/kedacore/keda/v2/pkg/scalers/externalscaler"
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 	grpchealth "google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
+
+	"github.com/barometer-scaler/barometer/pkg/metrics"
 )
 
 // The constant answer: the metric Barometer names, a value, a target.
@@ -66,22 +67,20 @@ func run() error {
 		return fmt.Errorf("listen %s: %w", *addr, err)
 	}
 	var opts []grpc.ServerOption
-	var m *grpcprom.ServerMetrics
+	var m *metrics.GRPCMetrics
 	if *withMetrics {
-		m = serverMetrics()
+		m = metrics.NewGRPCMetrics()
 		if err := prometheus.NewRegistry().Register(m); err != nil {
 			return fmt.Errorf("register gRPC metrics: %w", err)
 		}
-		opts = append(opts,
-			grpc.ChainUnaryInterceptor(m.UnaryServerInterceptor()),
-			grpc.ChainStreamInterceptor(m.StreamServerInterceptor()))
+		opts = append(opts, m.ServerOptions()...)
 	}
 	srv := grpc.NewServer(opts...)
 	externalscaler.RegisterExternalScalerServer(srv, constant{})
 	healthpb.RegisterHealthServer(srv, grpchealth.NewServer())
 	reflection.Register(srv)
 	if m != nil {
-		m.InitializeMetrics(srv)
+		m.Initialize(srv)
 	}
 
 	errs := make(chan error, 1)
@@ -99,16 +98,6 @@ func run() error {
 		}
 		return fmt.Errorf("serve: %w", err)
 	}
-}
-
-// serverMetrics is built with the options of pkg/metrics' newGRPCMetrics
-// (counters under the barometer namespace, the handling-time histogram with
-// default buckets), so -metrics costs per call what Barometer's does.
-func serverMetrics() *grpcprom.ServerMetrics {
-	return grpcprom.NewServerMetrics(
-		grpcprom.WithServerCounterOptions(grpcprom.WithNamespace("barometer")),
-		grpcprom.WithServerHandlingTimeHistogram(grpcprom.WithHistogramNamespace("barometer")),
-	)
 }
 
 // constant answers without reading its request. Each answer is a new

@@ -21,7 +21,9 @@ type auditLog struct {
 	peak    int // the most targets has held (mapsize.Shrunk)
 }
 
-// ring holds up to size events; once full, start is the oldest.
+// ring holds up to size events; once full, start is the oldest. It grows
+// as events arrive, so a target that decides rarely (or a thousand of them
+// started at once) holds what it recorded, not size events' worth each.
 type ring struct {
 	events []policy.Event
 	start  int
@@ -42,10 +44,17 @@ func (a *auditLog) Record(e policy.Event) {
 	defer a.mu.Unlock()
 	r, ok := a.targets[e.Target]
 	if !ok {
-		r = &ring{events: make([]policy.Event, 0, a.size)}
+		r = &ring{}
 		a.targets[e.Target] = r
 	}
 	if len(r.events) < a.size {
+		if len(r.events) == cap(r.events) {
+			// Double, from a few events up to size exactly: append's own
+			// growth would overshoot size (a ring of 100 would hold 128).
+			grown := make([]policy.Event, len(r.events), min(a.size, max(4, 2*cap(r.events))))
+			copy(grown, r.events)
+			r.events = grown
+		}
 		r.events = append(r.events, e)
 		return
 	}

@@ -35,6 +35,29 @@ func TestAuditRingKeepsTheLastN(t *testing.T) {
 	}
 }
 
+// A ring holds what was recorded, growing to its size and no further:
+// a thousand targets that each decided once hold a thousand events, not a
+// hundred thousand. Its order survives every growth and the wrap.
+func TestAuditRingGrowsAsEventsArrive(t *testing.T) {
+	a := newAuditLog(10)
+	a.Record(ev("ns/a", 0, 0))
+	if c := cap(a.targets["ns/a"].events); c > 4 {
+		t.Fatalf("one event: ring of capacity %d, want at most 4", c)
+	}
+	for i := 1; i < 25; i++ {
+		a.Record(ev("ns/a", float64(i), i))
+		got := a.Events("ns/a")
+		for j, e := range got {
+			if want := max(0, i-9) + j; e.After != want {
+				t.Fatalf("after %d events: event %d is #%d, want #%d (oldest first)", i+1, j, e.After, want)
+			}
+		}
+	}
+	if c := cap(a.targets["ns/a"].events); c != 10 {
+		t.Errorf("full ring of size 10 has capacity %d", c)
+	}
+}
+
 func TestAuditAllIsOrderedByTimeThenTarget(t *testing.T) {
 	a := newAuditLog(2)
 	for _, e := range []policy.Event{ev("a", 0, 0), ev("b", 1, 0), ev("a", 2, 0), ev("b", 2, 0), ev("a", 3, 0)} {

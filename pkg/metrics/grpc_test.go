@@ -91,6 +91,13 @@ func TestGRPCInterceptorsCountAndTimeRPCs(t *testing.T) {
 	if got := h.GetHistogram().GetSampleCount(); got != 2 {
 		t.Errorf("Check latency observations = %d, want 2", got)
 	}
+	// Both calls carried a request; only the one that succeeded a reply.
+	if got := value(t, fams, "barometer_grpc_server_msg_received_total", check); got != 2 {
+		t.Errorf("Check messages received = %v, want 2", got)
+	}
+	if got := value(t, fams, "barometer_grpc_server_msg_sent_total", check); got != 1 {
+		t.Errorf("Check messages sent = %v, want 1", got)
+	}
 	watch := map[string]string{"grpc_method": "Watch", "grpc_type": "server_stream"}
 	if got := value(t, fams, "barometer_grpc_server_msg_sent_total", watch); got < 1 {
 		t.Errorf("Watch messages sent = %v, want at least 1", got)

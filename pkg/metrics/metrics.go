@@ -12,10 +12,11 @@ import (
 	"net/http"
 	"regexp"
 
-	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/reflection"
 
 	"github.com/barometer-scaler/barometer/pkg/registry"
 )
@@ -29,7 +30,7 @@ type Metrics struct {
 	registry *prometheus.Registry
 	// gatherer is the registry and the targets' signals (signalGatherer).
 	gatherer   prometheus.Gatherers
-	grpc       *grpcprom.ServerMetrics
+	grpc       *GRPCMetrics
 	certExpiry *certExpiry
 }
 
@@ -37,7 +38,7 @@ type Metrics struct {
 // signal's age and staleness are measured by reg's clock, the one every
 // surface uses, so /metrics and /scale agree on what is stale.
 func New(reg *registry.Registry) *Metrics {
-	m := &Metrics{registry: prometheus.NewRegistry(), grpc: newGRPCMetrics(), certExpiry: newCertExpiry()}
+	m := &Metrics{registry: prometheus.NewRegistry(), grpc: NewGRPCMetrics(), certExpiry: newCertExpiry()}
 	m.registry.MustRegister(
 		// go_gc_heap_live_bytes beside the usual memstats: the heap the
 		// last GC marked live is what a leak shows in, where heap in use
@@ -78,6 +79,13 @@ func (m *Metrics) Handler() http.Handler {
 		DisableCompression: true,
 	}))
 }
+
+// ServerOptions installs the gRPC metrics' interceptors (GRPCMetrics).
+func (m *Metrics) ServerOptions() []grpc.ServerOption { return m.grpc.ServerOptions() }
+
+// InitializeGRPC resolves the series of every method registered on s, at
+// zero (GRPCMetrics.Initialize).
+func (m *Metrics) InitializeGRPC(s reflection.ServiceInfoProvider) { m.grpc.Initialize(s) }
 
 // Gatherer reads everything /metrics serves, for tests and diagnostics.
 func (m *Metrics) Gatherer() prometheus.Gatherer { return m.gatherer }

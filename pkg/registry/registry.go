@@ -229,20 +229,28 @@ func (r *Registry) Resolve(ref Ref, raw map[string]string) (*Target, *trigger.Tr
 	if err != nil {
 		return nil, nil, err
 	}
-	t, err := r.acquire(ref, tr, sum, raw)
+	t, err := r.acquire(ref, tr, &cacheEntry{sum: sum, raw: raw})
 	return t, tr, err
+}
+
+// cacheEntry is what Resolve keeps of a call for the next: the metadata
+// and its sum. A nil or empty map is metadata like any other (KEDA sends
+// none for a trigger without any), and is cached like any other.
+type cacheEntry struct {
+	sum uint64
+	raw map[string]string
 }
 
 // Acquire returns the target for tr, starting its sampler if needed, and
 // records that ref uses it. A target whose pool is decided with other
 // options is refused with a *keyschema.MetadataError on the pool key.
 func (r *Registry) Acquire(ref Ref, tr *trigger.Trigger) (*Target, error) {
-	return r.acquire(ref, tr, 0, nil)
+	return r.acquire(ref, tr, nil)
 }
 
-// acquire is Acquire; with raw set, it also keeps the binding of ref and
-// raw to the target for Resolve.
-func (r *Registry) acquire(ref Ref, tr *trigger.Trigger, sum uint64, raw map[string]string) (*Target, error) {
+// acquire is Acquire; with entry set, it also keeps the binding of ref and
+// entry's metadata to the target for Resolve.
+func (r *Registry) acquire(ref Ref, tr *trigger.Trigger, entry *cacheEntry) (*Target, error) {
 	key := tr.Identity()
 	now := r.cfg.Clock.Now()
 	r.mu.Lock()
@@ -269,9 +277,9 @@ func (r *Registry) acquire(ref Ref, tr *trigger.Trigger, sum uint64, raw map[str
 	}
 	b.seen.Store(now.UnixNano())
 	b.trigger = tr
-	if raw != nil {
-		b.raw = maps.Clone(raw) // the caller's map may change
-		r.cache.add(sum, b, tr, b.raw)
+	if entry != nil {
+		b.raw = maps.Clone(entry.raw) // the caller's map may change
+		r.cache.add(entry.sum, b, tr, b.raw)
 	}
 	return t, nil
 }

@@ -179,3 +179,35 @@ func TestContextEndStopsEverySampler(t *testing.T) {
 		}
 	}
 }
+
+// A repeated call is a lookup whatever the metadata's shape: none at all
+// (KEDA sends no map for a trigger without metadata), only the address
+// KEDA itself reads, or a full trigger. A lookup returns the trigger parsed
+// the first time; a parse would return a new one.
+func TestResolveIsALookupForEveryMetadataShape(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	reg := NewRegistry(ctx, Config{Schema: testSources(), IdleTimeout: time.Minute})
+	for _, c := range []struct {
+		name string
+		raw  map[string]string
+	}{
+		{"nil", nil},
+		{"empty", map[string]string{}},
+		{"scalerAddress", map[string]string{"scalerAddress": "barometer.keda.svc:6000"}},
+		{"full", map[string]string{"source": "const", "name": "q", "scalerAddress": "barometer.keda.svc:6000", "minReplicas": "2"}},
+	} {
+		ref := Ref{Namespace: "shop", Name: c.name}
+		first, firstTr, err := reg.Resolve(ref, c.raw)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		again, againTr, err := reg.Resolve(ref, c.raw)
+		if err != nil {
+			t.Fatalf("%s again: %v", c.name, err)
+		}
+		if again != first || againTr != firstTr {
+			t.Errorf("%s: the second call parsed the metadata again (trigger %p, then %p)", c.name, firstTr, againTr)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package scaler
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -46,6 +47,37 @@ func TestLimitsAndBadInputOverGRPC(t *testing.T) {
 		_, err := h.client.GetMetricSpec(ctxT(t), c.ref)
 		if status.Code(err) != codes.InvalidArgument || len(err.Error()) > 400 {
 			t.Errorf("%s: %d bytes: %.200v", c.name, len(err.Error()), err)
+		}
+	}
+}
+
+// The names validRef admits are exactly those of the Kubernetes grammar,
+// written here as the regular expressions validRef no longer runs.
+func TestNamesFollowKubernetesGrammar(t *testing.T) {
+	label := regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	subdomain := regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+	names := []string{"", "a", "-", ".", "a-", "-a", "a-b", "a--b", "a.b", "a..b", ".a", "a.", "a.-b", "a-.b",
+		"web-0.web", "Shop", "shop_1", "9", "a/b", "é", "a b", "a.b.c-d.e9"}
+	// Every string of up to four bytes over an alphabet with each kind of
+	// byte the grammar tells apart.
+	alphabet := []string{"a", "0", "-", ".", "A", "_"}
+	var grow func(prefix string, n int)
+	grow = func(prefix string, n int) {
+		names = append(names, prefix)
+		if n == 0 {
+			return
+		}
+		for _, c := range alphabet {
+			grow(prefix+c, n-1)
+		}
+	}
+	grow("", 4)
+	for _, s := range names {
+		if got, want := dnsLabel(s), label.MatchString(s); got != want {
+			t.Errorf("dnsLabel(%q) = %v, want %v", s, got, want)
+		}
+		if got, want := dnsSubdomain(s), subdomain.MatchString(s); got != want {
+			t.Errorf("dnsSubdomain(%q) = %v, want %v", s, got, want)
 		}
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"errors"
 	"log/slog"
 	"math"
-	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -157,12 +157,27 @@ func (s *Server) GetMetrics(ctx context.Context, req *externalscaler.GetMetricsR
 	if err != nil {
 		return nil, err
 	}
-	v := snap.Signal.ScaleValue
-	return &externalscaler.GetMetricsResponse{MetricValues: []*externalscaler.MetricValue{{
-		MetricName:       md.MetricName,
-		MetricValueFloat: v,
-		MetricValue:      int64(math.Round(v)),
-	}}}, nil
+	return metricsReply(md.MetricName, snap.Signal.ScaleValue), nil
+}
+
+// reply is a GetMetrics answer in one allocation: the response, its one
+// value and the slice that holds it.
+type reply struct {
+	resp   externalscaler.GetMetricsResponse
+	values [1]*externalscaler.MetricValue
+	value  externalscaler.MetricValue
+}
+
+// metricsReply answers value for the metric name. The deprecated integer
+// field is the nearest whole number, for clients that predate floats.
+func metricsReply(name string, value float64) *externalscaler.GetMetricsResponse {
+	r := &reply{}
+	r.value.MetricName = name
+	r.value.MetricValueFloat = value
+	r.value.MetricValue = int64(math.Round(value))
+	r.values[0] = &r.value
+	r.resp.MetricValues = r.values[:]
+	return &r.resp
 }
 
 // IsActive reports ScaleValue > activationValue (for a policy: its desired
@@ -249,22 +264,49 @@ func (s *Server) StreamMetricSpec(ref *externalscaler.ScaledObjectRef, stream ex
 	}
 }
 
-// Kubernetes names: a ScaledObject's name is a DNS subdomain (RFC 1123, at
-// most 253 bytes), its namespace a DNS label (at most 63). KEDA never sends
-// anything else, and a name kept by the registry must be bounded.
-var (
-	dnsLabel     = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
-	dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
-)
-
 // validRef refuses, as InvalidArgument, a name or namespace Kubernetes
-// would not accept.
+// would not accept: a ScaledObject's name is a DNS subdomain (RFC 1123, at
+// most 253 bytes), its namespace a DNS label (at most 63). KEDA never sends
+// anything else, and a name kept by the registry must be bounded. It runs
+// on every call, so it reads the bytes itself: a regular expression was a
+// third of a GetMetrics.
 func validRef(ref *externalscaler.ScaledObjectRef) error {
-	if ns := ref.GetNamespace(); len(ns) > 63 || !dnsLabel.MatchString(ns) {
+	if ns := ref.GetNamespace(); len(ns) > 63 || !dnsLabel(ns) {
 		return status.Errorf(codes.InvalidArgument, "scaledObjectRef.namespace %s: a Kubernetes namespace: lower-case letters, digits and '-', at most 63 bytes", keyschema.Quote(ns))
 	}
-	if n := ref.GetName(); len(n) > 253 || !dnsSubdomain.MatchString(n) {
+	if n := ref.GetName(); len(n) > 253 || !dnsSubdomain(n) {
 		return status.Errorf(codes.InvalidArgument, "scaledObjectRef.name %s: a Kubernetes object name: lower-case letters, digits, '-' and '.', at most 253 bytes", keyschema.Quote(n))
 	}
 	return nil
+}
+
+// dnsLabel reports whether s is an RFC 1123 label: lower-case letters,
+// digits and '-', not empty, starting and ending with a letter or digit.
+func dnsLabel(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
+		case c == '-' && i > 0 && i < len(s)-1:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// dnsSubdomain reports whether s is RFC 1123 labels joined by '.'.
+func dnsSubdomain(s string) bool {
+	for {
+		label, rest, more := strings.Cut(s, ".")
+		if !dnsLabel(label) {
+			return false
+		}
+		if !more {
+			return true
+		}
+		s = rest
+	}
 }

@@ -40,7 +40,7 @@ func BenchmarkComputeResponsive(b *testing.B) {
 // interval over a full eight-day history with a season: each sample folds
 // into its bucket and reads the forecast; each bucket's close (one sample
 // in 60) tests the history for a day and a week. The history is
-// SeasonBuckets float32 (9,216 bytes per target), allocated before the
+// SeasonBuckets float32 (9,216 bytes per target once eight days are held), filled before the
 // timer starts.
 func BenchmarkForecast(b *testing.B) {
 	s := feed(daily, 2, time.Duration(SeasonBuckets)*SeasonBucket, time.Minute)

@@ -128,19 +128,26 @@ func (b *budget) levelAndSpread(lag time.Duration) (level, spread float64) {
 	return level, math.Sqrt(sumSq / float64(pairs) / 2)
 }
 
-// MaxScaleInHoldSamples bounds the samples the churn budget's hold keeps,
-// so it lives in a fixed array: at a 5 s interval, 20 minutes.
+// MaxScaleInHoldSamples bounds the samples the churn budget's hold keeps:
+// at a 5 s interval, 20 minutes.
 const MaxScaleInHoldSamples = 240
 
 // hold is the churn budget: the highest value asked for within the hold
 // window, so a fall is published only once the lower level has lasted the
-// whole window, and a rise at once. Not safe for concurrent use; owned by
-// one Computer.
+// whole window, and a rise at once. Its ring grows only while every
+// sample it holds is still inside the window, so it holds what the window
+// needs (window / interval samples), not MaxScaleInHoldSamples for every
+// target. Not safe for concurrent use; owned by one Computer.
 type hold struct {
 	window  time.Duration
 	n, next int
-	at      [MaxScaleInHoldSamples]int64   // unix nanoseconds
-	v       [MaxScaleInHoldSamples]float32 // a replica count's precision is plenty
+	ring    []heldValue
+}
+
+// heldValue is one value asked for and when.
+type heldValue struct {
+	at int64   // unix nanoseconds: a third of a time.Time
+	v  float32 // a replica count's precision is plenty
 }
 
 // observe records the value asked for at now and returns the highest one
@@ -150,16 +157,30 @@ func (h *hold) observe(v float64, now time.Time) float64 {
 	if h.window <= 0 {
 		return v
 	}
-	h.at[h.next], h.v[h.next] = now.UnixNano(), float32(v)
-	h.next = (h.next + 1) % MaxScaleInHoldSamples
-	h.n = min(h.n+1, MaxScaleInHoldSamples)
-	highest := v // exact; the stored copy below is rounded to float32
+	if h.n == len(h.ring) && h.n < MaxScaleInHoldSamples && (h.n == 0 || time.Duration(now.UnixNano()-h.ring[h.next].at) < h.window) {
+		h.grow()
+	}
+	size := len(h.ring)
+	h.ring[h.next] = heldValue{at: now.UnixNano(), v: float32(v)}
+	h.next = (h.next + 1) % size
+	h.n = min(h.n+1, size)
+	highest := v // exact; the stored copies below are rounded to float32
 	for i := 1; i < h.n; i++ {
-		j := (h.next - 1 - i + MaxScaleInHoldSamples) % MaxScaleInHoldSamples
-		if time.Duration(now.UnixNano()-h.at[j]) >= h.window {
+		j := (h.next - 1 - i + size) % size
+		if time.Duration(now.UnixNano()-h.ring[j].at) >= h.window {
 			break
 		}
-		highest = max(highest, float64(h.v[j]))
+		highest = max(highest, float64(h.ring[j].v))
 	}
 	return highest
+}
+
+// grow doubles the full ring (from a few samples, up to
+// MaxScaleInHoldSamples), oldest first.
+func (h *hold) grow() {
+	grown := make([]heldValue, min(MaxScaleInHoldSamples, max(4, 2*len(h.ring))))
+	for i := range h.n {
+		grown[i] = h.ring[(h.next+i)%len(h.ring)]
+	}
+	h.ring, h.next = grown, h.n
 }

@@ -120,6 +120,42 @@ func TestShortfallBudgetHeadroomGrowsWithTheLag(t *testing.T) {
 	}
 }
 
+// The hold's ring grows to what its window needs and no further, and
+// answers as one that kept every sample would: the highest value of the
+// window among the newest MaxScaleInHoldSamples, whatever the window, the
+// interval and the growth steps in between.
+func TestHoldRingGrowsToItsWindow(t *testing.T) {
+	for _, c := range []struct {
+		window, interval time.Duration
+		most             int // the ring's largest capacity
+	}{
+		{time.Minute, 15 * time.Second, 8},
+		{10 * time.Minute, 30 * time.Second, 32},
+		{time.Hour, 5 * time.Second, MaxScaleInHoldSamples},
+		{time.Minute, 5 * time.Minute, 4},
+	} {
+		h := hold{window: c.window}
+		var all []heldValue
+		for i := range 600 {
+			now := at(0).Add(time.Duration(i) * c.interval)
+			v := float64((i*7919)%101) / 10
+			all = append(all, heldValue{at: now.UnixNano(), v: float32(v)})
+			want := v // exact; the older values as held, in float32
+			for k := len(all) - 2; k >= max(0, len(all)-MaxScaleInHoldSamples); k-- {
+				if time.Duration(now.UnixNano()-all[k].at) < c.window {
+					want = max(want, float64(all[k].v))
+				}
+			}
+			if got := h.observe(v, now); got != want {
+				t.Fatalf("window %v every %v, sample %d: %v, want %v", c.window, c.interval, i, got, want)
+			}
+		}
+		if len(h.ring) > c.most {
+			t.Errorf("window %v every %v: ring of %d samples, want at most %d", c.window, c.interval, len(h.ring), c.most)
+		}
+	}
+}
+
 // TestChurnBudgetHoldsAFallNotARise: a rise is published at once; a fall
 // only once the lower level has lasted the whole hold.
 func TestChurnBudgetHoldsAFallNotARise(t *testing.T) {

@@ -48,11 +48,14 @@ const (
 // seasonal forecasts raw demand from its own history: a ring of
 // SeasonBuckets bucket means (float32, NaN where no sample landed), the
 // period it found in them (a day or a week, 0 when neither), and the
-// bucket still filling. The ring is allocated at the first sample, so a
-// computer with the forecast off holds none. Not safe for concurrent use;
-// owned by one Computer.
+// bucket still filling. The ring grows as buckets close, from the first
+// sample's bucket (origin) on, so a computer with the forecast off holds
+// none and one that started an hour ago holds an hour's buckets: the full
+// 9 KiB only after eight days. Not safe for concurrent use; owned by one
+// Computer.
 type seasonal struct {
 	hist    []float32
+	origin  int64 // the first sample's bucket: hist[0] until the ring wraps
 	started bool
 	newest  int64 // the newest bucket written to hist
 	cur     int64 // the bucket filling
@@ -72,30 +75,52 @@ func bucketOf(t time.Time) int64 {
 	return b
 }
 
-// slot is the ring position of bucket b.
-func slot(b int64) int {
-	i := int(b % int64(SeasonBuckets))
-	if i < 0 {
-		i += SeasonBuckets
+// index is bucket b's ring position, and whether the ring has grown to
+// hold it. Buckets are written in order from origin on, so once a bucket
+// SeasonBuckets after origin is written the ring is whole.
+func (s *seasonal) index(b int64) (int, bool) {
+	d := b - s.origin
+	if d < 0 {
+		return 0, false
 	}
-	return i
+	i := int(d % int64(SeasonBuckets))
+	return i, i < len(s.hist)
+}
+
+// get is bucket b's mean as held, NaN when the ring never held it.
+func (s *seasonal) get(b int64) float64 {
+	if i, ok := s.index(b); ok {
+		return float64(s.hist[i])
+	}
+	return math.NaN()
+}
+
+// set writes bucket b's mean (b >= origin), growing the ring to hold it:
+// doubling, up to SeasonBuckets exactly.
+func (s *seasonal) set(b int64, v float32) {
+	i, ok := s.index(b)
+	if !ok {
+		if i >= cap(s.hist) {
+			grown := make([]float32, len(s.hist), min(SeasonBuckets, max(i+1, 2*cap(s.hist), 16)))
+			copy(grown, s.hist)
+			s.hist = grown
+		}
+		for len(s.hist) <= i {
+			s.hist = append(s.hist, float32(math.NaN()))
+		}
+	}
+	s.hist[i] = v
 }
 
 // observe folds raw demand measured at at. Data seen again (no later than
 // the newest held) moves nothing.
 func (s *seasonal) observe(at time.Time, raw float64) {
-	if s.hist == nil {
-		s.hist = make([]float32, SeasonBuckets)
-		for i := range s.hist {
-			s.hist[i] = float32(math.NaN())
-		}
-	}
 	if s.started && !at.After(s.last) {
 		return
 	}
 	b := bucketOf(at)
 	if !s.started {
-		s.started, s.cur, s.newest = true, b, b-1
+		s.started, s.cur, s.newest, s.origin = true, b, b-1, b
 	}
 	if b > s.cur {
 		s.close(b, raw)
@@ -110,14 +135,14 @@ func (s *seasonal) observe(at time.Time, raw float64) {
 // empty when it is long; then it tests the history for a season.
 func (s *seasonal) close(b int64, raw float64) {
 	mean := s.sum / float64(max(s.n, 1))
-	s.hist[slot(s.cur)] = float32(mean)
+	s.set(s.cur, float32(mean))
 	gap := b - s.cur - 1
 	for i := int64(1); i <= min(gap, int64(SeasonBuckets)); i++ {
 		v := float32(math.NaN())
 		if gap <= int64(seasonMaxGap) {
 			v = float32(mean + (raw-mean)*float64(i)/float64(gap+1))
 		}
-		s.hist[slot(s.cur+i)] = v
+		s.set(s.cur+i, v)
 	}
 	s.newest, s.cur, s.sum, s.n = b-1, b, 0, 0
 	s.detect()
@@ -132,7 +157,7 @@ func (s *seasonal) at(b int64) float64 {
 	case b > s.newest || b <= s.newest-int64(SeasonBuckets):
 		return math.NaN()
 	}
-	return float64(s.hist[slot(b)])
+	return s.get(b)
 }
 
 // detect sets the period: of a day and a week, the one whose
@@ -154,7 +179,7 @@ func (s *seasonal) detect() {
 func (s *seasonal) autocorrelation(p int) float64 {
 	var n, sx, sy, sxx, syy, sxy float64
 	for b := s.newest; b > s.newest-int64(SeasonBuckets)+int64(p); b-- {
-		x, y := float64(s.hist[slot(b)]), float64(s.hist[slot(b-int64(p))])
+		x, y := s.get(b), s.get(b-int64(p))
 		if math.IsNaN(x) || math.IsNaN(y) {
 			continue
 		}

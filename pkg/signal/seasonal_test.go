@@ -217,6 +217,26 @@ func TestForecastOffHoldsNoHistory(t *testing.T) {
 	}
 }
 
+// TestHistoryGrowsAsBucketsClose: the history holds the buckets closed
+// so far, and the whole ring only once eight days have passed; a ring
+// that wrapped forecasts what one filled in a single go does.
+func TestHistoryGrowsAsBucketsClose(t *testing.T) {
+	hour := feed(daily, 0, time.Hour, time.Minute)
+	if n := cap(hour.hist); n > 16 {
+		t.Errorf("an hour of samples: ring of %d buckets, want at most 16", n)
+	}
+	full := feed(daily, 2, 10*24*time.Hour, time.Minute)
+	if n := cap(full.hist); n != SeasonBuckets {
+		t.Errorf("ten days of samples: ring of %d buckets, want %d", n, SeasonBuckets)
+	}
+	if full.period == 0 {
+		t.Error("ten days of a daily season: no season found")
+	}
+	if f := full.forecast(0); math.Abs(f-daily(full.last)) > 0.2*daily(full.last)+1 {
+		t.Errorf("forecast %v, the demand then %v", f, daily(full.last))
+	}
+}
+
 // TestComputeWithForecastAllocatesOnlyTheReason: once its history is
 // allocated, the forecast adds no allocation to a sample.
 func TestComputeWithForecastAllocatesOnlyTheReason(t *testing.T) {
