@@ -12,7 +12,7 @@ import (
 
 // DefaultHistory is how many published samples a target's history keeps
 // for the status page: 30 minutes at the default 5 s interval, in 360 x 24
-// bytes (about 8.4 KiB) per target.
+// bytes (about 8.4 KiB) per target once it has sampled that long.
 const DefaultHistory = 360
 
 // HistoryPoint is one published sample as the history kept it.
@@ -51,21 +51,22 @@ type point struct {
 }
 
 // history is a bounded ring of the last published samples. The sampler
-// records under its own lock at every publish (O(1), no allocation); a
-// reader copies the ring out under the ring's lock, so the cost of reading
-// it is the reader's.
+// records under its own lock at every publish (O(1); it allocates only
+// while the ring grows, doubling up to its size, so a target that has not
+// sampled long holds only what it has); a reader copies the ring out under
+// the ring's lock, so the cost of reading it is the reader's.
 type history struct {
 	mu     sync.Mutex
-	points []point // fixed length; the first n hold data once wrapped
-	next   int     // where the next point goes
-	full   bool
+	size   int
+	points []point // grows to size, then a ring
+	next   int     // once full, where the next point goes
 }
 
 func newHistory(size int) *history {
 	if size <= 0 {
 		return nil
 	}
-	return &history{points: make([]point, size)}
+	return &history{size: size}
 }
 
 // surgeReason is how the pressure computer's Reason names a sample the
@@ -98,10 +99,16 @@ func (h *history) record(snap *Snapshot) {
 		p.flags |= flagStale
 	}
 	h.mu.Lock()
-	h.points[h.next] = p
-	h.next++
-	if h.next == len(h.points) {
-		h.next, h.full = 0, true
+	switch {
+	case len(h.points) < cap(h.points):
+		h.points = append(h.points, p)
+	case len(h.points) < h.size:
+		grown := make([]point, len(h.points), min(h.size, max(8, 2*len(h.points))))
+		copy(grown, h.points)
+		h.points = append(grown, p)
+	default:
+		h.points[h.next] = p
+		h.next = (h.next + 1) % h.size
 	}
 	h.mu.Unlock()
 }
@@ -117,9 +124,9 @@ func (h *history) appendTo(dst []HistoryPoint) []HistoryPoint {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	n, start := h.next, 0
-	if h.full {
-		n, start = len(h.points), h.next
+	n, start := len(h.points), 0
+	if n == h.size {
+		start = h.next
 	}
 	dst = slices.Grow(dst, n)
 	for i := range n {

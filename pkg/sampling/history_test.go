@@ -84,6 +84,9 @@ func TestHistoryFlagsHeldAndStale(t *testing.T) {
 func TestHistoryRecordAllocatesNothing(t *testing.T) {
 	h := newHistory(DefaultHistory)
 	snap := &Snapshot{Signal: signal.ScalingSignal{ScaleValue: 2, Reason: "resource pressure 1.00 across 2 replica(s); saturation surge"}, AttemptedAt: t0}
+	for range DefaultHistory { // the ring grows to its size, then only wraps
+		h.record(snap)
+	}
 	if n := testing.AllocsPerRun(1000, func() { h.record(snap) }); n != 0 {
 		t.Fatalf("record allocates %v times", n)
 	}
@@ -103,8 +106,12 @@ func TestHistoryMemoryPerTarget(t *testing.T) {
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	rings := make([]*history, targets)
+	snap := &Snapshot{AttemptedAt: t0}
 	for i := range rings {
 		rings[i] = newHistory(DefaultHistory)
+		for range DefaultHistory {
+			rings[i].record(snap)
+		}
 	}
 	runtime.GC()
 	runtime.ReadMemStats(&after)
