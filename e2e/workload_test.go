@@ -236,7 +236,7 @@ func (w *workload) hold(d time.Duration, what string, ok func(record.Point) bool
 // workload: the scrape source over the pods' headless-Service name. It
 // names profile original: the scenarios built on it assert the gated,
 // smoothed scale-in and the 0.25 scale-in thresholds, which the default
-// profile (responsive) does not have (pkg/signal/profile.go).
+// profile (budgeted) and responsive do not have (pkg/signal/profile.go).
 func (w *workload) pressureMetadata(extra map[string]string) map[string]any {
 	m := map[string]any{
 		"scalerAddress":     w.scaler.grpc,

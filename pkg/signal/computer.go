@@ -202,6 +202,12 @@ func (c *Computer) compensate(final, raw, value float64, replicas int, lag time.
 			out.value = ahead
 		}
 	}
+	// The churn budget holds what the demand asked for, not the surge: a
+	// surge is a guess at demand a saturated sample hides, and ends at the
+	// first sample that is not saturated, as it does without the hold.
+	if held := c.hold.observe(out.value, now); held > out.value {
+		out.value, out.holding = held, true
+	}
 	if c.opts.SaturationSurge {
 		level := c.opts.SurgeLevel
 		if level <= 0 {
@@ -218,9 +224,6 @@ func (c *Computer) compensate(final, raw, value float64, replicas int, lag time.
 	if stale && c.sampled && out.value < c.published {
 		margin := max(float64(out.value*c.opts.ScaleInHysteresis), float64(c.opts.ScaleInNoiseMargin*noise))
 		out.value = min(c.published, out.value+margin)
-	}
-	if held := c.hold.observe(out.value, now); held > out.value {
-		out.value, out.holding = held, true
 	}
 	c.published, c.sampled = out.value, true
 	return out

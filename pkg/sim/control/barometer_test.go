@@ -173,12 +173,13 @@ func TestSurgeDoesNotRatchet(t *testing.T) {
 	}
 }
 
-// TestBudgetedSurgeComesBackAfterItsHold: under the budgeted profile, as
-// deployed, the surge of one saturated sample does not ratchet either; the
-// churn budget holds it for its scale-in hold (5 minutes, 20 turns) and
-// then the pool comes back below it, to the quiet level plus at most one
-// replica of headroom (the spike's short samples raised the headroom).
-func TestBudgetedSurgeComesBackAfterItsHold(t *testing.T) {
+// TestBudgetedSurgeIsNotHeld: under the budgeted profile, as deployed,
+// the surge of one saturated sample does not ratchet, and the churn budget
+// does not hold it: the churn budget holds what the demand asked for, so
+// the pool leaves the surge's peak with the first sample that is not
+// saturated, and ends at the quiet level plus at most one replica of
+// headroom (the spike's short samples raised the headroom).
+func TestBudgetedSurgeIsNotHeld(t *testing.T) {
 	m := sim.ReferenceModel()
 	set := BarometerSetting("budgeted", profile(t, signal.ProfileBudgeted), DeployedRecommended)
 	hold := int(signal.DefaultScaleInHold / sim.DefaultTurn)
@@ -187,10 +188,10 @@ func TestBudgetedSurgeComesBackAfterItsHold(t *testing.T) {
 		if res.Score.Peak >= m.MaxReplicas {
 			t.Errorf("delay %d: peak %d, the surge ratcheted to the maximum", d, res.Score.Peak)
 		}
-		// The spike's sample arrives in turn 10 + d; the hold keeps the
-		// surge for hold turns after it.
-		if got := res.Steps[10+d+hold-1].Replicas; got != res.Score.Peak {
-			t.Errorf("delay %d: %d replicas before the hold ended, want the surge's %d", d, got, res.Score.Peak)
+		// The spike's sample arrives in turn 10 + d; the next sample is
+		// not saturated, and the surge ends there, hold or none.
+		if got := res.Steps[10+d+hold-1].Replicas; got >= res.Score.Peak {
+			t.Errorf("delay %d: %d replicas %d turns after the spike, the surge's peak %d held", d, got, hold-1, res.Score.Peak)
 		}
 		if last := res.Steps[len(res.Steps)-1].Replicas; last >= res.Score.Peak || last > 3 {
 			t.Errorf("delay %d: ends at %d replicas (peak %d), want back to at most 3", d, last, res.Score.Peak)
