@@ -41,8 +41,8 @@ const (
 // push over OTLP, at the same sample interval.
 var jumpProfiles = []struct{ key, profile, source string }{
 	{"original", "original", "scrape"},
-	{"", "responsive", "scrape"},
-	{"", "responsive", "otlp"},
+	{"", "budgeted", "scrape"},
+	{"", "budgeted", "otlp"},
 }
 
 // jumpResult is one run's figures, over [jump, jump + jumpWindow].
