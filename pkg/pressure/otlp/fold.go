@@ -69,12 +69,6 @@ func later(a, b time.Time) time.Time {
 	return a
 }
 
-// scalar is a value a replica may or may not have pushed.
-type scalar struct {
-	v  float64
-	ok bool
-}
-
 // value reads a gauge or a counter's cumulative value; a histogram is not
 // a contract value and reads as absent, as in the scrape source.
 func value(x store.Series) (float64, bool) {
@@ -84,21 +78,12 @@ func value(x store.Series) (float64, bool) {
 	return x.Value, true
 }
 
-func sum(series []store.Series) scalar {
-	var s scalar
+func sum(series []store.Series) exposition.Value {
+	var s exposition.Value
 	for _, x := range series {
 		if v, ok := value(x); ok {
-			s.v += v
-			s.ok = true
+			s.Add(v)
 		}
-	}
-	return s
-}
-
-// positive drops a limit that is not a finite number above zero.
-func positive(s scalar) scalar {
-	if !s.ok || math.IsNaN(s.v) || math.IsInf(s.v, 0) || s.v <= 0 {
-		return scalar{}
 	}
 	return s
 }
@@ -124,14 +109,14 @@ func (s *Source) replica(r store.Replica, fams map[string][]store.Series) (repli
 	if len(fams) == 0 {
 		return read, fmt.Errorf("none of the exposition contract's metrics pushed within maxAge %s", s.cfg.MaxAge)
 	}
-	out.WorkingSet = sum(fams[n.Activations]).v
-	out.MemoryUsedBytes = sum(fams[n.MemoryBytes]).v
-	out.MemoryLimitBytes = positive(sum(fams[n.MemoryLimitBytes])).v
-	if sp := sum(fams[n.SplitsInFlight]); sp.ok {
-		if math.IsNaN(sp.v) || math.IsInf(sp.v, 0) || sp.v < 0 {
-			read.splitsErr = fmt.Errorf("%s is %v", n.SplitsInFlight, sp.v)
+	out.WorkingSet = sum(fams[n.Activations]).V
+	out.MemoryUsedBytes = sum(fams[n.MemoryBytes]).V
+	out.MemoryLimitBytes = sum(fams[n.MemoryLimitBytes]).Limit().V
+	if sp := sum(fams[n.SplitsInFlight]); sp.OK {
+		if math.IsNaN(sp.V) || math.IsInf(sp.V, 0) || sp.V < 0 {
+			read.splitsErr = fmt.Errorf("%s is %v", n.SplitsInFlight, sp.V)
 		} else {
-			out.SplitsInFlight, out.HasSplits = sp.v, true
+			out.SplitsInFlight, out.HasSplits = sp.V, true
 		}
 	}
 	for _, x := range fams[n.WalState] {
@@ -146,8 +131,8 @@ func (s *Source) replica(r store.Replica, fams map[string][]store.Series) (repli
 		out.WalSaturation = pressure.Worse(out.WalSaturation, st)
 	}
 	limit := s.cfg.CPULimitCores
-	if l := positive(sum(fams[n.CPULimitCores])); l.ok {
-		limit = l.v
+	if l := sum(fams[n.CPULimitCores]).Limit(); l.OK {
+		limit = l.V
 	}
 	// CPU is the counter's rate over the window. A replica's first push
 	// has no rate yet: its CPU reads 0 for that sample, as on a first

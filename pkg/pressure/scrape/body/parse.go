@@ -16,10 +16,7 @@ import (
 const maxPartitions = exposition.MaxPartitions
 
 // Scalar is a value a replica may or may not expose.
-type Scalar struct {
-	V  float64
-	OK bool // exposed
-}
+type Scalar = exposition.Value
 
 // Sample is what one replica's response says, before any state from
 // earlier samples (the CPU rate) is applied.
@@ -50,9 +47,9 @@ func ReadSample(ss []Series, f *Families, n *exposition.Names) (Sample, error) {
 	}
 	s.Activations = sum(ss, f.activations)
 	s.CPUSeconds = sum(ss, f.cpuSeconds)
-	s.CPULimit = positive(sum(ss, f.cpuLimit))
+	s.CPULimit = sum(ss, f.cpuLimit).Limit()
 	s.Memory = sum(ss, f.memory)
-	s.MemoryLimit = positive(sum(ss, f.memoryLimit))
+	s.MemoryLimit = sum(ss, f.memoryLimit).Limit()
 	s.Splits = sum(ss, f.splits)
 	if v := s.Splits.V; s.Splits.OK && (math.IsNaN(v) || math.IsInf(v, 0) || v < 0) {
 		s.SplitsErr = fmt.Errorf("%s is %v", n.SplitsInFlight, v)
@@ -75,18 +72,8 @@ func sum(ss []Series, family int) Scalar {
 	var s Scalar
 	for i := range ss {
 		if x := &ss[i]; x.family == family && x.hasValue {
-			s.V += x.value
-			s.OK = true
+			s.Add(x.value)
 		}
-	}
-	return s
-}
-
-// positive drops a limit that is not a finite number above zero: such a
-// limit says nothing, and dividing by it would make up a pressure.
-func positive(s Scalar) Scalar {
-	if !s.OK || math.IsNaN(s.V) || math.IsInf(s.V, 0) || s.V <= 0 {
-		return Scalar{}
 	}
 	return s
 }

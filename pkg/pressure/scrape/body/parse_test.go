@@ -13,9 +13,9 @@ import (
 // source's TestStorageMerge reads the rest of the merge through replicas).
 func TestFeedTreesInEitherOrder(t *testing.T) {
 	x := Sample{trees: map[string]*treeSample{"t": {
-		retained: Scalar{math.NaN(), true}, partitions: map[int]string{0: "acct-z"}}}}
+		retained: Scalar{V: math.NaN(), OK: true}, partitions: map[int]string{0: "acct-z"}}}}
 	y := Sample{trees: map[string]*treeSample{"t": {
-		retained: Scalar{7, true}, ceiling: Scalar{9, true}, partitions: map[int]string{0: "acct-a"}}}}
+		retained: Scalar{V: 7, OK: true}, ceiling: Scalar{V: 9, OK: true}, partitions: map[int]string{0: "acct-a"}}}}
 	for _, order := range [][]*Sample{{&x, &y}, {&y, &x}} {
 		var f exposition.TreeFold
 		for _, s := range order {
