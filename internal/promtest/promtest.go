@@ -58,6 +58,11 @@ type Options struct {
 	// Web secures the server's HTTP API (--web.config.file); nil serves
 	// it open, over plain HTTP.
 	Web *Web
+	// History is OpenMetrics text (ending in "# EOF") the server starts
+	// with, written into its storage as blocks by promtool (tsdb
+	// create-blocks-from openmetrics) before it starts: days of the past,
+	// which scraping would take days to gather. Empty: none.
+	History string
 }
 
 // Web is what the server's web configuration requires of a client.
@@ -142,7 +147,13 @@ func Start(t testing.TB, targets []Target, opts Options) *Server {
 	// Prometheus binds it; a start that fails for that is retried.
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
-		srv, err := launch(t, bin, cfgPath, filepath.Join(dir, fmt.Sprintf("data-%d", attempt)), web)
+		data := filepath.Join(dir, fmt.Sprintf("data-%d", attempt))
+		if opts.History != "" {
+			if err := backfill(bin, dir, data, opts.History); err != nil {
+				t.Fatal(err)
+			}
+		}
+		srv, err := launch(t, bin, cfgPath, data, web)
 		if err == nil {
 			return srv
 		}
@@ -329,4 +340,25 @@ func (s *Server) WaitFor(t testing.TB, query string, timeout time.Duration, ok f
 func (s *Server) WaitSeries(t testing.TB, query string, n int, timeout time.Duration) model.Vector {
 	t.Helper()
 	return s.WaitFor(t, query, timeout, func(v model.Vector) bool { return len(v) >= n })
+}
+
+// backfill writes history into the storage directory data as blocks, with
+// the promtool that ships beside the prometheus binary bin (else the one
+// on $PATH).
+func backfill(bin, dir, data, history string) error {
+	tool := filepath.Join(filepath.Dir(bin), "promtool")
+	if _, err := exec.LookPath(tool); err != nil {
+		if tool, err = exec.LookPath("promtool"); err != nil {
+			return fmt.Errorf("promtool, to write the history as blocks, not found beside %s or on $PATH: %w", bin, err)
+		}
+	}
+	src := filepath.Join(dir, "history.om")
+	if err := os.WriteFile(src, []byte(history), 0o600); err != nil {
+		return err
+	}
+	out, err := exec.Command(tool, "tsdb", "create-blocks-from", "openmetrics", "--quiet", src, data).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s tsdb create-blocks-from openmetrics: %w\n%s", tool, err, out)
+	}
+	return nil
 }

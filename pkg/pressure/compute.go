@@ -97,3 +97,10 @@ func (c ComputeCollector) replica(r ReplicaObservation) ReplicaPressure {
 	}
 	return p
 }
+
+// Demand is the raw replica demand the pressure asks for: the highest
+// dimension times the replicas it was measured across (at least one), as
+// the signal computes it.
+func (c ComputePressure) Demand() float64 {
+	return max(Clamp01(c.Activation), Clamp01(c.Resource), Clamp01(c.WalDispatch)) * float64(max(1, c.ReplicaCount))
+}

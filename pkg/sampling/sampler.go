@@ -88,6 +88,10 @@ type Sampler struct {
 	cfg     SamplerConfig
 	decider decide.Decider
 	splits  *splitTracker
+	// seasons is the source when it holds the history the seasonal
+	// forecast reads (pressure.SeasonSource) and the forecast is on; nil
+	// otherwise, and the computer keeps its own.
+	seasons pressure.SeasonSource
 	starts  startupClock // owned by the sampling goroutine (under mu)
 	history *history     // nil when none is kept
 	// failures says which failed samples to log (under mu).
@@ -113,6 +117,9 @@ func NewSampler(cfg SamplerConfig) *Sampler {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Sampler{cfg: cfg, decider: cfg.Decider, splits: newSplitTracker(cfg.SplitFootprintTTL), history: newHistory(cfg.History)}
+	if f := cfg.Options.Forecast; f == signal.ForecastOn || f == signal.ForecastOnly {
+		s.seasons, _ = cfg.Source.(pressure.SeasonSource)
+	}
 	s.current.Store(&Snapshot{
 		Signal:   s.decider.WarmingUp(),
 		Interval: cfg.Interval,
@@ -197,7 +204,8 @@ func (s *Sampler) backfill(ctx context.Context) {
 			s.cfg.Logger.Debug("backfill sample failed; left out", "at", at, "err", err)
 			continue
 		}
-		warmer.Warm(at, obs, s.input(obs, at, obs.MeasuredAt, &Snapshot{}))
+		// A past sample reads no history: only the live samples forecast.
+		warmer.Warm(at, obs, s.input(obs, s.noSeason(), at, obs.MeasuredAt, &Snapshot{}))
 		folded++
 	}
 	s.cfg.Logger.Debug("backfilled", "samples", folded, "of", s.cfg.Backfill)
@@ -217,13 +225,18 @@ func (s *Sampler) SampleOnce(ctx context.Context) *Snapshot {
 	defer s.mu.Unlock()
 
 	start := s.cfg.Clock.Now()
-	obsCtx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
-	obs, err := s.cfg.Source.Observe(obsCtx)
-	cancel()
-	now := s.cfg.Clock.Now()
-	at := now
+	at := start
 	if s.cfg.Align {
 		at = start.Truncate(s.cfg.Interval)
+	}
+	obsCtx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	season := s.readSeason(obsCtx, at)
+	obs, err := s.cfg.Source.Observe(obsCtx)
+	seasonRead := season()
+	cancel()
+	now := s.cfg.Clock.Now()
+	if !s.cfg.Align {
+		at = now
 	}
 
 	prev := s.current.Load()
@@ -245,7 +258,7 @@ func (s *Sampler) SampleOnce(ctx context.Context) *Snapshot {
 	var in signal.Input
 	if err == nil {
 		var sig signal.ScalingSignal
-		if sig, in, err = s.decide(obs, at, foldedMeasuredAt(obs.MeasuredAt, at, now), next); err == nil {
+		if sig, in, err = s.decide(obs, seasonRead, at, foldedMeasuredAt(obs.MeasuredAt, at, now), next); err == nil {
 			next.Signal = sig
 		}
 	}
@@ -265,18 +278,19 @@ func (s *Sampler) SampleOnce(ctx context.Context) *Snapshot {
 	return next
 }
 
-func (s *Sampler) decide(obs pressure.Observation, now, measuredAt time.Time, snap *Snapshot) (signal.ScalingSignal, signal.Input, error) {
-	in := s.input(obs, now, measuredAt, snap)
+func (s *Sampler) decide(obs pressure.Observation, season *pressure.Season, now, measuredAt time.Time, snap *Snapshot) (signal.ScalingSignal, signal.Input, error) {
+	in := s.input(obs, season, now, measuredAt, snap)
 	sig, err := s.decider.Decide(now, obs, in)
 	sig.MeasuredAt = obs.MeasuredAt // every decider's signal says how old its data is
 	return sig, in, err
 }
 
 // input runs the collectors (and the split probe, when the options ask for
-// it) over a sample folded at now.
-func (s *Sampler) input(obs pressure.Observation, now, measuredAt time.Time, snap *Snapshot) signal.Input {
+// it) over a sample folded at now, with the source's history when it holds
+// one (nil otherwise).
+func (s *Sampler) input(obs pressure.Observation, season *pressure.Season, now, measuredAt time.Time, snap *Snapshot) signal.Input {
 	in := signal.Input{Compute: s.cfg.Compute.Collect(obs), MeasuredAt: measuredAt, Starting: obs.Starting, Terminating: obs.Terminating,
-		MeasuredStartup: s.starts.observe(obs, now)}
+		MeasuredStartup: s.starts.observe(obs, now), Season: season}
 	if s.cfg.Storage != nil && obs.Trees != nil {
 		in.Storage = s.cfg.Storage.Collect(obs.Trees, now)
 	} else {
@@ -316,4 +330,37 @@ func foldedMeasuredAt(measuredAt, at, now time.Time) time.Time {
 		return measuredAt
 	}
 	return at.Add(-max(0, now.Sub(measuredAt)))
+}
+
+// readSeason starts reading the source's history at the instant at,
+// beside the sample's own queries, when the source holds it; the function
+// it returns waits for the read. A read that fails leaves the forecast
+// what it read (nothing, often): the sample stands on its measurement.
+func (s *Sampler) readSeason(ctx context.Context, at time.Time) func() *pressure.Season {
+	if s.seasons == nil {
+		return func() *pressure.Season { return nil }
+	}
+	var season pressure.Season
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var err error
+		if season, err = s.seasons.ObserveSeason(ctx, at, s.cfg.Compute); err != nil {
+			s.cfg.Logger.Warn("reading the history of the seasonal forecast failed; no forecast from what was not read", "err", err)
+		}
+	}()
+	return func() *pressure.Season {
+		<-done
+		return &season
+	}
+}
+
+// noSeason is the history of a sample that reads none: nil when the
+// computer keeps its own, else an empty one, so the computer does not
+// start keeping its own.
+func (s *Sampler) noSeason() *pressure.Season {
+	if s.seasons == nil {
+		return nil
+	}
+	return &pressure.Season{}
 }

@@ -30,6 +30,10 @@ type Input struct {
 	// sampler, pkg/sampling); 0 when none was seen. The lag counts the longer of it
 	// and Options.ReplicaStartup.
 	MeasuredStartup time.Duration
+	// Season is the history of a source that holds it
+	// (pressure.SeasonSource): when set, the seasonal forecast reads it
+	// instead of keeping its own; nil keeps its own.
+	Season *pressure.Season
 }
 
 // Computer folds samples into scaling signals. It keeps the smoothing and
@@ -48,6 +52,7 @@ type Computer struct {
 	budget    budget
 	hold      hold
 	season    seasonal
+	held      heldSeason // the forecast over a source's history (Input.Season)
 	reasonBuf []byte
 }
 
@@ -108,7 +113,7 @@ func (c *Computer) Compute(now time.Time, in Input) ScalingSignal {
 	c.lastFinal = final
 
 	lag := c.lag(now, in.MeasuredAt, in.MeasuredStartup)
-	comp := c.compensate(final, raw, value, replicas, lag, in.MeasuredAt, now)
+	comp := c.compensate(final, raw, value, replicas, lag, in.MeasuredAt, now, in.Season)
 	c.last = comp
 	scale := max(comp.value, c.opts.floor())
 	return ScalingSignal{
@@ -159,7 +164,7 @@ func (c *Computer) lag(now, measuredAt time.Time, measuredStartup time.Duration)
 // hysteresis to the gated value final, in that order: the lead and the
 // surge only raise it, and the hysteresis only slows a fall. With every
 // option off it returns final unchanged (the original profile).
-func (c *Computer) compensate(final, raw, value float64, replicas int, lag time.Duration, measuredAt, now time.Time) compensated {
+func (c *Computer) compensate(final, raw, value float64, replicas int, lag time.Duration, measuredAt, now time.Time, season *pressure.Season) compensated {
 	out := compensated{value: final, lag: lag}
 	stale := lag > 0
 	var noise float64
@@ -188,8 +193,12 @@ func (c *Computer) compensate(final, raw, value float64, replicas int, lag time.
 		if measuredAt.IsZero() {
 			measuredAt = now
 		}
-		c.season.observe(measuredAt, raw)
-		out.forecast = c.season.forecast(lag)
+		if season != nil {
+			out.forecast = c.held.forecast(season, measuredAt, lag)
+		} else {
+			c.season.observe(measuredAt, raw)
+			out.forecast = c.season.forecast(lag)
+		}
 		// The forecast is of the demand's level: with a shortfall budget
 		// it is provisioned for with the budget's headroom, as the level
 		// is.

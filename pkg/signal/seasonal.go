@@ -202,20 +202,32 @@ func (s *seasonal) autocorrelation(p int) float64 {
 }
 
 // forecast is the demand expected at the time the newest sample's data was
-// measured plus lag: the demand at that time one period ago, scaled by the
-// current level over the level one period ago (the means of the newest
-// seasonLevelBuckets buckets and of the same buckets one period before).
-// 0 when no season was found or the history does not hold what it needs.
+// measured plus lag (seasonForecast over the history held). 0 when no
+// season was found or the history does not hold what it needs.
 func (s *seasonal) forecast(lag time.Duration) float64 {
-	p := int64(s.period)
-	if p == 0 || !s.started {
+	if s.period == 0 || !s.started {
 		return 0
 	}
-	ahead := bucketOf(s.last.Add(lag)) - p
+	return seasonForecast(s, s.cur, s.last, int64(s.period), lag)
+}
+
+// buckets reads a history by bucket: the bucket's mean, NaN when it holds
+// none.
+type buckets interface {
+	at(b int64) float64
+}
+
+// seasonForecast is the demand expected at last plus lag, of a history h
+// whose newest bucket is cur and whose period is p buckets: the demand at
+// that time one period ago, scaled by the current level over the level one
+// period ago (the means of the newest seasonLevelBuckets buckets and of the
+// same buckets one period before). 0 when h does not hold what it needs.
+func seasonForecast(h buckets, cur int64, last time.Time, p int64, lag time.Duration) float64 {
+	ahead := bucketOf(last.Add(lag)) - p
 	var then float64
 	var held int
 	for b := ahead - seasonSmoothBuckets; b <= ahead+seasonSmoothBuckets; b++ {
-		if v := s.at(b); !math.IsNaN(v) {
+		if v := h.at(b); !math.IsNaN(v) {
 			then += v
 			held++
 		}
@@ -226,8 +238,8 @@ func (s *seasonal) forecast(lag time.Duration) float64 {
 	then /= float64(held)
 	var now, past float64
 	var n int
-	for b := s.cur; b > s.cur-seasonLevelBuckets; b-- {
-		x, y := s.at(b), s.at(b-p)
+	for b := cur; b > cur-seasonLevelBuckets; b-- {
+		x, y := h.at(b), h.at(b-p)
 		if math.IsNaN(x) || math.IsNaN(y) {
 			continue
 		}

@@ -115,7 +115,9 @@ func (q Queries) hasPerReplica() bool {
 
 // Source reads pressure from a Prometheus server. It is safe for concurrent
 // use. Its only state between samples is the queue counters' (see
-// foldQueue): everything else is read afresh.
+// foldQueue) and, when the seasonal forecast reads its history here, the
+// windows of it read last (see ObserveSeason): everything else is read
+// afresh.
 type Source struct {
 	api     querier
 	server  string
@@ -148,6 +150,9 @@ type Source struct {
 
 	mu       sync.Mutex // guards counters
 	counters exposition.QueueCounters
+
+	seasonMu sync.Mutex // guards season
+	season   seasonCache
 }
 
 // New checks the options and builds the HTTP client; it does not contact the

@@ -1,0 +1,218 @@
+package promsource
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+
+	"github.com/barometer-scaler/barometer/pkg/pressure"
+)
+
+// The seasonal forecast's history is Prometheus' own: the source reads it
+// with the sample's own compute queries, asked together as one range
+// query per window (see combinedQuery), folded step by step as a sample is
+// (foldReplicas) and reduced to raw demand (pressure.Season). Every window
+// lies on the pressure.SeasonStep grid, so the targets that ask the same
+// queries at the same aligned instant share each answer through the pool,
+// and a window read once serves every sample until the grid moves: the
+// recent windows are read again every SeasonStep, the long history every
+// SeasonDetectEvery. What the source keeps between samples is those
+// windows' demand (Source.season): no more than a few dozen points.
+
+// rangeQuerier is the call the history needs beyond an instant query;
+// v1.API has it.
+type rangeQuerier interface {
+	QueryRange(ctx context.Context, query string, r v1.Range, opts ...v1.Option) (model.Value, v1.Warnings, v1.Infos, error)
+}
+
+// seasonDims are the dimensions the demand is read from.
+var seasonDims = [...]dimension{dimReplicas, dimActivation, dimResource, dimCPU, dimMemory, dimMemoryLimit, dimWalState}
+
+// seasonCache is what the source keeps of the history between samples:
+// the recent windows read at the grid instant recentAt, and the hour the
+// long history was last read in.
+type seasonCache struct {
+	recentAt time.Time
+	recent   []pressure.DemandPoint
+	longAt   time.Time
+}
+
+// ObserveSeason reads the history the seasonal forecast needs at the
+// instant at (pressure.SeasonSource): the recent windows when the grid
+// has moved since they were read, and the long history when the hour has.
+// The windows end at the grid instant at or before at, so every point is
+// past. A read that fails is tried again when the grid (the recent
+// windows) or the hour (the long history) moves, not at every sample: a
+// server that refuses it, or an answer over the response bound, is not
+// asked again every interval.
+func (s *Source) ObserveSeason(ctx context.Context, at time.Time, compute pressure.ComputeCollector) (pressure.Season, error) {
+	grid := at.Truncate(pressure.SeasonStep)
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	s.seasonMu.Lock()
+	defer s.seasonMu.Unlock()
+	var out pressure.Season
+	var errs []error
+	if !s.season.recentAt.Equal(grid) {
+		recent, err := s.readRecent(ctx, grid, compute)
+		errs = append(errs, err)
+		s.season.recentAt, s.season.recent = grid, recent
+	}
+	out.Recent = s.season.recent
+	if hour := grid.Truncate(pressure.SeasonDetectEvery); !s.season.longAt.Equal(hour) {
+		long, err := s.readLong(ctx, hour, compute)
+		errs = append(errs, err)
+		s.season.longAt, out.Long = hour, long
+	}
+	return out, errors.Join(errs...)
+}
+
+// recentWindows are the recent windows relative to the grid instant: the
+// level, and the windows one day and one week ago.
+func recentWindows(grid time.Time) []v1.Range {
+	out := []v1.Range{}
+	for _, p := range []time.Duration{pressure.SeasonWeek, pressure.SeasonDay} {
+		out = append(out, v1.Range{
+			Start: grid.Add(-p - pressure.SeasonSmooth),
+			End:   grid.Add(-p + pressure.SeasonHorizon + pressure.SeasonSmooth),
+			Step:  pressure.SeasonStep,
+		})
+	}
+	return append(out, v1.Range{Start: grid.Add(-pressure.SeasonLevel + pressure.SeasonStep), End: grid, Step: pressure.SeasonStep})
+}
+
+func (s *Source) readRecent(ctx context.Context, grid time.Time, compute pressure.ComputeCollector) ([]pressure.DemandPoint, error) {
+	var out []pressure.DemandPoint
+	for _, r := range recentWindows(grid) {
+		pts, err := s.readDemand(ctx, r, compute)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, pts...)
+	}
+	return out, nil
+}
+
+// readLong reads the SeasonLong before hour a day at a time (a range of
+// eight days would be eight times as large an answer, against the
+// response bound), oldest first.
+func (s *Source) readLong(ctx context.Context, hour time.Time, compute pressure.ComputeCollector) ([]pressure.DemandPoint, error) {
+	const day = 24 * time.Hour
+	steps := int(pressure.SeasonLong / pressure.SeasonStep)
+	out := make([]pressure.DemandPoint, 0, steps)
+	first := hour.Add(-time.Duration(steps-1) * pressure.SeasonStep)
+	for start := first; !start.After(hour); start = start.Add(day) {
+		end := start.Add(day - pressure.SeasonStep)
+		if end.After(hour) {
+			end = hour
+		}
+		pts, err := s.readDemand(ctx, v1.Range{Start: start, End: end, Step: pressure.SeasonStep}, compute)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, pts...)
+	}
+	return out, nil
+}
+
+// readDemand asks the compute queries over r in one range query and folds
+// each step into demand.
+func (s *Source) readDemand(ctx context.Context, r v1.Range, compute pressure.ComputeCollector) ([]pressure.DemandPoint, error) {
+	rq, ok := s.api.(rangeQuerier)
+	if !ok {
+		return nil, errors.New("promsource: this client cannot ask range queries")
+	}
+	var dims []dimension
+	for _, d := range seasonDims {
+		if s.queries[d] != "" {
+			dims = append(dims, d)
+		}
+	}
+	query := s.combinedQuery(dims)
+	// The answer shared is the demand, so the key says how it is read.
+	key := s.flightKey + "\x00" + strconv.FormatFloat(compute.ActivationWorkingSetTarget, 'g', -1, 64) + "\x00range " + strconv.FormatInt(r.Start.UnixNano(), 10) + " " + strconv.FormatInt(r.End.UnixNano(), 10) + " " + r.Step.String() + "\x00" + query
+	v, err := s.pool.Do(ctx, s.server, key, func(ctx context.Context) (any, error) {
+		var opts []v1.Option
+		if dl, ok := ctx.Deadline(); ok {
+			if t := serverTimeout(time.Until(dl)); t > 0 {
+				opts = append(opts, v1.WithTimeout(t))
+			}
+		}
+		v, warnings, _, err := rq.QueryRange(ctx, query, r, opts...)
+		if err != nil {
+			return nil, err
+		}
+		if len(warnings) > 0 {
+			s.logger.Debug("prometheus range query warnings", "query", "season", "warnings", warnings)
+		}
+		return s.foldDemand(v, r, compute)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("prometheus %s: history of the seasonal forecast from %s to %s: %w%s", s.server, r.Start.UTC().Format(time.RFC3339), r.End.UTC().Format(time.RFC3339), err, s.authHint(err))
+	}
+	return v.([]pressure.DemandPoint), nil
+}
+
+// foldDemand folds a combined range answer step by step, as Observe folds
+// an instant answer: the replicas of each step (foldReplicas), read by
+// compute into demand. A step with no replica to read, or whose series
+// cannot be folded, has no point. It runs once per answer, before the
+// answer is shared; the points it returns are never modified.
+func (s *Source) foldDemand(v model.Value, r v1.Range, compute pressure.ComputeCollector) ([]pressure.DemandPoint, error) {
+	m, ok := v.(model.Matrix)
+	if !ok {
+		return nil, fmt.Errorf("returned a %s; want a range vector", typeName(v))
+	}
+	steps := int(r.End.Sub(r.Start)/r.Step) + 1
+	// at[i] is series i's next sample: the samples of a series are in
+	// time order, so one pass over the steps reads each once.
+	dimOf := make([]dimension, len(m))
+	next := make([]int, len(m))
+	for i, ss := range m {
+		d, err := strconv.Atoi(string(ss.Metric[dimLabel]))
+		if err != nil || d < 0 || d >= int(numDimensions) {
+			return nil, fmt.Errorf("series %s has no dimension label %s the query gave it", ss.Metric, dimLabel)
+		}
+		dimOf[i] = dimension(d)
+	}
+	var res [numDimensions]result
+	out := make([]pressure.DemandPoint, 0, steps)
+	replicas := make([]pressure.ReplicaObservation, 0, 8)
+	for k := range steps {
+		at := r.Start.Add(time.Duration(k) * r.Step)
+		ts := model.TimeFromUnixNano(at.UnixNano())
+		for d := range res {
+			res[d].vec = res[d].vec[:0]
+		}
+		for i, ss := range m {
+			vals := ss.Values
+			for next[i] < len(vals) && vals[next[i]].Timestamp < ts {
+				next[i]++
+			}
+			if next[i] < len(vals) && vals[next[i]].Timestamp == ts {
+				res[dimOf[i]].vec = append(res[dimOf[i]].vec, &model.Sample{Metric: ss.Metric, Value: vals[next[i]].Value, Timestamp: ts})
+			}
+		}
+		folded, err := s.foldReplicas(&res)
+		if err != nil {
+			continue
+		}
+		replicas = replicas[:0]
+		for _, rep := range folded {
+			rep.finish()
+			if !rep.down && rep.err == nil {
+				replicas = append(replicas, rep.obs)
+			}
+		}
+		if len(replicas) == 0 {
+			continue
+		}
+		out = append(out, pressure.DemandPoint{At: at, Demand: compute.Collect(pressure.Observation{Replicas: replicas}).Demand()})
+	}
+	return out, nil
+}

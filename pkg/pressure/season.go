@@ -1,0 +1,65 @@
+package pressure
+
+import (
+	"context"
+	"time"
+)
+
+// The history a source that keeps it yields for the seasonal forecast
+// (docs/compensation.md, "The seasonal forecast"). The grid, its length and
+// the windows are the forecast's: pkg/signal reads them by bucket.
+const (
+	// SeasonStep is the spacing of the history's points, on the clock's
+	// multiples of it: the forecast's bucket (signal.SeasonBucket).
+	SeasonStep = 5 * time.Minute
+	// SeasonLong is how far back the long history, which the forecast
+	// finds its period in, reaches: eight days (signal.SeasonBuckets
+	// buckets), so a week's period is read from a whole day of pairs.
+	SeasonLong = 8 * 24 * time.Hour
+	// SeasonDetectEvery is how often the long history is read: a season
+	// found in eight days does not change within the hour.
+	SeasonDetectEvery = time.Hour
+	// SeasonLevel is the window of recent demand the forecast reads the
+	// current level from, and SeasonSmooth the half-width of the window
+	// one period ago it reads the demand to come from.
+	SeasonLevel  = 30 * time.Minute
+	SeasonSmooth = 30 * time.Minute
+	// SeasonHorizon is how far past the instant one period ago the window
+	// it reads reaches beyond SeasonSmooth: a forecast over a longer lag
+	// reads the part of its window there is.
+	SeasonHorizon = 30 * time.Minute
+	// SeasonDay and SeasonWeek are the periods the forecast looks for.
+	SeasonDay  = 24 * time.Hour
+	SeasonWeek = 7 * SeasonDay
+)
+
+// DemandPoint is the workload's raw demand (ComputePressure.Demand) at
+// one instant of its past.
+type DemandPoint struct {
+	At     time.Time
+	Demand float64
+}
+
+// Season is the workload's past as a source that keeps it reads it for
+// the seasonal forecast, on the SeasonStep grid, oldest first. An instant
+// with no replica to read has no point.
+type Season struct {
+	// Recent holds the last SeasonLevel of demand and the windows around
+	// the same instant one day and one week ago (SeasonSmooth before it
+	// to SeasonHorizon plus SeasonSmooth after it).
+	Recent []DemandPoint
+	// Long holds the last SeasonLong of demand when the source read it
+	// for this sample (once per SeasonDetectEvery); nil otherwise.
+	Long []DemandPoint
+}
+
+// SeasonSource is a source that holds the workload's history itself (a
+// Prometheus server keeps what it scraped), so the seasonal forecast reads
+// it from the source instead of keeping its own.
+type SeasonSource interface {
+	Source
+	// ObserveSeason reads the history at the instant at, each past
+	// instant's replicas folded into raw demand by compute. A failed
+	// read returns what it read and the error.
+	ObserveSeason(ctx context.Context, at time.Time, compute ComputeCollector) (Season, error)
+}

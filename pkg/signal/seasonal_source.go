@@ -1,0 +1,76 @@
+package signal
+
+import (
+	"math"
+	"sort"
+	"time"
+
+	"github.com/barometer-scaler/barometer/pkg/pressure"
+)
+
+// seasonFoundFor is how long a period found in the source's long history
+// stands: two of its reads, so one that fails leaves the period in place
+// until the next, and a source that cannot read it any more ends the
+// forecast rather than forecasting from a season it can no longer see.
+const seasonFoundFor = 2 * pressure.SeasonDetectEvery
+
+// heldSeason is the seasonal forecast when the source holds the history
+// (pressure.SeasonSource, a Prometheus server): the period found in the
+// last long history the source read (a day or a week in buckets, 0 when
+// neither) and the newest instant of it. That is all the computer keeps;
+// the history itself is the source's.
+type heldSeason struct {
+	period  int
+	foundAt time.Time
+}
+
+// forecast is the demand expected at last plus lag from the source's
+// history: a long history finds the period as the computer's own would
+// (seasonal.detect over the same buckets), and the recent windows give
+// the forecast as the computer's own would (seasonForecast).
+func (h *heldSeason) forecast(season *pressure.Season, last time.Time, lag time.Duration) float64 {
+	if season.Long != nil {
+		h.detect(season.Long)
+	}
+	if h.period == 0 || last.Sub(h.foundAt) > seasonFoundFor {
+		return 0
+	}
+	return seasonForecast(&demandBuckets{season.Recent}, bucketOf(last), last, int64(h.period), lag)
+}
+
+// detect finds the period in a long history, oldest first: its points are
+// put in the buckets of a history like the computer's own, and tested as
+// that one is. The buckets live only while it runs.
+func (h *heldSeason) detect(long []pressure.DemandPoint) {
+	h.period, h.foundAt = 0, time.Time{}
+	var s seasonal
+	for _, p := range long {
+		b := bucketOf(p.At)
+		if !s.started {
+			s.started, s.origin = true, b
+		}
+		if b < s.newest || b < s.origin || math.IsNaN(p.Demand) {
+			continue
+		}
+		s.set(b, float32(p.Demand))
+		s.newest = b
+	}
+	if !s.started {
+		return
+	}
+	s.detect()
+	h.period, h.foundAt = s.period, long[len(long)-1].At
+}
+
+// demandBuckets reads a source's points by bucket: the point in the
+// bucket, NaN when there is none. The points are on the bucket grid,
+// oldest first.
+type demandBuckets struct{ points []pressure.DemandPoint }
+
+func (d *demandBuckets) at(b int64) float64 {
+	i := sort.Search(len(d.points), func(i int) bool { return bucketOf(d.points[i].At) >= b })
+	if i < len(d.points) && bucketOf(d.points[i].At) == b {
+		return d.points[i].Demand
+	}
+	return math.NaN()
+}
