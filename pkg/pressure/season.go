@@ -25,9 +25,9 @@ const (
 	SeasonLevel  = 30 * time.Minute
 	SeasonSmooth = 30 * time.Minute
 	// SeasonHorizon is how far past the instant one period ago the window
-	// it reads reaches beyond SeasonSmooth: a forecast over a longer lag
-	// reads the part of its window there is.
-	SeasonHorizon = 30 * time.Minute
+	// it reads reaches beyond SeasonSmooth: the longest lag the forecast
+	// from a source's history looks ahead by (a longer one reads as this).
+	SeasonHorizon = time.Hour
 	// SeasonDay and SeasonWeek are the periods the forecast looks for.
 	SeasonDay  = 24 * time.Hour
 	SeasonWeek = 7 * SeasonDay

@@ -27,7 +27,8 @@ type heldSeason struct {
 // forecast is the demand expected at last plus lag from the source's
 // history: a long history finds the period as the computer's own would
 // (seasonal.detect over the same buckets), and the recent windows give
-// the forecast as the computer's own would (seasonForecast).
+// the forecast as the computer's own would (seasonForecast). The windows
+// reach pressure.SeasonHorizon ahead, so a longer lag looks that far.
 func (h *heldSeason) forecast(season *pressure.Season, last time.Time, lag time.Duration) float64 {
 	if season.Long != nil {
 		h.detect(season.Long)
@@ -35,7 +36,7 @@ func (h *heldSeason) forecast(season *pressure.Season, last time.Time, lag time.
 	if h.period == 0 || last.Sub(h.foundAt) > seasonFoundFor {
 		return 0
 	}
-	return seasonForecast(&demandBuckets{season.Recent}, bucketOf(last), last, int64(h.period), lag)
+	return seasonForecast(&demandBuckets{season.Recent}, bucketOf(last), last, int64(h.period), min(lag, pressure.SeasonHorizon))
 }
 
 // detect finds the period in a long history, oldest first: its points are

@@ -69,7 +69,7 @@ type seasonFixture struct {
 }
 
 func startSeasonFixture(t *testing.T) seasonFixture {
-	day := time.Now().UTC().Truncate(24*time.Hour).Add(-2 * 24 * time.Hour)
+	day := time.Now().UTC().Truncate(24 * time.Hour).Add(-2 * 24 * time.Hour)
 	hist := historyText(day.Add(-9*24*time.Hour), day.Add(16*time.Hour))
 	start := time.Now()
 	prom := promtest.Start(t, nil, promtest.Options{History: hist})
@@ -223,9 +223,9 @@ func TestSeasonalForecastFromPrometheus(t *testing.T) {
 }
 
 // recentPoints is how many points the recent windows hold with every
-// instant read: the level's six, and 19 a period ago (30 minutes before
-// the instant to an hour after it), twice.
-const recentPoints = 6 + 2*19
+// instant read: the level's six, and 25 a period ago (30 minutes before
+// the instant to 90 minutes after it), twice.
+const recentPoints = 6 + 2*25
 
 // counter is the value of the one counter of the family name reg gathers.
 func counter(t *testing.T, reg *prometheus.Registry, name string) float64 {
