@@ -33,10 +33,13 @@ func (h *heldSeason) forecast(season *pressure.Season, last time.Time, lag time.
 	if season.Long != nil {
 		h.detect(season.Long)
 	}
-	if h.period == 0 || last.Sub(h.foundAt) > seasonFoundFor {
+	if h.period == 0 || last.Sub(h.foundAt) > seasonFoundFor || len(season.Recent) == 0 {
 		return 0
 	}
-	return seasonForecast(&demandBuckets{season.Recent}, bucketOf(last), last, int64(h.period), min(lag, pressure.SeasonHorizon))
+	// The level is read from the newest buckets the source holds: its
+	// windows end a little before the sample (pressure.SeasonSource).
+	newest := bucketOf(season.Recent[len(season.Recent)-1].At)
+	return seasonForecast(&demandBuckets{season.Recent}, newest, last, int64(h.period), min(lag, pressure.SeasonHorizon))
 }
 
 // detect finds the period in a long history, oldest first: its points are

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"strconv"
 	"time"
 
@@ -45,13 +46,21 @@ type seasonCache struct {
 // ObserveSeason reads the history the seasonal forecast needs at the
 // instant at (pressure.SeasonSource): the recent windows when the grid
 // has moved since they were read, and the long history when the hour has.
-// The windows end at the grid instant at or before at, so every point is
+// Every window ends at a grid instant at or before at, so every point is
 // past. A read that fails is tried again when the grid (the recent
 // windows) or the hour (the long history) moves, not at every sample: a
 // server that refuses it, or an answer over the response bound, is not
 // asked again every interval.
+//
+// Each target moves its grid and its hour at a phase of its own (see
+// seasonPhase), so the history reads of many targets are spread over the
+// step and the hour instead of all falling on the same instant, ahead of
+// the samples' own queries in the pool.
 func (s *Source) ObserveSeason(ctx context.Context, at time.Time, compute pressure.ComputeCollector) (pressure.Season, error) {
-	grid := at.Truncate(pressure.SeasonStep)
+	query := s.seasonQuery()
+	recentPhase, longPhase := seasonPhase(s.flightKey + "\x00" + query)
+	grid := at.Add(-recentPhase).Truncate(pressure.SeasonStep)
+	hour := at.Add(-longPhase).Truncate(pressure.SeasonDetectEvery).Add(longPhase)
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	s.seasonMu.Lock()
@@ -59,17 +68,44 @@ func (s *Source) ObserveSeason(ctx context.Context, at time.Time, compute pressu
 	var out pressure.Season
 	var errs []error
 	if !s.season.recentAt.Equal(grid) {
-		recent, err := s.readRecent(ctx, grid, compute)
+		recent, err := s.readRecent(ctx, query, grid, compute)
 		errs = append(errs, err)
 		s.season.recentAt, s.season.recent = grid, recent
 	}
 	out.Recent = s.season.recent
-	if hour := grid.Truncate(pressure.SeasonDetectEvery); !s.season.longAt.Equal(hour) {
-		long, err := s.readLong(ctx, hour, compute)
+	if !s.season.longAt.Equal(hour) {
+		long, err := s.readLong(ctx, query, hour, compute)
 		errs = append(errs, err)
 		s.season.longAt, out.Long = hour, long
 	}
 	return out, errors.Join(errs...)
+}
+
+// seasonPhase is where in the step the recent windows of the history
+// asked by key move (whole seconds), and where in the hour its long
+// history does (whole steps, so the long history stays on the grid). It
+// depends on nothing but key: the targets asking the same move together,
+// and share their reads (and so do two scaler replicas' reads, at the
+// server).
+func seasonPhase(key string) (recent, long time.Duration) {
+	h := fnv.New64a()
+	h.Write([]byte(key))
+	sum := h.Sum64()
+	recent = time.Duration(sum%uint64(pressure.SeasonStep/time.Second)) * time.Second
+	long = time.Duration((sum>>32)%uint64(pressure.SeasonDetectEvery/pressure.SeasonStep)) * pressure.SeasonStep
+	return recent, long
+}
+
+// seasonQuery is the combined query of the dimensions the demand is read
+// from.
+func (s *Source) seasonQuery() string {
+	var dims []dimension
+	for _, d := range seasonDims {
+		if s.queries[d] != "" {
+			dims = append(dims, d)
+		}
+	}
+	return s.combinedQuery(dims)
 }
 
 // recentWindows are the recent windows relative to the grid instant: the
@@ -86,10 +122,10 @@ func recentWindows(grid time.Time) []v1.Range {
 	return append(out, v1.Range{Start: grid.Add(-pressure.SeasonLevel + pressure.SeasonStep), End: grid, Step: pressure.SeasonStep})
 }
 
-func (s *Source) readRecent(ctx context.Context, grid time.Time, compute pressure.ComputeCollector) ([]pressure.DemandPoint, error) {
+func (s *Source) readRecent(ctx context.Context, query string, grid time.Time, compute pressure.ComputeCollector) ([]pressure.DemandPoint, error) {
 	var out []pressure.DemandPoint
 	for _, r := range recentWindows(grid) {
-		pts, err := s.readDemand(ctx, r, compute)
+		pts, err := s.readDemand(ctx, query, r, compute)
 		if err != nil {
 			return nil, err
 		}
@@ -101,7 +137,7 @@ func (s *Source) readRecent(ctx context.Context, grid time.Time, compute pressur
 // readLong reads the SeasonLong before hour a day at a time (a range of
 // eight days would be eight times as large an answer, against the
 // response bound), oldest first.
-func (s *Source) readLong(ctx context.Context, hour time.Time, compute pressure.ComputeCollector) ([]pressure.DemandPoint, error) {
+func (s *Source) readLong(ctx context.Context, query string, hour time.Time, compute pressure.ComputeCollector) ([]pressure.DemandPoint, error) {
 	const day = 24 * time.Hour
 	steps := int(pressure.SeasonLong / pressure.SeasonStep)
 	out := make([]pressure.DemandPoint, 0, steps)
@@ -111,7 +147,7 @@ func (s *Source) readLong(ctx context.Context, hour time.Time, compute pressure.
 		if end.After(hour) {
 			end = hour
 		}
-		pts, err := s.readDemand(ctx, v1.Range{Start: start, End: end, Step: pressure.SeasonStep}, compute)
+		pts, err := s.readDemand(ctx, query, v1.Range{Start: start, End: end, Step: pressure.SeasonStep}, compute)
 		if err != nil {
 			return nil, err
 		}
@@ -120,20 +156,13 @@ func (s *Source) readLong(ctx context.Context, hour time.Time, compute pressure.
 	return out, nil
 }
 
-// readDemand asks the compute queries over r in one range query and folds
-// each step into demand.
-func (s *Source) readDemand(ctx context.Context, r v1.Range, compute pressure.ComputeCollector) ([]pressure.DemandPoint, error) {
+// readDemand asks query (seasonQuery) over r and folds each step into
+// demand.
+func (s *Source) readDemand(ctx context.Context, query string, r v1.Range, compute pressure.ComputeCollector) ([]pressure.DemandPoint, error) {
 	rq, ok := s.api.(rangeQuerier)
 	if !ok {
 		return nil, errors.New("promsource: this client cannot ask range queries")
 	}
-	var dims []dimension
-	for _, d := range seasonDims {
-		if s.queries[d] != "" {
-			dims = append(dims, d)
-		}
-	}
-	query := s.combinedQuery(dims)
 	// The answer shared is the demand, so the key says how it is read.
 	key := s.flightKey + "\x00" + strconv.FormatFloat(compute.ActivationWorkingSetTarget, 'g', -1, 64) + "\x00range " + strconv.FormatInt(r.Start.UnixNano(), 10) + " " + strconv.FormatInt(r.End.UnixNano(), 10) + " " + r.Step.String() + "\x00" + query
 	v, err := s.pool.Do(ctx, s.server, key, func(ctx context.Context) (any, error) {
