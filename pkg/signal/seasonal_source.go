@@ -22,6 +22,10 @@ const seasonFoundFor = 2 * pressure.SeasonDetectEvery
 type heldSeason struct {
 	period  int
 	foundAt time.Time
+	// read is the recent windows while a forecast reads them (here, not
+	// on the stack, because the interface the forecast reads through
+	// would move them to the heap at every sample).
+	read demandBuckets
 }
 
 // forecast is the demand expected at last plus lag from the source's
@@ -39,7 +43,10 @@ func (h *heldSeason) forecast(season *pressure.Season, last time.Time, lag time.
 	// The level is read from the newest buckets the source holds: its
 	// windows end a little before the sample (pressure.SeasonSource).
 	newest := bucketOf(season.Recent[len(season.Recent)-1].At)
-	return seasonForecast(&demandBuckets{season.Recent}, newest, last, int64(h.period), min(lag, pressure.SeasonHorizon))
+	h.read.points = season.Recent
+	f := seasonForecast(&h.read, newest, last, int64(h.period), min(lag, pressure.SeasonHorizon))
+	h.read.points = nil
+	return f
 }
 
 // detect finds the period in a long history, oldest first: its points are

@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 )
@@ -95,10 +96,57 @@ func TestForecastFromTheSourcesHistory(t *testing.T) {
 		}
 	})
 
+	t.Run("allocates only the reason", func(t *testing.T) {
+		c := NewComputer(opts)
+		c.Compute(at, in(at, sourceSeason(daily, at, true)))
+		season := sourceSeason(daily, at, false)
+		now := at
+		allocs := testing.AllocsPerRun(100, func() {
+			now = now.Add(5 * time.Second)
+			c.Compute(now, in(now, season))
+		})
+		if allocs > 1 {
+			t.Errorf("Compute with a source's history: %v allocations, want the reason's alone", allocs)
+		}
+	})
+
 	t.Run("an empty history, as a backfilled sample has", func(t *testing.T) {
 		c := NewComputer(opts)
 		if sig := c.Compute(at, in(at, &pressure.Season{})); sig.Forecast != 0 || c.season.started {
 			t.Errorf("forecast %v, own history started %v", sig.Forecast, c.season.started)
 		}
 	})
+}
+
+// BenchmarkForecastFromSource is the forecast of one sample from a
+// source's history: the recent windows, the period found once (the long
+// history comes once an hour, BenchmarkDetectFromSource). It keeps
+// nothing but the period: held-bytes is what the computer holds.
+func BenchmarkForecastFromSource(b *testing.B) {
+	at := t0.Add(9 * 24 * time.Hour)
+	var h heldSeason
+	h.detect(sourceSeason(daily, at, true).Long)
+	if h.period == 0 {
+		b.Fatal("no season found")
+	}
+	season := sourceSeason(daily, at, false)
+	b.ReportAllocs()
+	b.ReportMetric(float64(unsafe.Sizeof(h)), "held-bytes")
+	var sink float64
+	for b.Loop() {
+		sink += h.forecast(season, at, 15*time.Minute)
+	}
+	_ = sink
+}
+
+// BenchmarkDetectFromSource finds the period in a long history from a
+// source (eight days on the 5-minute grid), as the computer does once an
+// hour per target; the buckets are allocated for it and dropped after.
+func BenchmarkDetectFromSource(b *testing.B) {
+	long := sourceSeason(daily, t0.Add(9*24*time.Hour), true).Long
+	b.ReportAllocs()
+	for b.Loop() {
+		var h heldSeason
+		h.detect(long)
+	}
 }

@@ -25,6 +25,8 @@ import (
 // SeasonDetectEvery. What the source keeps between samples is those
 // windows' demand (Source.season): no more than a few dozen points.
 
+var _ pressure.SeasonSource = (*Source)(nil)
+
 // rangeQuerier is the call the history needs beyond an instant query;
 // v1.API has it.
 type rangeQuerier interface {
@@ -198,7 +200,7 @@ func (s *Source) foldDemand(v model.Value, r v1.Range, compute pressure.ComputeC
 		return nil, fmt.Errorf("returned a %s; want a range vector", typeName(v))
 	}
 	steps := int(r.End.Sub(r.Start)/r.Step) + 1
-	// at[i] is series i's next sample: the samples of a series are in
+	// next[i] is series i's next sample: the samples of a series are in
 	// time order, so one pass over the steps reads each once.
 	dimOf := make([]dimension, len(m))
 	next := make([]int, len(m))
@@ -210,6 +212,9 @@ func (s *Source) foldDemand(v model.Value, r v1.Range, compute pressure.ComputeC
 		dimOf[i] = dimension(d)
 	}
 	var res [numDimensions]result
+	// samples[i] is series i's sample at the step being folded: one
+	// for each series, written again at every step.
+	samples := make([]model.Sample, len(m))
 	out := make([]pressure.DemandPoint, 0, steps)
 	replicas := make([]pressure.ReplicaObservation, 0, 8)
 	for k := range steps {
@@ -224,7 +229,8 @@ func (s *Source) foldDemand(v model.Value, r v1.Range, compute pressure.ComputeC
 				next[i]++
 			}
 			if next[i] < len(vals) && vals[next[i]].Timestamp == ts {
-				res[dimOf[i]].vec = append(res[dimOf[i]].vec, &model.Sample{Metric: ss.Metric, Value: vals[next[i]].Value, Timestamp: ts})
+				samples[i] = model.Sample{Metric: ss.Metric, Value: vals[next[i]].Value, Timestamp: ts}
+				res[dimOf[i]].vec = append(res[dimOf[i]].vec, &samples[i])
 			}
 		}
 		folded, err := s.foldReplicas(&res)

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
+	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
 	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/querypool"
 )
 
@@ -101,4 +102,32 @@ func TestTargetsAskingTheSameShareTheHistory(t *testing.T) {
 			}
 		}
 	})
+}
+
+// BenchmarkFoldDemand folds one day of a range answer (288 steps) of ten
+// replicas read by the default queries' five compute dimensions into
+// demand: one of the eight the long history reads once an hour, or the
+// recent windows' 56 steps five times over.
+func BenchmarkFoldDemand(b *testing.B) {
+	src := newSource(nil, Options{ServerAddress: "http://prom:9090", Queries: DefaultQueries(exposition.DefaultNames(), "", 0)})
+	start := time.Date(2026, 3, 4, 0, 0, 0, 0, time.UTC)
+	r := v1.Range{Start: start, End: start.Add(24*time.Hour - pressure.SeasonStep), Step: pressure.SeasonStep}
+	var m model.Matrix
+	for _, d := range []dimension{dimActivation, dimCPU, dimMemory, dimMemoryLimit, dimWalState} {
+		for pod := range 10 {
+			ss := &model.SampleStream{Metric: model.Metric{"pod": model.LabelValue(fmt.Sprint("pod-", pod)), dimLabel: model.LabelValue(fmt.Sprint(int(d)))}}
+			for t := r.Start; !t.After(r.End); t = t.Add(r.Step) {
+				ss.Values = append(ss.Values, model.SamplePair{Timestamp: model.TimeFromUnixNano(t.UnixNano()), Value: 0.5})
+			}
+			m = append(m, ss)
+		}
+	}
+	compute := pressure.ComputeCollector{ActivationWorkingSetTarget: 100}
+	b.ReportAllocs()
+	for b.Loop() {
+		pts, err := src.foldDemand(m, r, compute)
+		if err != nil || len(pts) != 288 {
+			b.Fatal(err, len(pts))
+		}
+	}
 }
