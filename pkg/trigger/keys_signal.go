@@ -51,7 +51,7 @@ func signalKeys() []keyschema.Key[Trigger] {
 			Describe("the churn budget: a fall is published only once the lower level has lasted this long; a rise is never delayed; `0s` turns it off"),
 		profiled(keyschema.Enum("forecast", func(t *Trigger) *string { return (*string)(&t.Signal.Forecast) }, string(signal.ForecastOff), signal.ForecastModes()...),
 			func(o signal.Options) string { return string(o.Forecast) }).
-			Describe("the seasonal forecast from the target's own history: `on` scales out ahead of a predicted rise (never in), `only` publishes it (`/scale`'s `forecast`, `barometer_forecast_value`) without acting, `off`"),
+			Describe("the seasonal forecast from the target's own history (a `prometheus` source's read from Prometheus, the others' kept in memory): `on` scales out ahead of a predicted rise (never in), `only` publishes it (`/scale`'s `forecast`, `barometer_forecast_value`) without acting, `off`"),
 		keyschema.Float("activationWorkingSetTarget", func(t *Trigger) *float64 { return &t.ActivationWorkingSetTarget }, pressure.DefaultActivationWorkingSetTarget, keyschema.Between(0, 1e15)).
 			Describe("working set per replica that reads 1.0; `0` turns the dimension off"),
 	}

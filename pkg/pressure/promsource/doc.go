@@ -101,6 +101,31 @@
 // as a restart, and the whole sum as new work). Counter series that carry
 // the replica label also name replicas, as per-replica queries do.
 //
+// # The seasonal forecast's history
+//
+// With the trigger's forecast on (or only), the sampler reads the history
+// the seasonal forecast needs from the source (ObserveSeason, a
+// pressure.SeasonSource), and the computer keeps none of its own: the
+// history is what Prometheus already stores. It is read with the sample's
+// own compute queries (replicas, activation, resource, cpu, memory,
+// memoryLimit, walState), combined as a sample's are, as range queries on
+// the 5-minute grid (pressure.SeasonStep), each step folded as a sample
+// is and reduced to raw demand by the trigger's collector. A step where no
+// replica can be read has no point. Three windows are read every 5
+// minutes: the last 30 minutes (the current level) and, one day and one
+// week ago, from 30 minutes before the instant to 90 minutes after it
+// (the forecast's hour-wide window, up to an hour ahead). Once an hour the
+// last eight days are read, a day per query (so no answer is larger than
+// a day's), and the computer finds the period in them. Between those
+// reads the source keeps the three windows' points (56 of them, 1.8 KiB)
+// and answers from them; a read that fails is not asked again before the
+// next 5 minutes (or hour), and the sample stands on its measurement.
+// Each history's reads move at a phase of their own within the 5 minutes
+// and the hour (a hash of the server and the query), so many targets do
+// not all ask at the same instant; the targets with the same queries have
+// the same phase and share each read through the pool, as they share
+// their samples' queries.
+//
 // # What fails a sample
 //
 // A query error (the server refused it, it timed out, the response was too

@@ -125,8 +125,14 @@ func recentWindows(grid time.Time) []v1.Range {
 }
 
 func (s *Source) readRecent(ctx context.Context, query string, grid time.Time, compute pressure.ComputeCollector) ([]pressure.DemandPoint, error) {
-	var out []pressure.DemandPoint
-	for _, r := range recentWindows(grid) {
+	windows := recentWindows(grid)
+	steps := 0
+	for _, r := range windows {
+		steps += int(r.End.Sub(r.Start)/r.Step) + 1
+	}
+	// Kept until the grid moves: exactly as long as it needs to be.
+	out := make([]pressure.DemandPoint, 0, steps)
+	for _, r := range windows {
 		pts, err := s.readDemand(ctx, query, r, compute)
 		if err != nil {
 			return nil, err
