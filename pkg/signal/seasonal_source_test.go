@@ -74,6 +74,25 @@ func TestForecastFromTheSourcesHistory(t *testing.T) {
 		}
 	})
 
+	t.Run("a weekly pattern is read a week ago", func(t *testing.T) {
+		// Monday morning after a flat weekend (days 5 and 6 of t0's
+		// weeks): a day ago says flat, a week ago says the rise.
+		monday := t0.Add(14*24*time.Hour + 6*time.Hour)
+		weekIn := func(at time.Time, season *pressure.Season) Input {
+			return Input{Compute: pressure.ComputePressure{Activation: weekly(at) / 20, ReplicaCount: 20}, MeasuredAt: at, Season: season}
+		}
+		held := NewComputer(opts)
+		sig := held.Compute(monday, weekIn(monday, sourceSeason(weekly, monday, true)))
+		own := NewComputer(opts)
+		var want ScalingSignal
+		for now := monday.Add(-time.Duration(SeasonBuckets) * SeasonBucket); !now.After(monday); now = now.Add(SeasonBucket) {
+			want = own.Compute(now, weekIn(now, nil))
+		}
+		if held.held.period != seasonWeek || sig.Forecast <= sig.RawScaleValue || math.Abs(sig.Forecast-want.Forecast) > 1e-6*want.Forecast {
+			t.Errorf("period %d buckets, forecast %v (raw %v); the computer's own: period %d, forecast %v", held.held.period, sig.Forecast, sig.RawScaleValue, own.season.period, want.Forecast)
+		}
+	})
+
 	t.Run("the period stands until the long history is two reads old", func(t *testing.T) {
 		c := NewComputer(opts)
 		c.Compute(at, in(at, sourceSeason(daily, at, true)))
