@@ -49,8 +49,10 @@ type budget struct {
 	k        float64 // the headroom, in widths of the spread
 	n, next  int
 	seen     int
+	spreads  int                        // samples the typical spread has read
 	at       [budgetSpreadSamples]int64 // unix nanoseconds: a third of a time.Time
 	width    float64                    // the headroom last provisioned, above the level
+	typical  float64                    // the spread's long-run mean, 0 until one is read
 	y        [budgetSpreadSamples]float64
 }
 
@@ -63,7 +65,8 @@ func newBudget(fraction float64) budget {
 // old by the time a replica asked for now counts. Data seen again (no
 // later than the newest held) moves nothing.
 func (b *budget) observe(at time.Time, raw float64, short bool, lag time.Duration) float64 {
-	if b.n == 0 || at.UnixNano() > b.at[(b.next-1+budgetSpreadSamples)%budgetSpreadSamples] {
+	fresh := b.n == 0 || at.UnixNano() > b.at[(b.next-1+budgetSpreadSamples)%budgetSpreadSamples]
+	if fresh {
 		b.at[b.next], b.y[b.next] = at.UnixNano(), raw
 		b.next = (b.next + 1) % budgetSpreadSamples
 		b.n = min(b.n+1, budgetSpreadSamples)
@@ -77,8 +80,31 @@ func (b *budget) observe(at time.Time, raw float64, short bool, lag time.Duratio
 		b.k = min(budgetMaxWidths, max(0, b.k))
 	}
 	level, spread := b.levelAndSpread(lag)
-	b.width = b.k * max(spread, budgetMinSpread*level)
+	spread = max(spread, budgetMinSpread*level)
+	if fresh && spread > 0 {
+		// A running mean, then the feedback's own time scale: the
+		// typical spread moves no faster than k, which is read against it.
+		b.spreads++
+		b.typical += max(1/float64(b.spreads), budgetStep*b.fraction) * (spread - b.typical)
+	}
+	b.width = b.widths(spread) * spread
 	return level + b.width
+}
+
+// widths is the headroom for a spread, in its widths: k at the typical
+// spread or wider, more where the spread is narrower. Each width of
+// headroom costs spread's worth of demand and saves the samples in the
+// demand's tail beyond it; for a normal tail the cheapest headroom that
+// keeps a given share of the samples short spends w widths with
+// w^2 = k^2 - 2 ln(spread / typical), more widths where a width is cheap.
+// Where the spread is wider than typical it is most often the demand
+// moving (a step, a burst), which a normal tail understates, so there the
+// headroom stays at k widths (docs/compensation.md, "The budgets").
+func (b *budget) widths(spread float64) float64 {
+	if b.typical <= 0 || spread <= 0 {
+		return b.k
+	}
+	return math.Sqrt(b.k*b.k - 2*math.Log(min(1, spread/b.typical)))
 }
 
 // held returns the i-th held sample, oldest first.

@@ -190,3 +190,39 @@ func TestBudgetedProfileNamesItsHeadroomAndHold(t *testing.T) {
 		t.Errorf("reason %q, want the headroom and the hold named", s.Reason)
 	}
 }
+
+// TestShortfallBudgetBuysWidthsWhereTheyAreCheap: at the typical spread
+// the headroom is k widths, and so where the spread is wider (the demand
+// moving, which a normal tail understates); where it is narrower a width
+// costs less and the headroom spends more of them, w^2 = k^2 - 2 ln(spread
+// / typical). The typical spread is a running mean of the spreads read,
+// and repeated data does not move it.
+func TestShortfallBudgetBuysWidthsWhereTheyAreCheap(t *testing.T) {
+	b := budget{k: 2, typical: 1}
+	for _, tt := range []struct{ spread, want float64 }{
+		{1, 2},
+		{3, 2},
+		{0.5, math.Sqrt(4 + 2*math.Ln2)},
+		{math.Exp(-1), math.Sqrt(6)},
+	} {
+		if got := b.widths(tt.spread); math.Abs(got-tt.want) > 1e-12 {
+			t.Errorf("spread %v: %v widths, want %v", tt.spread, got, tt.want)
+		}
+	}
+	if got := (&budget{k: 1.5}).widths(0.2); got != 1.5 {
+		t.Errorf("no typical spread yet: %v widths, want k", got)
+	}
+
+	c := newBudget(0.025)
+	for i, y := range []float64{10, 12, 10, 12} {
+		c.observe(at(float64(15*i)), y, false, 15*time.Second)
+	}
+	typical := c.typical
+	if typical <= 0 {
+		t.Fatalf("typical spread %v after four samples", typical)
+	}
+	c.observe(at(45), 30, false, 15*time.Second) // the last sample's data again
+	if c.typical != typical {
+		t.Errorf("repeated data moved the typical spread: %v, was %v", c.typical, typical)
+	}
+}

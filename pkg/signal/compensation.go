@@ -142,31 +142,58 @@ func abs(v float64) float64 {
 	return v
 }
 
-// surge is the saturation surge's state: the high-water mark of the value
-// it publishes while samples stay saturated. Not safe for concurrent use;
-// owned by one Computer.
+// surge is the saturation surge's state while samples stay saturated:
+// the high-water mark of the value it publishes, the largest pool a
+// saturated sample of the episode was measured across, and the factor
+// the episode's demand is assumed to be above that pool. Not safe for
+// concurrent use; owned by one Computer.
 type surge struct {
-	mark float64 // 0 when no surge is on
+	mark   float64 // 0 when no surge is on
+	pool   int     // the largest saturated pool of the episode
+	factor float64 // the demand assumed, over the pool
 }
 
+// surgeMaxFactor bounds the factor a surge assumes the demand is above its
+// pool: four rounds of growth after the first doubling. The autoscaler's
+// maximum bounds the pool in any case.
+const surgeMaxFactor = 32
+
 // observe folds one sample and returns the value the surge holds the
-// signal at (0: none). A saturated sample across n replicas asks for 2n
-// replicas (n + surgePods when stale and that is more) at target; the mark
-// only grows, so it follows the pool as it climbs, and the first sample
-// that is not saturated ends it: once the measurement shows the demand
-// below the cap, the demand itself is the signal. The mark depends on the
-// replicas the sample was measured across, not on the pool asked for, so
-// repeated saturated samples of the same pool keep it where it is: one
-// noisy sample cannot ratchet a pool to its maximum.
+// signal at (0: none). A saturated sample only says "at least n replicas
+// of work", so the surge estimates the demand it hides:
+//
+//   - the first saturated sample of an episode, across n replicas, asks
+//     for 2n (n + surgePods when stale and that is more): the HPA's
+//     default scale-up policies, which allow that much in one period;
+//   - a later one measured across a larger pool, n' > n, is still
+//     saturated: the pool grew by g = n' / n and the demand is still above
+//     it, so the guess of how far above was short by at least g. The
+//     factor is multiplied by g (the growth extrapolated once more, not a
+//     fixed doubling) and the sample asks for n' x factor (n' + surgePods
+//     when stale and that is more).
+//
+// Saturated samples of a pool no larger than the largest seen (the samples
+// still in the pipeline when the surge began) change nothing: one noisy
+// sample cannot ratchet a pool to its maximum. The mark only grows, and
+// the first sample that is not saturated ends the episode: once the
+// measurement shows the demand below the cap, the demand itself is the
+// signal.
 func (s *surge) observe(saturated, stale bool, n int, target float64) float64 {
 	if !saturated {
-		s.mark = 0
+		*s = surge{}
 		return 0
 	}
-	want := 2 * n
-	if stale {
-		want = max(want, n+surgePods)
+	switch {
+	case s.pool == 0:
+		s.factor = 2
+	case n > s.pool:
+		s.factor = min(surgeMaxFactor, s.factor*float64(n)/float64(s.pool))
 	}
-	s.mark = max(s.mark, float64(want)*target)
+	s.pool = max(s.pool, n)
+	want := math.Ceil(float64(n) * s.factor)
+	if stale {
+		want = max(want, float64(n+surgePods))
+	}
+	s.mark = max(s.mark, want*target)
 	return s.mark
 }

@@ -225,21 +225,40 @@ func TestSaturationSurge(t *testing.T) {
 			t.Fatalf("sample %d: %v, want the mark 4.2", i, s.ScaleValue)
 		}
 	}
-	// The pool climbed to 6 and is still saturated: the mark follows, 2n.
-	if s := step(12, 1, 6, 45*time.Second); !near(s.ScaleValue, 12*0.7) {
-		t.Fatalf("climbing: %v, want 8.4", s.ScaleValue)
+	// The pool climbed to 6 (3 times the pool first seen saturated) and
+	// is still saturated: the doubling assumed was short by that growth,
+	// so the factor is 2 x 3 = 6: 36 replicas.
+	if s := step(12, 1, 6, 45*time.Second); !near(s.ScaleValue, 36*0.7) {
+		t.Fatalf("climbing: %v, want 25.2", s.ScaleValue)
+	}
+	// A sample of a smaller pool still in the pipeline changes nothing.
+	if s := step(13, 1, 2, 45*time.Second); !near(s.ScaleValue, 36*0.7) {
+		t.Fatalf("an older pool: %v, want the mark 25.2", s.ScaleValue)
+	}
+	// The pool climbed again, to 9 (x1.5): the factor 9, 81 replicas.
+	if s := step(14, 1, 9, 45*time.Second); !near(s.ScaleValue, 81*0.7) {
+		t.Fatalf("climbing again: %v, want 56.7", s.ScaleValue)
+	}
+	// The factor is bounded: a pool of 100 still saturated asks for at most
+	// 32 times itself.
+	if s := step(15, 1, 100, 45*time.Second); !near(s.ScaleValue, 3200*0.7) {
+		t.Fatalf("bounded: %v, want 2240", s.ScaleValue)
 	}
 	// A fresh sample below the cap ends the surge: the demand is the signal
 	// (a fall, held one sample by the gate as ever, then released).
-	s := step(13, 0.5, 6, 0)
+	s := step(16, 0.5, 6, 0)
 	if s.Surging {
 		t.Fatalf("still surging on an unsaturated sample")
 	}
-	if s = step(14, 0.5, 6, 0); !near(s.ScaleValue, 3) || s.Surging {
+	if s = step(17, 0.5, 6, 0); !near(s.ScaleValue, 3) || s.Surging {
 		t.Errorf("after the surge: %v surging %v, want 3", s.ScaleValue, s.Surging)
 	}
 	if s.Reason != "resource pressure 0.50 across 6 replica(s)" {
 		t.Errorf("reason %q", s.Reason)
+	}
+	// A new episode starts from a doubling again.
+	if s = step(18, 1, 6, 0); !near(s.ScaleValue, 12*0.7) {
+		t.Errorf("a new episode: %v, want 8.4", s.ScaleValue)
 	}
 	c = NewComputer(responsive(t))
 	if r := step(0, 1, 1, 0).Reason; r != "resource pressure 1.00 across 1 replica(s); saturation surge" {

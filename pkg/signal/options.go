@@ -115,9 +115,11 @@ type Options struct {
 	// SaturationSurge turns on the surge: a sample whose dominant pressure
 	// is at least SurgeLevel across n replicas publishes at least what
 	// asks the autoscaler for 2n replicas, and n + 4 when that is more and
-	// the sample is stale (the HPA's default scale-up policies). It holds
-	// its high-water mark while the samples stay saturated and ends at the
-	// first sample that is not. Default false (responsive: true).
+	// the sample is stale (the HPA's default scale-up policies); a later
+	// saturated sample across a larger pool multiplies that factor by the
+	// pool's growth (docs/compensation.md, "The saturation surge"). It
+	// holds its high-water mark while the samples stay saturated and ends
+	// at the first sample that is not. Default false (responsive: true).
 	SaturationSurge bool
 	// SurgeLevel is the dominant pressure at or above which a sample is
 	// saturated; 0 reads as DefaultSurgeLevel. Default 1; range 0..1.

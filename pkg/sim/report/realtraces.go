@@ -35,6 +35,10 @@ type realRuns struct {
 	scores [][]sim.Score
 	// tunings are the tuned baseline's picks, one per delay.
 	tunings []control.MaxHoldTuning
+	// atDefault is the baseline tuned at the goal delay to be short in no
+	// more turns than the default profile is there: what the tuned
+	// baseline costs at the default's own shortfall.
+	atDefault control.MaxHoldTuning
 }
 
 // scoreRealTraces runs every setting on every trace at every report
@@ -77,6 +81,9 @@ func scoreRealTrace(rt sim.RealTrace, sets []sim.Setting) (realRuns, error) {
 			r.scores[i] = append(r.scores[i], sim.Run(cfg, s, set.Controller(cfg, s)).Score)
 		}
 	}
+	grid := control.DefaultMaxHoldGrid()
+	grid.ShortfallBudget = float64(r.scores[reportDefault][goalIndex()].Shortfall) / float64(len(s.Load))
+	r.atDefault = control.TuneMaxHold(sim.Config{Model: m, Delay: goalDelay, Turn: rt.Step}, s, grid)
 	return r, nil
 }
 
@@ -173,8 +180,8 @@ func goalIndex() int {
 
 func writeRealGoal(b *strings.Builder, sets []sim.Setting, reals []realRuns) {
 	fmt.Fprintf(b, "### On each real trace\n\n")
-	fmt.Fprintf(b, "The goals: shortfall in at most 3 %% of the turns; no more reversals than the HPA with its default behavior (%s); total replica-turns at most the tuned baseline's, which is tuned for each trace at this delay (the default is not), where the baseline meets its own 3 %% budget. Where no setting of the baseline's grid meets it, the total is compared all the same but the goal does not apply: the baseline then buys its total with more shortfall than the budget allows. The real traces' section below has every figure.\n\n", sets[reportHPA].Name)
-	b.WriteString("| trace | shortfall <= 3 % of the turns | reversals <= the HPA's | total <= the tuned baseline's | |\n|---|---|---|---|---|\n")
+	fmt.Fprintf(b, "The goals: shortfall in at most 3 %% of the turns; no more reversals than the HPA with its default behavior (%s); total replica-turns at most the tuned baseline's, which is tuned for each trace at this delay (the default is not), where the baseline meets its own 3 %% budget. Where no setting of the baseline's grid meets it, the total is compared all the same but the goal does not apply: the baseline then buys its total with more shortfall than the budget allows. The real traces' section below has every figure. The last column is not a goal but the measure of the default's cost: the baseline tuned again for each trace, to be short in no more turns than the default is there, and what it then costs (the default is one setting for every trace; this baseline is tuned for each).\n\n", sets[reportHPA].Name)
+	b.WriteString("| trace | shortfall <= 3 % of the turns | reversals <= the HPA's | total <= the tuned baseline's | | the tuned baseline at the default's shortfall |\n|---|---|---|---|---|---|\n")
 	for _, r := range reals {
 		g := goalOnTrace(r)
 		total := fmt.Sprintf("%d vs %d (%s, short %.1f %%): %s", g.short.Total, g.maxhold.Total, pick(g.tuning), r.shortPercent(g.maxhold), mark(g.totOK))
@@ -186,8 +193,13 @@ func writeRealGoal(b *strings.Builder, sets []sim.Setting, reals []realRuns) {
 		if len(g.misses) > 0 {
 			verdict = "NOT met: " + strings.Join(g.misses, ", ")
 		}
-		fmt.Fprintf(b, "| %s | %d of %d (%.1f %%): %s | %d vs %d: %s | %s | %s |\n", r.trace.File, g.short.Shortfall, r.trace.Turns, r.shortPercent(g.short), mark(g.shortOK),
-			g.short.Oscillation, g.hpa.Oscillation, mark(g.revOK), total, verdict)
+		same := fmt.Sprintf("%d (%s, short %.1f %%): the default's %d is %s", r.atDefault.Score.Total, pick(r.atDefault), r.shortPercent(r.atDefault.Score),
+			g.short.Total, lowerOrNot(g.short.Total <= r.atDefault.Score.Total))
+		if !r.atDefault.WithinBudget {
+			same = fmt.Sprintf("no setting is short in as few turns (the least: %.1f %%, %s)", r.shortPercent(r.atDefault.Score), pick(r.atDefault))
+		}
+		fmt.Fprintf(b, "| %s | %d of %d (%.1f %%): %s | %d vs %d: %s | %s | %s | %s |\n", r.trace.File, g.short.Shortfall, r.trace.Turns, r.shortPercent(g.short), mark(g.shortOK),
+			g.short.Oscillation, g.hpa.Oscillation, mark(g.revOK), total, verdict, same)
 	}
 	b.WriteString("\n")
 }
