@@ -19,6 +19,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
 	"github.com/barometer-scaler/barometer/pkg/pressure/promsource"
+	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/promclient"
 	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/querypool"
 	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
 )
@@ -236,7 +237,7 @@ func resolveProfile(c *promConfig, ctx *keyschema.Context, _ func(string) bool) 
 		}
 	}
 	if c.timeout == 0 {
-		c.timeout = promsource.DefaultQueryTimeout
+		c.timeout = promclient.DefaultQueryTimeout
 		if p != nil && p.Timeout() > 0 {
 			c.timeout = p.Timeout()
 		}
@@ -256,10 +257,10 @@ func checkRequest(c *promConfig, _ *keyschema.Context, _ func(string) bool) erro
 	if c.resolved != nil {
 		tenant = c.resolved.TenantHeader()
 	}
-	if err := promsource.CheckRequest(c.params, nil, tenant); err != nil {
+	if err := promclient.CheckRequest(c.params, nil, tenant); err != nil {
 		return &keyschema.MetadataError{Key: keyQueryParameters, Allowed: err.Error()}
 	}
-	if err := promsource.CheckRequest(nil, c.headers, tenant); err != nil {
+	if err := promclient.CheckRequest(nil, c.headers, tenant); err != nil {
 		return &keyschema.MetadataError{Key: keyCustomHeaders, Allowed: err.Error()}
 	}
 	return nil
