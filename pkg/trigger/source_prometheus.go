@@ -56,7 +56,7 @@ type promConfig struct {
 	params   map[string]string
 	headers  map[string]string
 	// keepNulls is ignoreNullValues: an empty answer reads as described
-	// in docs/exposition.md rather than failing the sample.
+	// in docs/prometheus.md rather than failing the sample.
 	keepNulls bool
 }
 
@@ -140,7 +140,7 @@ func Prometheus(list *allow.List, profiles *connprofile.Set, pool ...*querypool.
 			ShowAs(func(c *promConfig) string { return pairNames(c.headers) }).
 			Describe("sent with every query; not secret (credentials belong in a connection profile), and never the profile's tenant header"),
 		keyschema.Bool("ignoreNullValues", func(c *promConfig) *bool { return &c.keepNulls }, true).
-			Describe("`true`: an empty answer reads as docs/exposition.md says (a dimension with no series is 0); `false`: an empty replicas, activation, resource, cpu or memory query fails the sample, so the signal goes stale and KEDA's fallback applies"),
+			Describe("`true`: an empty answer reads as docs/prometheus.md says (a dimension with no series is 0); `false`: an empty replicas, activation, resource, cpu or memory query fails the sample, so the signal goes stale and KEDA's fallback applies"),
 		cpuLimitCoresKey(func(c *promConfig) *float64 { return &c.cores }),
 	}
 	keys = append(keys, metricNameKeys(func(c *promConfig) *exposition.Names { return &c.names },

@@ -197,7 +197,7 @@ type Options struct {
 	// FailOnEmpty fails a sample in which the replicas, activation,
 	// resource, cpu or memory query returns no series: KEDA's
 	// ignoreNullValues set to false. The default (false, KEDA's default
-	// true) reads an empty answer as the package comment says, and still
+	// true) reads an empty answer as docs/prometheus.md says, and still
 	// fails a sample that finds no replica at all.
 	FailOnEmpty bool
 	// Align, when > 0, evaluates each sample's queries at the instant
