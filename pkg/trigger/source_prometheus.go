@@ -19,6 +19,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
 	"github.com/barometer-scaler/barometer/pkg/pressure/promsource"
+	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/promclient"
 	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/querypool"
 	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
 )
@@ -55,7 +56,7 @@ type promConfig struct {
 	params   map[string]string
 	headers  map[string]string
 	// keepNulls is ignoreNullValues: an empty answer reads as described
-	// in docs/exposition.md rather than failing the sample.
+	// in docs/prometheus.md rather than failing the sample.
 	keepNulls bool
 }
 
@@ -139,7 +140,7 @@ func Prometheus(list *allow.List, profiles *connprofile.Set, pool ...*querypool.
 			ShowAs(func(c *promConfig) string { return pairNames(c.headers) }).
 			Describe("sent with every query; not secret (credentials belong in a connection profile), and never the profile's tenant header"),
 		keyschema.Bool("ignoreNullValues", func(c *promConfig) *bool { return &c.keepNulls }, true).
-			Describe("`true`: an empty answer reads as docs/exposition.md says (a dimension with no series is 0); `false`: an empty replicas, activation, resource, cpu or memory query fails the sample, so the signal goes stale and KEDA's fallback applies"),
+			Describe("`true`: an empty answer reads as docs/prometheus.md says (a dimension with no series is 0); `false`: an empty replicas, activation, resource, cpu or memory query fails the sample, so the signal goes stale and KEDA's fallback applies"),
 		cpuLimitCoresKey(func(c *promConfig) *float64 { return &c.cores }),
 	}
 	keys = append(keys, metricNameKeys(func(c *promConfig) *exposition.Names { return &c.names },
@@ -236,7 +237,7 @@ func resolveProfile(c *promConfig, ctx *keyschema.Context, _ func(string) bool) 
 		}
 	}
 	if c.timeout == 0 {
-		c.timeout = promsource.DefaultQueryTimeout
+		c.timeout = promclient.DefaultQueryTimeout
 		if p != nil && p.Timeout() > 0 {
 			c.timeout = p.Timeout()
 		}
@@ -256,10 +257,10 @@ func checkRequest(c *promConfig, _ *keyschema.Context, _ func(string) bool) erro
 	if c.resolved != nil {
 		tenant = c.resolved.TenantHeader()
 	}
-	if err := promsource.CheckRequest(c.params, nil, tenant); err != nil {
+	if err := promclient.CheckRequest(c.params, nil, tenant); err != nil {
 		return &keyschema.MetadataError{Key: keyQueryParameters, Allowed: err.Error()}
 	}
-	if err := promsource.CheckRequest(nil, c.headers, tenant); err != nil {
+	if err := promclient.CheckRequest(nil, c.headers, tenant); err != nil {
 		return &keyschema.MetadataError{Key: keyCustomHeaders, Allowed: err.Error()}
 	}
 	return nil

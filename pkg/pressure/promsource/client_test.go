@@ -11,8 +11,9 @@ import (
 	"testing"
 	"time"
 
-	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
+
+	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/promclient"
 )
 
 const oneReplica = `{"status":"success","data":{"resultType":"vector","result":[{"metric":{"pod":"a"},"value":[1700000000,"3"]}]}}`
@@ -24,6 +25,8 @@ func TestNewRefusesBadOptions(t *testing.T) {
 		"resource and cpu": {ServerAddress: "http://prom", Queries: Queries{Resource: "r", CPU: "c"}},
 		"bad label":        {ServerAddress: "http://prom", ReplicaLabel: "a-b", Queries: Queries{Activation: "a"}},
 		"no replica query": {ServerAddress: "http://prom", Queries: Queries{TreeSaturation: "t"}},
+		"api parameter":    {ServerAddress: "http://prom", Queries: Queries{Activation: "a"}, QueryParameters: map[string]string{"time": "0"}},
+		"cookie header":    {ServerAddress: "http://prom", Queries: Queries{Activation: "a"}, CustomHeaders: map[string]string{"Cookie": "a=b"}},
 	} {
 		if _, err := New(o); err == nil {
 			t.Errorf("%s: New accepted %+v", name, o)
@@ -31,28 +34,14 @@ func TestNewRefusesBadOptions(t *testing.T) {
 	}
 }
 
-func TestServerTimeoutIsAPrometheusDuration(t *testing.T) {
-	for in, want := range map[time.Duration]string{
-		2999999 * time.Microsecond: "2s",
-		749999 * time.Microsecond:  "749ms",
-		time.Minute:                "1m0s",
-		0:                          "0s",
-	} {
-		got := serverTimeout(in).String()
-		if got != want {
-			t.Errorf("serverTimeout(%v) = %s, want %s", in, got, want)
-		}
-		if _, err := model.ParseDuration(got); err != nil {
-			t.Errorf("%s: %v", got, err)
-		}
-	}
-}
-
+// TestClientOverHTTP: the source asks through the client its options
+// describe (promclient), within the sample's budget.
 func TestClientOverHTTP(t *testing.T) {
-	var gotTimeout string
+	var gotTimeout, gotExtras string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_ = r.ParseForm()
 		gotTimeout = r.Form.Get("timeout")
+		gotExtras = "dedup=" + r.URL.Query().Get("dedup") + " x-client=" + r.Header.Get("X-Client-Id")
 		switch r.Form.Get("query") {
 		case "big":
 			fmt.Fprint(w, `{"status":"success","data":{"resultType":"vector","result":[`+strings.Repeat(" ", 4096)+`]}}`)
@@ -78,10 +67,18 @@ func TestClientOverHTTP(t *testing.T) {
 		t.Fatalf("plain query: %v", err)
 	}
 	// Sent in a form Prometheus' own duration parser reads (no fractions).
-	if d, err := model.ParseDuration(gotTimeout); err != nil || d <= 0 || time.Duration(d) > DefaultQueryTimeout {
-		t.Errorf("evaluation timeout sent = %q, want the remaining budget as a Prometheus duration, at most %v", gotTimeout, DefaultQueryTimeout)
+	if d, err := model.ParseDuration(gotTimeout); err != nil || d <= 0 || time.Duration(d) > promclient.DefaultQueryTimeout {
+		t.Errorf("evaluation timeout sent = %q, want the remaining budget as a Prometheus duration, at most %v", gotTimeout, promclient.DefaultQueryTimeout)
 	}
-	err := observe(Options{Queries: Queries{Activation: "big"}, MaxResponseBytes: 1024})
+	if gotExtras != "dedup= x-client=" {
+		t.Errorf("without query parameters or custom headers the server saw %q", gotExtras)
+	}
+	err := observe(Options{Queries: Queries{Activation: "act"},
+		QueryParameters: map[string]string{"dedup": "true"}, CustomHeaders: map[string]string{"x-client-id": "shop"}})
+	if err != nil || gotExtras != "dedup=true x-client=shop" {
+		t.Errorf("query parameters and custom headers: server saw %q, err = %v", gotExtras, err)
+	}
+	err = observe(Options{Queries: Queries{Activation: "big"}, MaxResponseBytes: 1024})
 	if err == nil || !strings.Contains(err.Error(), "larger than 1024 bytes") {
 		t.Errorf("oversized response: err = %v", err)
 	}
@@ -93,36 +90,5 @@ func TestClientOverHTTP(t *testing.T) {
 	err = observe(Options{Queries: Queries{Activation: "act"}, Control: func(string, string, syscall.RawConn) error { return refuse }})
 	if !errors.Is(err, refuse) {
 		t.Errorf("Control: err = %v, want the refusal", err)
-	}
-}
-
-// TestQueryRangeKeepsTheBound: a range query goes through the source's
-// client, under the same response bound and redirect policy.
-func TestQueryRangeKeepsTheBound(t *testing.T) {
-	const matrix = `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":[[1700000000,"3"]]}]}}`
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_ = r.ParseForm()
-		switch r.Form.Get("query") {
-		case "big":
-			fmt.Fprint(w, `{"status":"success","data":{"resultType":"matrix","result":[`+strings.Repeat(" ", 4096)+`]}}`)
-		case "moved":
-			http.Redirect(w, r, "http://169.254.169.254/latest", http.StatusFound)
-		default:
-			fmt.Fprint(w, matrix)
-		}
-	}))
-	defer srv.Close()
-	ask := func(query string) (model.Value, error) {
-		return QueryRange(context.Background(), RangeQuery{ServerAddress: srv.URL, Query: query, MaxResponseBytes: 1024,
-			Range: v1.Range{Start: time.Unix(1700000000, 0), End: time.Unix(1700000060, 0), Step: 15 * time.Second}})
-	}
-	if v, err := ask("load"); err != nil || v.(model.Matrix).Len() != 1 {
-		t.Fatalf("range query: %v, %v", v, err)
-	}
-	if _, err := ask("big"); err == nil || !strings.Contains(err.Error(), "larger than 1024 bytes") {
-		t.Errorf("oversized response: err = %v", err)
-	}
-	if _, err := ask("moved"); err == nil || !strings.Contains(err.Error(), "not followed") {
-		t.Errorf("redirect: err = %v", err)
 	}
 }

@@ -11,12 +11,8 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/querypool"
 )
 
-// Defaults of Options.
-const (
-	DefaultReplicaLabel     = "pod"
-	DefaultQueryTimeout     = 3 * time.Second
-	DefaultMaxResponseBytes = 16 << 20
-)
+// DefaultReplicaLabel is the default of Options.ReplicaLabel.
+const DefaultReplicaLabel = "pod"
 
 // The labels the storage queries are read by are the contract's
 // (exposition.LabelTree, LabelPartition, LabelAccount). They are fixed,
@@ -170,11 +166,11 @@ type Options struct {
 	ReplicaLabel string
 	// QueryTimeout bounds one sample's queries (they run concurrently) and is
 	// sent to the server as the evaluation timeout; a shorter ctx deadline
-	// wins. Zero means the profile's time-out, else DefaultQueryTimeout; a
-	// profile's time-out also caps it.
+	// wins. Zero means the profile's time-out, else
+	// promclient.DefaultQueryTimeout; a profile's time-out also caps it.
 	QueryTimeout time.Duration
 	// MaxResponseBytes bounds one query's response body; zero means
-	// DefaultMaxResponseBytes.
+	// promclient.DefaultMaxResponseBytes.
 	MaxResponseBytes int64
 	// Control vets every address dialled (allow.List.Control): the
 	// server's name was checked where the metadata named it, and this
@@ -201,7 +197,7 @@ type Options struct {
 	// FailOnEmpty fails a sample in which the replicas, activation,
 	// resource, cpu or memory query returns no series: KEDA's
 	// ignoreNullValues set to false. The default (false, KEDA's default
-	// true) reads an empty answer as the package comment says, and still
+	// true) reads an empty answer as docs/prometheus.md says, and still
 	// fails a sample that finds no replica at all.
 	FailOnEmpty bool
 	// Align, when > 0, evaluates each sample's queries at the instant

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
+	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/promclient"
 )
 
 // The seasonal forecast's history is Prometheus' own: the source reads it
@@ -174,13 +175,7 @@ func (s *Source) readDemand(ctx context.Context, query string, r v1.Range, compu
 	// The answer shared is the demand, so the key says how it is read.
 	key := s.flightKey + "\x00" + strconv.FormatFloat(compute.ActivationWorkingSetTarget, 'g', -1, 64) + "\x00range " + strconv.FormatInt(r.Start.UnixNano(), 10) + " " + strconv.FormatInt(r.End.UnixNano(), 10) + " " + r.Step.String() + "\x00" + query
 	v, err := s.pool.Do(ctx, s.server, key, func(ctx context.Context) (any, error) {
-		var opts []v1.Option
-		if dl, ok := ctx.Deadline(); ok {
-			if t := serverTimeout(time.Until(dl)); t > 0 {
-				opts = append(opts, v1.WithTimeout(t))
-			}
-		}
-		v, warnings, _, err := rq.QueryRange(ctx, query, r, opts...)
+		v, warnings, _, err := rq.QueryRange(ctx, query, r, promclient.TimeoutOptions(ctx)...)
 		if err != nil {
 			return nil, err
 		}

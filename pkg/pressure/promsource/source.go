@@ -6,23 +6,19 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
-	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
-	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
+	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/promclient"
 	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/querypool"
 )
 
@@ -155,12 +151,12 @@ type Source struct {
 	season   seasonCache
 }
 
-// New checks the options and builds the HTTP client; it does not contact the
-// server (a server that is down fails samples, not startup).
 // alignMargin is how far before the aligned instant an aligned source
 // evaluates its queries (at most half the interval).
 const alignMargin = time.Second
 
+// New checks the options and builds the client (promclient); it does not
+// contact the server (a server that is down fails samples, not startup).
 func New(opts Options) (*Source, error) {
 	u, err := url.Parse(opts.ServerAddress)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -176,32 +172,20 @@ func New(opts Options) (*Source, error) {
 	if label := cmp.Or(opts.ReplicaLabel, DefaultReplicaLabel); !model.LegacyValidation.IsValidLabelName(label) {
 		return nil, fmt.Errorf("promsource: replica label %q is not a label name", label)
 	}
-	var tenant string
-	if opts.Profile != nil {
-		tenant = opts.Profile.TenantHeader()
-	}
-	params, headers, err := extras(opts.QueryParameters, opts.CustomHeaders, tenant)
+	c, err := promclient.New(promclient.Options{
+		ServerAddress: opts.ServerAddress, MaxResponseBytes: opts.MaxResponseBytes,
+		Control: opts.Control, Profile: opts.Profile,
+		QueryParameters: opts.QueryParameters, CustomHeaders: opts.CustomHeaders,
+		// Enough that the concurrent queries of one sample reuse them on
+		// the next.
+		IdleConnsPerHost: int(numDimensions),
+	})
 	if err != nil {
 		return nil, err
 	}
-	hc := newHTTPClient(opts.Control, cmp.Or(opts.MaxResponseBytes, DefaultMaxResponseBytes))
-	if opts.Profile != nil {
-		hc = profileClient(opts.Profile, cmp.Or(opts.MaxResponseBytes, DefaultMaxResponseBytes))
-	}
-	if params != nil || headers != nil {
-		hc.Transport = extrasTransport{next: hc.Transport, params: params, headers: headers}
-	}
-	client, err := api.NewClient(api.Config{Address: opts.ServerAddress, Client: hc})
-	if err != nil {
-		return nil, fmt.Errorf("promsource: %w", err)
-	}
-	s := newSource(v1.NewAPI(client), opts)
-	s.flightKey = fmt.Sprintf("%s\x00%s\x00%s\x00%v\x00%d", s.server, s.profile, params.Encode(), headers, cmp.Or(opts.MaxResponseBytes, DefaultMaxResponseBytes))
-	if opts.Profile == nil {
-		// A profile's connections are shared by every trigger using it,
-		// so one source going away leaves them to the others.
-		s.closeIdle = hc.CloseIdleConnections
-	}
+	s := newSource(c.API, opts)
+	s.flightKey = c.Key()
+	s.closeIdle = c.CloseIdleConnections
 	return s, nil
 }
 
@@ -214,7 +198,7 @@ func queryTimeout(opts Options) time.Duration {
 			t = p
 		}
 	}
-	return cmp.Or(t, DefaultQueryTimeout)
+	return cmp.Or(t, promclient.DefaultQueryTimeout)
 }
 
 // Close releases the connections kept alive for the next sample. The
@@ -325,13 +309,7 @@ func (s *Source) check(d dimension, vec model.Vector) result {
 func (s *Source) send(ctx context.Context, name, query string, at time.Time, read func(model.Value) (any, error)) (any, error) {
 	key := s.flightKey + "\x00" + strconv.FormatInt(at.UnixNano(), 10) + "\x00" + query
 	return s.pool.Do(ctx, s.server, key, func(ctx context.Context) (any, error) {
-		var opts []v1.Option
-		if dl, ok := ctx.Deadline(); ok {
-			if t := serverTimeout(time.Until(dl)); t > 0 {
-				opts = append(opts, v1.WithTimeout(t))
-			}
-		}
-		v, warnings, _, err := s.api.Query(ctx, query, at, opts...)
+		v, warnings, _, err := s.api.Query(ctx, query, at, promclient.TimeoutOptions(ctx)...)
 		if err != nil {
 			return nil, err
 		}
@@ -363,16 +341,6 @@ func (s *Source) authHint(err error) string {
 	return ""
 }
 
-// serverTimeout rounds the budget down to what the server's duration
-// parser reads: client_golang sends Go's String(), and Prometheus (2.x)
-// refuses fractions such as "2.5s", but takes "2s" and "750ms".
-func serverTimeout(budget time.Duration) time.Duration {
-	if budget >= time.Second {
-		return budget.Truncate(time.Second)
-	}
-	return budget.Truncate(time.Millisecond)
-}
-
 func (s *Source) errorf(d dimension, format string, args ...any) error {
 	return fmt.Errorf("prometheus %s: %s %q: %w", s.server, d.Key(), s.queries[d], fmt.Errorf(format, args...))
 }
@@ -396,34 +364,4 @@ func typeName(v model.Value) string {
 		return "nothing"
 	}
 	return v.Type().String()
-}
-
-// profileClient goes through the profile's shared transport, with its
-// redirect policy (none followed unless the profile says so, and then
-// only to its own servers), under this source's response bound.
-func profileClient(p *connprofile.Profile, maxBytes int64) *http.Client {
-	c := p.Client()
-	c.Transport = limitTransport{next: c.Transport, max: maxBytes}
-	return c
-}
-
-// newHTTPClient is a dedicated client: enough idle connections that the
-// concurrent queries of one sample reuse them on the next; a bound on what
-// one response may make us read; no proxy and no redirects, because the
-// allow-list vetted the configured address and nothing else.
-func newHTTPClient(control func(string, string, syscall.RawConn) error, maxBytes int64) *http.Client {
-	dialer := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second, Control: control}
-	t := &http.Transport{
-		DialContext:         dialer.DialContext,
-		MaxIdleConnsPerHost: int(numDimensions),
-		IdleConnTimeout:     90 * time.Second,
-		TLSHandshakeTimeout: 5 * time.Second,
-		ForceAttemptHTTP2:   true,
-	}
-	return &http.Client{
-		Transport: limitTransport{next: t, max: maxBytes},
-		CheckRedirect: func(req *http.Request, _ []*http.Request) error {
-			return fmt.Errorf("redirect to %s not followed: only the configured server address is allowed", req.URL.Redacted())
-		},
-	}
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/barometer-scaler/barometer/pkg/allow"
-	"github.com/barometer-scaler/barometer/pkg/pressure/promsource"
+	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/promclient"
 	"github.com/barometer-scaler/barometer/pkg/sim"
 )
 
@@ -129,7 +129,7 @@ func (p promTrace) load(ctx context.Context) (sim.Series, error) {
 	// no proxy, no redirect, and the source's bound on the response.
 	start, _ := parseTime(p.start)
 	end, _ := parseTime(p.end)
-	v, err := promsource.QueryRange(ctx, promsource.RangeQuery{ServerAddress: addr, Query: p.query,
+	v, err := promclient.QueryRange(ctx, promclient.RangeQuery{ServerAddress: addr, Query: p.query,
 		Range: v1.Range{Start: start, End: end, Step: p.step}, Timeout: p.timeout, Control: list.Control})
 	if err != nil {
 		return sim.Series{}, fmt.Errorf("--from-prometheus: %w", err)

@@ -15,7 +15,7 @@ import (
 
 	"github.com/barometer-scaler/barometer/internal/promtest"
 	"github.com/barometer-scaler/barometer/pkg/allow"
-	"github.com/barometer-scaler/barometer/pkg/pressure/promsource"
+	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/promclient"
 	"github.com/barometer-scaler/barometer/pkg/sim"
 )
 
@@ -92,7 +92,7 @@ func TestBacktestRefusesAnOversizedResponse(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprint(w, `{"status":"success","data":{"resultType":"matrix","result":[`)
 		pad := strings.Repeat(" ", 1<<20)
-		for range promsource.DefaultMaxResponseBytes>>20 + 1 {
+		for range promclient.DefaultMaxResponseBytes>>20 + 1 {
 			if _, err := fmt.Fprint(w, pad); err != nil {
 				return // the client stopped reading
 			}
@@ -102,7 +102,7 @@ func TestBacktestRefusesAnOversizedResponse(t *testing.T) {
 	defer srv.Close()
 	t.Setenv(allow.EnvVar, "127.0.0.0/8")
 	err := Simulate([]string{"--from-prometheus", srv.URL, "--query", "offered_load", "--start", "0", "--end", "60", "--step", "15s"}, &strings.Builder{})
-	want := fmt.Sprintf("larger than %d bytes", promsource.DefaultMaxResponseBytes)
+	want := fmt.Sprintf("larger than %d bytes", promclient.DefaultMaxResponseBytes)
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("err = %v, want it to say %q", err, want)
 	}

@@ -1,4 +1,4 @@
-package promsource
+package promclient
 
 import (
 	"errors"
@@ -53,9 +53,9 @@ func extras(params, headers map[string]string, tenantHeader string) (url.Values,
 	for _, k := range slices.Sorted(maps.Keys(params)) {
 		switch {
 		case k == "":
-			return nil, nil, errors.New("promsource: a query parameter has no name")
+			return nil, nil, errors.New("promclient: a query parameter has no name")
 		case slices.Contains(apiParams, k):
-			return nil, nil, fmt.Errorf("promsource: query parameter %q is the query API's own", k)
+			return nil, nil, fmt.Errorf("promclient: query parameter %q is the query API's own", k)
 		}
 		if v == nil {
 			v = url.Values{}
@@ -68,13 +68,13 @@ func extras(params, headers map[string]string, tenantHeader string) (url.Values,
 		_, reserved := config.ReservedHeaders[name]
 		switch {
 		case !httpguts.ValidHeaderFieldName(k):
-			return nil, nil, fmt.Errorf("promsource: custom header %q is not a header name", k)
+			return nil, nil, fmt.Errorf("promclient: custom header %q is not a header name", k)
 		case reserved || name == "Cookie" || name == "Accept":
-			return nil, nil, fmt.Errorf("promsource: custom header %q cannot be set: it carries credentials or shapes the request; credentials belong in a connection profile", name)
+			return nil, nil, fmt.Errorf("promclient: custom header %q cannot be set: it carries credentials or shapes the request; credentials belong in a connection profile", name)
 		case tenantHeader != "" && name == tenantHeader:
-			return nil, nil, fmt.Errorf("promsource: custom header %q is the connection profile's tenant header", name)
+			return nil, nil, fmt.Errorf("promclient: custom header %q is the connection profile's tenant header", name)
 		case !httpguts.ValidHeaderFieldValue(headers[k]):
-			return nil, nil, fmt.Errorf("promsource: custom header %q: not a valid header value", name)
+			return nil, nil, fmt.Errorf("promclient: custom header %q: not a valid header value", name)
 		}
 		if h == nil {
 			h = http.Header{}

@@ -1,4 +1,4 @@
-package promsource
+package promclient
 
 import (
 	"cmp"
@@ -7,15 +7,14 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 )
 
-// RangeQuery is one range query asked of a Prometheus server with the
-// source's own client: every dialled address vetted by Control, no proxy,
-// no redirect, and a response no larger than MaxResponseBytes. The
-// simulator's backtest reads its load trace with it.
+// RangeQuery is one range query asked of a Prometheus server with a plain
+// Client: every dialled address vetted by Control, no proxy, no redirect,
+// and a response no larger than MaxResponseBytes. The simulator's
+// backtest reads its load trace with it.
 type RangeQuery struct {
 	// ServerAddress is the server's base URL, as Options.ServerAddress.
 	ServerAddress string
@@ -33,16 +32,15 @@ type RangeQuery struct {
 
 // QueryRange runs q and returns the server's answer.
 func QueryRange(ctx context.Context, q RangeQuery) (model.Value, error) {
-	hc := newHTTPClient(q.Control, cmp.Or(q.MaxResponseBytes, DefaultMaxResponseBytes))
-	defer hc.CloseIdleConnections()
-	client, err := api.NewClient(api.Config{Address: q.ServerAddress, Client: hc})
+	c, err := New(Options{ServerAddress: q.ServerAddress, MaxResponseBytes: q.MaxResponseBytes, Control: q.Control})
 	if err != nil {
-		return nil, fmt.Errorf("promsource: %w", err)
+		return nil, err
 	}
+	defer c.CloseIdleConnections()
 	timeout := cmp.Or(q.Timeout, DefaultQueryTimeout)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	v, _, _, err := v1.NewAPI(client).QueryRange(ctx, q.Query, q.Range, v1.WithTimeout(serverTimeout(timeout)))
+	v, _, _, err := c.API.QueryRange(ctx, q.Query, q.Range, v1.WithTimeout(serverTimeout(timeout)))
 	if err != nil {
 		return nil, fmt.Errorf("prometheus %s: range query: %w", q.ServerAddress, err)
 	}

@@ -3,10 +3,7 @@ package promsource
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -14,53 +11,8 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
+	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/promclient"
 )
-
-// TestExtrasReachTheServer sends a trigger's query parameters and custom
-// headers to a real HTTP server, on the GET and the POST form alike.
-func TestExtrasReachTheServer(t *testing.T) {
-	var got []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got = append(got, r.Method+" dedup="+r.URL.Query().Get("dedup")+" query="+r.FormValue("query")+" x-client="+r.Header.Get("X-Client-Id"))
-		fmt.Fprint(w, oneReplica)
-	}))
-	defer srv.Close()
-	src, err := New(Options{
-		ServerAddress: srv.URL, Queries: Queries{Activation: "act"},
-		QueryParameters: map[string]string{"dedup": "true"},
-		CustomHeaders:   map[string]string{"x-client-id": "shop"},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := src.Observe(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if want := "POST dedup=true query=act x-client=shop"; len(got) != 1 || got[0] != want {
-		t.Errorf("server saw %q, want [%q]", got, want)
-	}
-}
-
-func TestExtrasRefused(t *testing.T) {
-	for name, o := range map[string]Options{
-		"api parameter":    {QueryParameters: map[string]string{"time": "0"}},
-		"empty parameter":  {QueryParameters: map[string]string{"": "x"}},
-		"credentials":      {CustomHeaders: map[string]string{"authorization": "Bearer x"}},
-		"cookie":           {CustomHeaders: map[string]string{"Cookie": "a=b"}},
-		"bad header name":  {CustomHeaders: map[string]string{"a b": "x"}},
-		"bad header value": {CustomHeaders: map[string]string{"X-A": "a\nb"}},
-	} {
-		o.ServerAddress, o.Queries = "http://prom:9090", Queries{Activation: "act"}
-		_, err := New(o)
-		if err == nil {
-			t.Errorf("%s: accepted", name)
-			continue
-		}
-		if strings.Contains(err.Error(), "Bearer x") {
-			t.Errorf("%s: the error quotes the header's value: %v", name, err)
-		}
-	}
-}
 
 func TestFailOnEmpty(t *testing.T) {
 	q := Queries{Activation: "act", CPU: "cpu", WalState: "wal"}
@@ -84,7 +36,7 @@ func TestFailOnEmpty(t *testing.T) {
 }
 
 func TestQueryTimeoutAndProfileCeiling(t *testing.T) {
-	if got := queryTimeout(Options{}); got != DefaultQueryTimeout {
+	if got := queryTimeout(Options{}); got != promclient.DefaultQueryTimeout {
 		t.Errorf("no setting: %v", got)
 	}
 	if got := queryTimeout(Options{QueryTimeout: time.Second}); got != time.Second {

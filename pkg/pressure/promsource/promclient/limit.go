@@ -1,4 +1,4 @@
-package promsource
+package promclient
 
 import (
 	"fmt"
