@@ -38,7 +38,7 @@ const builtPath = "tools/otelcol/.bin/otelcol"
 // is none (see the package comment).
 func Binary(t testing.TB) string {
 	t.Helper()
-	bin, err := lookup()
+	bin, err := Lookup()
 	if err == nil {
 		return bin
 	}
@@ -50,9 +50,9 @@ func Binary(t testing.TB) string {
 	return ""
 }
 
-// lookup finds the binary: $BAROMETER_OTELCOL when set (and then only
+// Lookup finds the binary: $BAROMETER_OTELCOL when set (and then only
 // there), else the repository's tools/otelcol/.bin/otelcol, else $PATH.
-func lookup() (string, error) {
+func Lookup() (string, error) {
 	if p := os.Getenv(BinaryEnv); p != "" {
 		if _, err := exec.LookPath(p); err != nil {
 			return "", fmt.Errorf("otelcol binary $%s=%s: %w", BinaryEnv, p, err)
