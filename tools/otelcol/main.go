@@ -1,8 +1,11 @@
 // Command otelcol is a minimal OpenTelemetry Collector for the tests of the
-// OTLP push source (pkg/pressure/otlp/collector): the components the
-// README's collector pipeline names, and no others. It is a module of its
-// own so that the collector's dependencies stay out of the scaler's go.mod;
-// .ci/otelcol.sh builds it, and docs/otlp.md says why a built collector.
+// OTLP push source (pkg/pressure/otlp/collector_test.go): of the README's
+// collector pipeline, the components that run without a cluster (the otlp
+// receiver, the batch and filter processors, the otlp exporter and its
+// bearer-token extension), the otlphttp exporter, and no others. It is a
+// module of its own so that the collector's dependencies stay out of the
+// scaler's go.mod; .ci/otelcol.sh builds it, and docs/otlp.md says why a
+// built collector.
 package main
 
 import (
