@@ -118,40 +118,37 @@ func TestSurgeOnSpikesWithWorkingSet(t *testing.T) {
 	}
 }
 
-// TestWorkingSetOnTheSpikyTrace runs the default profile on the public
-// load balancer trace (mostly one-sample spikes, per 5 min; the report's
-// model: its peak needs 24 replicas at 0.7) with and without the working
-// set, at delay 0 and 3, deployed and raw, and logs the shortfall and the
-// cost (the figures of docs/compensation.md, "The saturation surge"). The
-// working set may only help while samples are saturated, so it must not
-// be short in more turns than the growth estimate alone.
-// `go test -run TestWorkingSetOnTheSpikyTrace -v ./pkg/sim/control`.
-func TestWorkingSetOnTheSpikyTrace(t *testing.T) {
-	var rt sim.RealTrace
-	for _, r := range sim.RealTraces() {
-		if r.File == "nab-elb-request-count-8c0756-5m.csv" {
-			rt = r
+// TestWorkingSetOnRealTraces runs the default profile on every public
+// trace (the report's model: its peak needs 24 replicas at 0.7) with and
+// without the working set, at delay 0 and 3, deployed and raw, and logs
+// the shortfall, the cost and the reversals (the figures of
+// docs/compensation.md, "The saturation surge"; the load balancer's
+// 5-minute trace is the spiky one). The working set may only help while
+// samples are saturated, so it must not be short in more turns than the
+// growth estimate alone on any of them.
+// `go test -run TestWorkingSetOnRealTraces -v ./pkg/sim/control`.
+func TestWorkingSetOnRealTraces(t *testing.T) {
+	for _, rt := range sim.RealTraces() {
+		s, err := rt.Load()
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	s, err := rt.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := sim.PeakModel(s, 0.7, 24)
-	for _, delay := range []int{0, 3} {
-		for _, dep := range []Deployment{DeployedRecommended, RawSignal} {
-			run := func(workingSet bool) sim.Score {
-				o := profile(t, signal.DefaultProfile)
-				o.WorkingSet = workingSet
-				return sim.Run(sim.Config{Model: m, Delay: delay, Turn: rt.Step}, s, BarometerSetting("default", o, dep).New(m)).Score
-			}
-			capped, uncapped := run(false), run(true)
-			pct := func(sc sim.Score) float64 { return 100 * float64(sc.Shortfall) / float64(len(s.Load)) }
-			t.Logf("delay %d %-32s short %4d turns (%.1f %%), total %5d, reversals %4d; growth alone: short %4d (%.1f %%), total %5d, reversals %4d",
-				delay, dep, uncapped.Shortfall, pct(uncapped), uncapped.Total, uncapped.Oscillation,
-				capped.Shortfall, pct(capped), capped.Total, capped.Oscillation)
-			if uncapped.Shortfall > capped.Shortfall {
-				t.Errorf("delay %d, %s: short in %d turns with the working set, %d without", delay, dep, uncapped.Shortfall, capped.Shortfall)
+		m := sim.PeakModel(s, 0.7, 24)
+		for _, delay := range []int{0, 3} {
+			for _, dep := range []Deployment{DeployedRecommended, RawSignal} {
+				run := func(workingSet bool) sim.Score {
+					o := profile(t, signal.DefaultProfile)
+					o.WorkingSet = workingSet
+					return sim.Run(sim.Config{Model: m, Delay: delay, Turn: rt.Step}, s, BarometerSetting("default", o, dep).New(m)).Score
+				}
+				capped, uncapped := run(false), run(true)
+				pct := func(sc sim.Score) float64 { return 100 * float64(sc.Shortfall) / float64(len(s.Load)) }
+				t.Logf("%-38s delay %d %-32s short %4d (%4.1f %%), total %5d, reversals %4d; growth alone: short %4d (%4.1f %%), total %5d, reversals %4d",
+					rt.File, delay, dep, uncapped.Shortfall, pct(uncapped), uncapped.Total, uncapped.Oscillation,
+					capped.Shortfall, pct(capped), capped.Total, capped.Oscillation)
+				if uncapped.Shortfall > capped.Shortfall {
+					t.Errorf("%s, delay %d, %s: short in %d turns with the working set, %d without", rt.File, delay, dep, uncapped.Shortfall, capped.Shortfall)
+				}
 			}
 		}
 	}
