@@ -1,6 +1,9 @@
 package pressure
 
-import "sort"
+import (
+	"math"
+	"sort"
+)
 
 // ReplicaPressure is one replica's normalised compute pressure, kept so a
 // reason can name the hottest replica.
@@ -30,6 +33,17 @@ type ComputePressure struct {
 	Replicas []ReplicaPressure `json:"replicas,omitempty"`
 	// Missing names the replicas that did not answer this sample.
 	Missing []string `json:"missing,omitempty"`
+	// WorkingSetDemand is the demand the working set measures, uncapped:
+	// the replicas' summed working set over the activation target, in
+	// replicas at full activation pressure. Unlike the dimensions it is
+	// not clamped, so while the pool is saturated it still says how far
+	// above the pool the demand is (docs/exposition.md). nil when no
+	// replica reported a working set or the activation dimension is off:
+	// absent, which is not 0 (idle). It is the sum, not the hottest
+	// replica's ratio times the pool: the total is the work the pool must
+	// place, and one replica's excess (a hot key, a stuck connection) is
+	// not every replica's.
+	WorkingSetDemand *float64 `json:"workingSetDemand,omitempty"`
 }
 
 // Hottest returns the replica with the highest single dimension (ties go to
@@ -66,13 +80,22 @@ func (c ComputeCollector) Collect(obs Observation) ComputePressure {
 		ReplicaCount: len(obs.Replicas),
 		Replicas:     make([]ReplicaPressure, 0, len(obs.Replicas)),
 	}
+	var working float64
+	reported := false
 	for _, r := range obs.Replicas {
 		p := c.replica(r)
+		if r.HasWorkingSet && c.ActivationWorkingSetTarget > 0 {
+			working += count(r.WorkingSet) / c.ActivationWorkingSetTarget
+			reported = true
+		}
 		out.Activation = max(out.Activation, p.Activation)
 		out.Resource = max(out.Resource, p.Resource)
 		out.WalDispatch = max(out.WalDispatch, p.WalDispatch)
 		out.WalSaturation = Worse(out.WalSaturation, p.WalSaturation)
 		out.Replicas = append(out.Replicas, p)
+	}
+	if reported {
+		out.WorkingSetDemand = &working
 	}
 	sort.Slice(out.Replicas, func(i, j int) bool { return out.Replicas[i].Name < out.Replicas[j].Name })
 	for _, m := range obs.Missing {
@@ -96,6 +119,16 @@ func (c ComputeCollector) replica(r ReplicaObservation) ReplicaPressure {
 		p.Resource = max(p.Resource, Clamp01(r.MemoryUsedBytes/r.MemoryLimitBytes))
 	}
 	return p
+}
+
+// count reads a working set as a count: NaN, infinities and negatives are
+// 0 (a broken exporter's value adds nothing, and every surface can print
+// the sum).
+func count(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+		return 0
+	}
+	return v
 }
 
 // Demand is the raw replica demand the pressure asks for: the highest

@@ -50,6 +50,44 @@ func TestComputeCollectorActivationOff(t *testing.T) {
 	}
 }
 
+// TestComputeCollectorWorkingSetDemand: the working set is summed over the
+// target, uncapped, beside dimensions that stay clamped; a replica with no
+// working set series adds nothing; a sample where none has one (or the
+// activation dimension is off) leaves it absent, and one where every
+// replica reports 0 says 0, idle.
+func TestComputeCollectorWorkingSetDemand(t *testing.T) {
+	c := ComputeCollector{ActivationWorkingSetTarget: 100}
+	got := c.Collect(Observation{Replicas: []ReplicaObservation{
+		{Name: "a", WorkingSet: 500, HasWorkingSet: true, CPUUtilisation: 1},  // 5 times its share, capped at 1
+		{Name: "b", WorkingSet: 250, HasWorkingSet: true},                     // 2.5
+		{Name: "c", WorkingSet: 9999},                                         // no series: nothing
+		{Name: "d", WorkingSet: math.Inf(1), HasWorkingSet: true},             // broken: nothing
+		{Name: "e", WorkingSet: -3, HasWorkingSet: true, CPUUtilisation: 0.2}, // negative: nothing
+	}})
+	if got.Activation != 1 || got.Resource != 1 || got.Demand() != 5 {
+		t.Fatalf("the clamped dimensions moved: %+v, demand %v", got, got.Demand())
+	}
+	if got.WorkingSetDemand == nil || *got.WorkingSetDemand != 7.5 {
+		t.Fatalf("working set demand %v, want 7.5 (500/100 + 250/100)", got.WorkingSetDemand)
+	}
+	for _, tt := range []struct {
+		name string
+		c    ComputeCollector
+		obs  []ReplicaObservation
+		want *float64
+	}{
+		{"no replica reports one", c, []ReplicaObservation{{Name: "a", CPUUtilisation: 1}}, nil},
+		{"activation off", ComputeCollector{}, []ReplicaObservation{{Name: "a", WorkingSet: 500, HasWorkingSet: true}}, nil},
+		{"no replicas", c, nil, nil},
+		{"idle", c, []ReplicaObservation{{Name: "a", HasWorkingSet: true}}, new(float64)},
+	} {
+		got := tt.c.Collect(Observation{Replicas: tt.obs}).WorkingSetDemand
+		if (got == nil) != (tt.want == nil) || got != nil && *got != *tt.want {
+			t.Errorf("%s: working set demand %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
 func TestWalStateFromGauge(t *testing.T) {
 	tests := []struct {
 		v       float64

@@ -98,8 +98,11 @@ type ReplicaObservation struct {
 	// Pod is the replica's Kubernetes pod, where the source knows it
 	// (k8s:// scrape targets); "" otherwise.
 	Pod string
-	// WorkingSet is the replica's activation working set (a count).
-	WorkingSet float64
+	// WorkingSet is the replica's activation working set (a count), when
+	// HasWorkingSet says the replica reported one. It is not bounded by the
+	// replica's capacity: an overloaded replica's keeps growing.
+	WorkingSet    float64
+	HasWorkingSet bool
 	// CPUUtilisation is CPU in use over the CPU limit, 0..1.
 	CPUUtilisation float64
 	// MemoryUsedBytes and MemoryLimitBytes give memory utilisation; a

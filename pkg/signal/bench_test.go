@@ -21,11 +21,15 @@ func BenchmarkCompute(b *testing.B) {
 }
 
 // BenchmarkComputeResponsive folds one sample with every compensation on
-// (the lead's trend, the surge, the margins) on stale samples. The only
+// (the lead's trend, the surge and the working set it reads, the margins)
+// on stale samples. The only
 // allocation is still the Reason string.
 func BenchmarkComputeResponsive(b *testing.B) {
 	c := NewComputer(responsive(b))
-	ins := []Input{in(0.9, 8), in(0.1, 8), in(1, 4), in(0.5, 8)}
+	working := 12.0 // the saturated pool's working set: 3 times the pool
+	saturated := in(1, 4)
+	saturated.Compute.WorkingSetDemand = &working
+	ins := []Input{in(0.9, 8), in(0.1, 8), saturated, in(0.5, 8)}
 	now := t0
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {

@@ -174,11 +174,20 @@ const surgeMaxFactor = 32
 //
 // Saturated samples of a pool no larger than the largest seen (the samples
 // still in the pipeline when the surge began) change nothing: one noisy
-// sample cannot ratchet a pool to its maximum. The mark only grows, and
-// the first sample that is not saturated ends the episode: once the
-// measurement shows the demand below the cap, the demand itself is the
-// signal.
-func (s *surge) observe(saturated, stale bool, n int, target float64) float64 {
+// sample cannot ratchet a pool to its maximum.
+//
+// working is the demand an uncapped dimension measures beside the capped
+// ones (pressure.ComputePressure.WorkingSetDemand: the working set, which
+// keeps growing past the cap), in replicas at full pressure; 0 when the
+// source has none. A saturated sample asks for at least working / target
+// replicas at once, beside the growth estimate and never below it, within
+// the same factor cap: where the source measures the hidden demand, the
+// surge need not guess it.
+//
+// The mark only grows, and the first sample that is not saturated ends
+// the episode: once the measurement shows the demand below the cap, the
+// demand itself is the signal.
+func (s *surge) observe(saturated, stale bool, n int, target, working float64) float64 {
 	if !saturated {
 		*s = surge{}
 		return 0
@@ -194,6 +203,19 @@ func (s *surge) observe(saturated, stale bool, n int, target float64) float64 {
 	if stale {
 		want = max(want, float64(n+surgePods))
 	}
+	if working > 0 {
+		// A working set a rounding error above a whole count is that count.
+		want = max(want, min(math.Ceil(working/target-1e-9), float64(n)*surgeMaxFactor))
+	}
 	s.mark = max(s.mark, want*target)
 	return s.mark
+}
+
+// workingSetDemand is the uncapped demand the surge reads
+// (pressure.ComputePressure.WorkingSetDemand), 0 when the source has none.
+func workingSetDemand(d *float64) float64 {
+	if d == nil {
+		return 0
+	}
+	return *d
 }

@@ -375,3 +375,71 @@ func TestWarmSamplesCoverTheComputersMemory(t *testing.T) {
 		}
 	}
 }
+
+// TestSaturationSurgeReadsTheWorkingSet: a saturated sample whose working
+// set measures demand five times the pool asks for that at once, where the
+// growth estimate alone asks for a doubling; a working set below the
+// growth estimate never lowers it; the factor cap bounds it; and the first
+// unsaturated sample ends the episode as ever.
+func TestSaturationSurgeReadsTheWorkingSet(t *testing.T) {
+	c := NewComputer(responsive(t))
+	step := func(i int, res float64, n int, working *float64, age time.Duration) result {
+		now := at(float64(15 * i))
+		p := cp(0, res, 0, n)
+		p.WorkingSetDemand = working
+		return compute(c, now, Input{Compute: p, MeasuredAt: now.Add(-age)})
+	}
+	demand := func(v float64) *float64 { return &v }
+	// 2 replicas saturated; the working set is 5 x 2 x 0.7 = 7 replicas
+	// at full pressure: 10 replicas at the 0.7 target, five times the pool.
+	if s := step(0, 1, 2, demand(7), 0); !near(s.ScaleValue, 10*0.7) || !s.Surging {
+		t.Fatalf("working set 5x: %v surging %v, want 10 replicas (7)", s.ScaleValue, s.Surging)
+	}
+	// It grows while the pool is saturated: 10x, 20 replicas.
+	if s := step(1, 1, 2, demand(14), 45*time.Second); !near(s.ScaleValue, 20*0.7) {
+		t.Fatalf("working set 10x: %v, want 20 replicas (14)", s.ScaleValue)
+	}
+	// The mark never falls while the episode lasts, whatever the working set says.
+	if s := step(2, 1, 2, demand(1), 45*time.Second); !near(s.ScaleValue, 20*0.7) {
+		t.Fatalf("a smaller working set: %v, want the mark 14", s.ScaleValue)
+	}
+	// The factor cap bounds it: 32 x 2 replicas at most.
+	if s := step(3, 1, 2, demand(1000), 45*time.Second); !near(s.ScaleValue, 64*0.7) {
+		t.Fatalf("capped: %v, want 64 replicas (44.8)", s.ScaleValue)
+	}
+	// The first unsaturated sample ends it: the clamped demand is the signal.
+	if s := step(4, 0.5, 6, demand(1000), 0); s.Surging {
+		t.Fatalf("still surging on an unsaturated sample: %v", s.ScaleValue)
+	}
+
+	// A new episode whose working set is below the growth estimate's
+	// doubling: the doubling stands (the working set never asks for less).
+	c = NewComputer(responsive(t))
+	if s := step(0, 1, 4, demand(3), 0); !near(s.ScaleValue, 8*0.7) {
+		t.Fatalf("a small working set: %v, want the doubling, 8 replicas (5.6)", s.ScaleValue)
+	}
+}
+
+// TestSaturationSurgeWithoutWorkingSetIsUnchanged: a source with no
+// working set (WorkingSetDemand absent) surges exactly as the growth
+// estimate alone does, sample for sample, and a working set of 0 (idle
+// replicas) asks for nothing beyond it either.
+func TestSaturationSurgeWithoutWorkingSetIsUnchanged(t *testing.T) {
+	zero := 0.0
+	pools := []int{2, 2, 2, 6, 2, 9, 100, 6, 6, 6}
+	levels := []float64{1, 1, 1, 1, 1, 1, 1, 0.5, 0.5, 1}
+	for _, working := range []*float64{nil, &zero} {
+		a, b := NewComputer(responsive(t)), NewComputer(responsive(t))
+		for i, n := range pools {
+			now := at(float64(15 * i))
+			age := time.Duration(i%2) * 45 * time.Second
+			plain := Input{Compute: cp(0, levels[i], 0, n), MeasuredAt: now.Add(-age)}
+			with := plain
+			with.Compute.WorkingSetDemand = working
+			got, want := a.Compute(now, with), b.Compute(now, plain)
+			if got.ScaleValue != want.ScaleValue || got.Reason != want.Reason {
+				t.Fatalf("working set %v, sample %d: %v %q, want %v %q", working, i, got.ScaleValue, got.Reason, want.ScaleValue, want.Reason)
+			}
+		}
+	}
+}

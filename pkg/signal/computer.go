@@ -113,7 +113,7 @@ func (c *Computer) Compute(now time.Time, in Input) ScalingSignal {
 	c.lastFinal = final
 
 	lag := c.lag(now, in.MeasuredAt, in.MeasuredStartup)
-	comp := c.compensate(final, raw, value, replicas, lag, in.MeasuredAt, now, in.Season)
+	comp := c.compensate(final, raw, value, replicas, workingSetDemand(cp.WorkingSetDemand), lag, in.MeasuredAt, now, in.Season)
 	c.last = comp
 	scale := max(comp.value, c.opts.floor())
 	return ScalingSignal{
@@ -164,7 +164,7 @@ func (c *Computer) lag(now, measuredAt time.Time, measuredStartup time.Duration)
 // hysteresis to the gated value final, in that order: the lead and the
 // surge only raise it, and the hysteresis only slows a fall. With every
 // option off it returns final unchanged (the original profile).
-func (c *Computer) compensate(final, raw, value float64, replicas int, lag time.Duration, measuredAt, now time.Time, season *pressure.Season) compensated {
+func (c *Computer) compensate(final, raw, value float64, replicas int, working float64, lag time.Duration, measuredAt, now time.Time, season *pressure.Season) compensated {
 	out := compensated{value: final, lag: lag}
 	stale := lag > 0
 	var noise float64
@@ -226,7 +226,7 @@ func (c *Computer) compensate(final, raw, value float64, replicas int, lag time.
 		if target <= 0 {
 			target = 1
 		}
-		if mark := c.surge.observe(value >= level, stale, replicas, target); mark > out.value {
+		if mark := c.surge.observe(value >= level, stale, replicas, target, working); mark > out.value {
 			out.value, out.surging = mark, true
 		}
 	}

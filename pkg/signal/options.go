@@ -117,8 +117,10 @@ type Options struct {
 	// asks the autoscaler for 2n replicas, and n + 4 when that is more and
 	// the sample is stale (the HPA's default scale-up policies); a later
 	// saturated sample across a larger pool multiplies that factor by the
-	// pool's growth (docs/compensation.md, "The saturation surge"). It
-	// holds its high-water mark while the samples stay saturated and ends
+	// pool's growth, and a saturated sample asks for at least the replicas
+	// the working set measures where the source reports one
+	// (pressure.ComputePressure.WorkingSetDemand; docs/compensation.md,
+	// "The saturation surge"). It holds its high-water mark while the samples stay saturated and ends
 	// at the first sample that is not. Default false (responsive: true).
 	SaturationSurge bool
 	// SurgeLevel is the dominant pressure at or above which a sample is

@@ -85,12 +85,13 @@ func FromProto(p *barometerv1.ScalingSignal) signal.ScalingSignal {
 // is already a copy, made for this message alone.
 func computeToProto(c *signalview.Compute) *barometerv1.ComputePressure {
 	out := &barometerv1.ComputePressure{
-		Activation:    c.Activation,
-		Resource:      c.Resource,
-		WalDispatch:   c.WalDispatch,
-		WalSaturation: walStateToProto(c.WalSaturation),
-		ReplicaCount:  toInt32(c.ReplicaCount),
-		Missing:       c.Missing,
+		Activation:       c.Activation,
+		Resource:         c.Resource,
+		WalDispatch:      c.WalDispatch,
+		WalSaturation:    walStateToProto(c.WalSaturation),
+		ReplicaCount:     toInt32(c.ReplicaCount),
+		Missing:          c.Missing,
+		WorkingSetDemand: c.WorkingSetDemand,
 	}
 	for _, r := range c.Replicas {
 		out.Replicas = append(out.Replicas, &barometerv1.ReplicaPressure{
@@ -112,6 +113,10 @@ func computeFromProto(p *barometerv1.ComputePressure) pressure.ComputePressure {
 		WalSaturation: walStateFromProto(p.GetWalSaturation()),
 		ReplicaCount:  int(p.GetReplicaCount()),
 		Missing:       p.GetMissing(),
+	}
+	if p.WorkingSetDemand != nil {
+		d := p.GetWorkingSetDemand()
+		c.WorkingSetDemand = &d
 	}
 	for _, r := range p.GetReplicas() {
 		c.Replicas = append(c.Replicas, pressure.ReplicaPressure{

@@ -13,8 +13,9 @@ import (
 )
 
 // docs/semantics.md lists /scale's fields in order ("HTTP shape of /scale");
-// the list and the JSON of a view with every field present (stale, with an
-// account and a recommendation) name the same fields in the same order.
+// the list and the JSON of a view with every field present (stale, with a
+// working set, an account and a recommendation) name the same fields in
+// the same order.
 func TestSemanticsListsEveryScaleField(t *testing.T) {
 	doc, err := os.ReadFile("../../docs/semantics.md")
 	if err != nil {
@@ -29,6 +30,7 @@ func TestSemanticsListsEveryScaleField(t *testing.T) {
 
 	age := 1.5
 	v := signalview.Signal{
+		Compute: signalview.Compute{WorkingSetDemand: &age},
 		Storage: signalview.Storage{
 			Accounts:       []signalview.Account{{ProviderKey: "a"}},
 			Recommendation: &signalview.Recommendation{Tree: "t"},

@@ -104,6 +104,9 @@ type Compute struct {
 	Resource      float64                     `json:"resource"`
 	WalDispatch   float64                     `json:"walDispatch"`
 	WalSaturation pressure.WalSaturationState `json:"walSaturation"`
+	// WorkingSetDemand is pressure.ComputePressure's, absent (null) when no
+	// replica reports a working set.
+	WorkingSetDemand *float64 `json:"workingSetDemand,omitempty"`
 
 	ReplicaCount int       `json:"-"`
 	Replicas     []Replica `json:"-"`
@@ -202,6 +205,10 @@ func newCompute(c *pressure.ComputePressure) Compute {
 		WalSaturation: c.WalSaturation,
 		ReplicaCount:  c.ReplicaCount,
 		Missing:       slices.Clone(c.Missing),
+	}
+	if c.WorkingSetDemand != nil {
+		d := *c.WorkingSetDemand
+		v.WorkingSetDemand = &d
 	}
 	if len(c.Replicas) > 0 {
 		v.Replicas = make([]Replica, 0, len(c.Replicas))

@@ -63,6 +63,35 @@ func TestJSONIsTheScaleBody(t *testing.T) {
 	}
 }
 
+// The working set's demand is served where a replica reports a working
+// set, 0 (idle) included, and absent where none does; the view holds its
+// own copy.
+func TestWorkingSetDemandInTheScaleBody(t *testing.T) {
+	idle, busy := 0.0, 7.5
+	for _, c := range []struct {
+		name    string
+		demand  *float64
+		compute string
+	}{
+		{"absent", nil, `"compute":{"activation":0,"resource":0,"walDispatch":0,"walSaturation":"Healthy"}`},
+		{"idle", &idle, `"compute":{"activation":0,"resource":0,"walDispatch":0,"walSaturation":"Healthy","workingSetDemand":0}`},
+		{"above the pool", &busy, `"compute":{"activation":0,"resource":0,"walDispatch":0,"walSaturation":"Healthy","workingSetDemand":7.5}`},
+	} {
+		sig := signal.ScalingSignal{Compute: pressure.ComputePressure{WorkingSetDemand: c.demand}}
+		v := signalview.New(&sig, "k", nil)
+		got, err := json.Marshal(v.Compute)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if want := c.compute[len(`"compute":`):]; string(got) != want {
+			t.Errorf("%s:\n got %s\nwant %s", c.name, got, want)
+		}
+		if c.demand != nil && v.Compute.WorkingSetDemand == c.demand {
+			t.Errorf("%s: the view shares the signal's working set demand", c.name)
+		}
+	}
+}
+
 // A view is the reader's own copy: editing it leaves the published signal
 // alone.
 func TestNewSharesNothingMutable(t *testing.T) {

@@ -42,7 +42,7 @@ func signalKeys() []keyschema.Key[Trigger] {
 		signalFloat("scaleInNoiseMargin", func(o *signal.Options) *float64 { return &o.ScaleInNoiseMargin }, keyschema.Between(0, 10)).
 			Describe("on a stale sample, a fall stops at demand + this many widths of the measured noise (needs `leadWindow`)"),
 		signalBool("saturationSurge", func(o *signal.Options) *bool { return &o.SaturationSurge }).
-			Describe("a saturated sample across n replicas asks for 2n (n + 4 when stale), a later one across a larger pool for that pool times the growth seen; held while the samples stay saturated, ended by the first that is not"),
+			Describe("a saturated sample across n replicas asks for 2n (n + 4 when stale), a later one across a larger pool for that pool times the growth seen, and at least what the replicas' working set measures (uncapped) where they report one; held while the samples stay saturated, ended by the first that is not"),
 		signalFloat("surgeLevel", func(o *signal.Options) *float64 { return &o.SurgeLevel }, keyschema.Between(0, 1)).
 			Describe("dominant pressure at or above which a sample counts as saturated; 0 reads as 1"),
 		signalFloat("shortfallBudget", func(o *signal.Options) *float64 { return &o.ShortfallBudget }, keyschema.Between(0, 0.5)).

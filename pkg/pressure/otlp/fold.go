@@ -109,7 +109,8 @@ func (s *Source) replica(r store.Replica, fams map[string][]store.Series) (repli
 	if len(fams) == 0 {
 		return read, fmt.Errorf("none of the exposition contract's metrics pushed within maxAge %s", s.cfg.MaxAge)
 	}
-	out.WorkingSet = sum(fams[n.Activations]).V
+	ws := sum(fams[n.Activations])
+	out.WorkingSet, out.HasWorkingSet = ws.V, ws.OK
 	out.MemoryUsedBytes = sum(fams[n.MemoryBytes]).V
 	out.MemoryLimitBytes = sum(fams[n.MemoryLimitBytes]).Limit().V
 	if sp := sum(fams[n.SplitsInFlight]); sp.OK {

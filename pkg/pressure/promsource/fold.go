@@ -183,6 +183,7 @@ func apply(d dimension, r *replica, v float64) {
 	switch d {
 	case dimActivation:
 		o.WorkingSet += v
+		o.HasWorkingSet = true
 	case dimResource, dimCPU:
 		// A ready-made resource utilisation rides in the CPU field with no
 		// memory ceiling: the collector's max(CPU, memory/ceiling) then

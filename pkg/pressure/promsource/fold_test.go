@@ -111,7 +111,7 @@ func TestFoldsOneObservationPerReplica(t *testing.T) {
 		// b splits its working set in two series, which add up, and has
 		// two CPU ratios, which do not: the larger counts.
 		"act":    vec("pod=a", 10.0, "pod=b", 20.0, "pod=b,shard=2", 50.0),
-		"cpu":    vec("pod=a", 0.5, "pod=b", 0.25, "pod=b,container=side", 0.125),
+		"cpu":    vec("pod=a", 0.5, "pod=b", 0.25, "pod=b,container=side", 0.125, "pod=c", 1.0), // c has no working set
 		"mem":    vec("pod=a", 100.0, "pod=b", 300.0),
 		"memlim": vec("pod=b", 1000.0), // a has no ceiling
 		"wal":    vec("pod=a", 1.0, "pod=b", 0.0),
@@ -122,8 +122,9 @@ func TestFoldsOneObservationPerReplica(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []pressure.ReplicaObservation{
-		{Name: "a", WorkingSet: 10, CPUUtilisation: 0.5, MemoryUsedBytes: 100, WalSaturation: pressure.Throttled, SplitsInFlight: 2, HasSplits: true},
-		{Name: "b", WorkingSet: 70, CPUUtilisation: 0.25, MemoryUsedBytes: 300, MemoryLimitBytes: 1000},
+		{Name: "a", WorkingSet: 10, HasWorkingSet: true, CPUUtilisation: 0.5, MemoryUsedBytes: 100, WalSaturation: pressure.Throttled, SplitsInFlight: 2, HasSplits: true},
+		{Name: "b", WorkingSet: 70, HasWorkingSet: true, CPUUtilisation: 0.25, MemoryUsedBytes: 300, MemoryLimitBytes: 1000},
+		{Name: "c", CPUUtilisation: 1},
 	}
 	if len(obs.Replicas) != len(want) {
 		t.Fatalf("replicas = %+v, want %+v", obs.Replicas, want)

@@ -109,6 +109,7 @@ func (s *Source) replica(r result, st *replicaState) pressure.ReplicaObservation
 		Name:          r.name,
 		Pod:           r.pod,
 		WorkingSet:    x.Activations.V,
+		HasWorkingSet: x.Activations.OK,
 		WalSaturation: x.WAL,
 	}
 	// Without a limit the replica has no ceiling: MemoryLimitBytes stays 0

@@ -71,7 +71,7 @@ func TestProtobufAndTextAgree(t *testing.T) {
 		t.Errorf("text %+v\nprotobuf %+v", ra, rb)
 	}
 	if !near(ra.CPUUtilisation, 0.85) || ra.WalSaturation != pressure.Throttled || !ra.HasSplits || ra.SplitsInFlight != 2 ||
-		ra.MemoryLimitBytes != 512<<20 || ra.WorkingSet != 0.85*80000 {
+		ra.MemoryLimitBytes != 512<<20 || ra.WorkingSet != 0.85*80000 || !ra.HasWorkingSet {
 		t.Errorf("read %+v", ra)
 	}
 	want := []pressure.TreeObservation{{

@@ -35,7 +35,10 @@ func compareSettings(cfg sim.Config, s sim.Series, o *simulateOptions) (sets []s
 		if p == signal.DefaultProfile {
 			name += " (default)"
 		}
-		sets = append(sets, control.BarometerSetting(name, control.BarometerOptions{Signal: so, Target: o.kedaTarget}, o.deployment()))
+		if o.workingSet {
+			name += ", working set"
+		}
+		sets = append(sets, control.BarometerSetting(name, control.BarometerOptions{Signal: so, Target: o.kedaTarget, WorkingSet: o.workingSet}, o.deployment()))
 	}
 	// The policies' launch TTL is a trigger key: parsed as one (for any
 	// replica policy; every one reads it).

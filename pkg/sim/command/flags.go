@@ -34,7 +34,7 @@ type simulateOptions struct {
 	turn, upWindow, downWindow, period                 time.Duration
 	saturation, occupancy, tolerance, kedaTarget       float64
 	table, json, compare, stepIsLimit                  bool
-	rawSignal, hpaDefaultBehavior                      bool
+	rawSignal, hpaDefaultBehavior, workingSet          bool
 	set                                                map[string]bool
 	floor                                              int
 	wiring                                             policies.Wiring
@@ -106,6 +106,7 @@ func (o *simulateOptions) defineAnchorFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&o.kpa.MaxScaleDownRate, "kpa-max-down-rate", kpa.MaxScaleDownRate, "kpa: at least the ready pods over this")
 	fs.Float64Var(&o.kedaTarget, "keda-target", 0, "barometer: KEDA targetValue, replicas = ceil(ScaleValue / it) (0: the occupancy target)")
 	fs.BoolVar(&o.rawSignal, "raw-signal", false, "barometer: score the raw signal, ceil(ScaleValue / target) with no HPA (default: as deployed, through KEDA's milli quantity and the HPA with the README's recommended behavior, scaleDown stabilizationWindowSeconds 0)")
+	fs.BoolVar(&o.workingSet, "working-set", false, "barometer: the replicas also report their working set (their share of the work in flight, not capped at saturation, as barometer_activations is), which the saturation surge reads (default: utilisation alone, capped at 1)")
 	fs.BoolVar(&o.hpaDefaultBehavior, "hpa-default-behavior", false, "barometer: score as deployed with the HPA's Kubernetes default behavior (a 300 s scale-down window) instead of the README's recommended one")
 }
 

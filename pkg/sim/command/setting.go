@@ -122,7 +122,11 @@ func (o *simulateOptions) fixedSetting(m sim.Model) (sim.Setting, error) {
 		if v, ok := o.keys.values[trigger.KeyProfile]; ok {
 			profile = v
 		}
-		return control.BarometerSetting("Barometer "+profile, control.BarometerOptions{Signal: so, Target: o.kedaTarget}, o.deployment()), nil
+		name := "Barometer " + profile
+		if o.workingSet {
+			name += ", working set"
+		}
+		return control.BarometerSetting(name, control.BarometerOptions{Signal: so, Target: o.kedaTarget, WorkingSet: o.workingSet}, o.deployment()), nil
 	}
 	return control.NaiveSetting(naiveName(o.window, o.step), control.NaiveOptions{Window: o.window, Step: o.step}), nil
 }

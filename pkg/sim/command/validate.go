@@ -21,7 +21,7 @@ var flagControllers = map[string][]string{
 	"hpa-up-percent": {controllerHPA}, "hpa-up-pods": {controllerHPA}, "hpa-down-percent": {controllerHPA},
 	"kpa-stable-window": {controllerKPA}, "kpa-panic-percent": {controllerKPA}, "kpa-panic-threshold": {controllerKPA},
 	"kpa-max-up-rate": {controllerKPA}, "kpa-max-down-rate": {controllerKPA},
-	"keda-target": {controllerBarometer}, "raw-signal": {controllerBarometer}, "hpa-default-behavior": {controllerBarometer},
+	"keda-target": {controllerBarometer}, "raw-signal": {controllerBarometer}, "hpa-default-behavior": {controllerBarometer}, "working-set": {controllerBarometer},
 	"current-replicas": policy.Names(),
 }
 
@@ -31,7 +31,7 @@ var flagControllers = map[string][]string{
 // flags it applies are keyFlags.inCompare's).
 var compareFlags = map[string]bool{
 	"kpa-stable-window": true, "kpa-panic-percent": true, "kpa-panic-threshold": true, "kpa-max-up-rate": true,
-	"kpa-max-down-rate": true, "keda-target": true, "raw-signal": true, "hpa-default-behavior": true, "current-replicas": true,
+	"kpa-max-down-rate": true, "keda-target": true, "raw-signal": true, "hpa-default-behavior": true, "working-set": true, "current-replicas": true,
 }
 
 // errNotInCompare is the refusal of a flag --compare does not apply.

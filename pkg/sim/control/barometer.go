@@ -17,6 +17,12 @@ type BarometerOptions struct {
 	// Target is the KEDA metrics-api targetValue (AverageValue): KEDA asks
 	// for ceil(ScaleValue / Target) replicas. 0 reads at the model's target.
 	Target float64
+	// WorkingSet has every replica also report its working set: its share
+	// of the work in flight, the occupancy times the activation target,
+	// which, unlike the utilisation, is not capped at saturation (a source
+	// that reads barometer_activations; docs/exposition.md). false: the
+	// replicas report utilisation alone, as a host or CPU-only source does.
+	WorkingSet bool
 }
 
 // ProfileBarometerOptions are a pkg/signal profile's options, read at the
@@ -28,15 +34,17 @@ func ProfileBarometerOptions(profile string) (BarometerOptions, error) {
 
 // Barometer drives the real signal computer. Each delivered sample becomes
 // an observation of Reading.Replicas replicas, each at the sample's
-// occupancy as CPU utilisation, measured at the sample's time; the real
+// occupancy as CPU utilisation (and, with BarometerOptions.WorkingSet, as
+// a working set), measured at the sample's time; the real
 // compute collector folds it (capping utilisation at 1) and the computer
 // turns it into ScaleValue, which already carries the replica count the
 // pressure was measured across and every compensation the options turn on.
 type Barometer struct {
-	target    float64
-	collector pressure.ComputeCollector
-	computer  *signal.Computer
-	names     []string
+	target     float64
+	workingSet bool
+	collector  pressure.ComputeCollector
+	computer   *signal.Computer
+	names      []string
 }
 
 // NewBarometer returns Barometer's controller. The surge asks for replicas
@@ -50,9 +58,10 @@ func NewBarometer(m sim.Model, opts BarometerOptions) *Barometer {
 		opts.Signal.SurgeTarget = target
 	}
 	return &Barometer{
-		target:    target,
-		collector: pressure.ComputeCollector{ActivationWorkingSetTarget: pressure.DefaultActivationWorkingSetTarget},
-		computer:  signal.NewComputer(opts.Signal),
+		target:     target,
+		workingSet: opts.WorkingSet,
+		collector:  pressure.ComputeCollector{ActivationWorkingSetTarget: pressure.DefaultActivationWorkingSetTarget},
+		computer:   signal.NewComputer(opts.Signal),
 	}
 }
 
@@ -84,6 +93,10 @@ func (b *Barometer) observation(r sim.Reading) pressure.Observation {
 	obs := pressure.Observation{Replicas: make([]pressure.ReplicaObservation, r.Replicas), ObservedAt: r.At, MeasuredAt: r.At}
 	for i := range obs.Replicas {
 		obs.Replicas[i] = pressure.ReplicaObservation{Name: b.names[i], CPUUtilisation: r.Occupancy}
+		if b.workingSet {
+			obs.Replicas[i].WorkingSet = r.Occupancy * b.collector.ActivationWorkingSetTarget
+			obs.Replicas[i].HasWorkingSet = true
+		}
 	}
 	return obs
 }

@@ -574,9 +574,14 @@ type ComputePressure struct {
 	// replicas is the per-replica detail, sorted by name.
 	Replicas []*ReplicaPressure `protobuf:"bytes,6,rep,name=replicas,proto3" json:"replicas,omitempty"`
 	// missing names the replicas that did not answer, sorted.
-	Missing       []string `protobuf:"bytes,7,rep,name=missing,proto3" json:"missing,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Missing []string `protobuf:"bytes,7,rep,name=missing,proto3" json:"missing,omitempty"`
+	// working_set_demand is the replicas' summed activation working set over
+	// the activation target, in replicas at full activation pressure: not
+	// clamped, so it still measures demand above a saturated pool. Unset
+	// when no replica reports a working set.
+	WorkingSetDemand *float64 `protobuf:"fixed64,8,opt,name=working_set_demand,json=workingSetDemand,proto3,oneof" json:"working_set_demand,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *ComputePressure) Reset() {
@@ -656,6 +661,13 @@ func (x *ComputePressure) GetMissing() []string {
 		return x.Missing
 	}
 	return nil
+}
+
+func (x *ComputePressure) GetWorkingSetDemand() float64 {
+	if x != nil && x.WorkingSetDemand != nil {
+		return *x.WorkingSetDemand
+	}
+	return 0
 }
 
 // ReplicaPressure is one replica's normalised compute pressure.
@@ -1024,7 +1036,7 @@ const file_barometer_v1_signal_proto_rawDesc = "" +
 	"\bforecast\x18\x12 \x01(\x01R\bforecast\"C\n" +
 	"\x04Cost\x12'\n" +
 	"\x0freplica_seconds\x18\x01 \x01(\x01R\x0ereplicaSeconds\x12\x12\n" +
-	"\x04cost\x18\x02 \x01(\x01R\x04cost\"\xb3\x02\n" +
+	"\x04cost\x18\x02 \x01(\x01R\x04cost\"\xfd\x02\n" +
 	"\x0fComputePressure\x12\x1e\n" +
 	"\n" +
 	"activation\x18\x01 \x01(\x01R\n" +
@@ -1034,7 +1046,9 @@ const file_barometer_v1_signal_proto_rawDesc = "" +
 	"\x0ewal_saturation\x18\x04 \x01(\x0e2 .barometer.v1.WalSaturationStateR\rwalSaturation\x12#\n" +
 	"\rreplica_count\x18\x05 \x01(\x05R\freplicaCount\x129\n" +
 	"\breplicas\x18\x06 \x03(\v2\x1d.barometer.v1.ReplicaPressureR\breplicas\x12\x18\n" +
-	"\amissing\x18\a \x03(\tR\amissing\"\xcd\x01\n" +
+	"\amissing\x18\a \x03(\tR\amissing\x121\n" +
+	"\x12working_set_demand\x18\b \x01(\x01H\x00R\x10workingSetDemand\x88\x01\x01B\x15\n" +
+	"\x13_working_set_demand\"\xcd\x01\n" +
 	"\x0fReplicaPressure\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1e\n" +
 	"\n" +
@@ -1144,6 +1158,7 @@ func file_barometer_v1_signal_proto_init() {
 	if File_barometer_v1_signal_proto != nil {
 		return
 	}
+	file_barometer_v1_signal_proto_msgTypes[4].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
