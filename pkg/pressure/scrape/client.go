@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	neturl "net/url"
 	"strconv"
 	"sync"
 	"time"
@@ -34,8 +35,12 @@ const acceptHeader = "application/vnd.google.protobuf;proto=io.prometheus.client
 // concurrent use; buffers are pooled so that memory stays flat across
 // samples instead of growing with the number of replicas.
 type client struct {
-	http   *http.Client
-	shared bool // http's transport is a connection profile's
+	// http sends the request: a RoundTripper rather than an http.Client,
+	// since a scrape follows no redirect, keeps no cookie and has its own
+	// deadline, which is all an http.Client would add (at the cost of a
+	// copy of the headers per request).
+	http   http.RoundTripper
+	shared bool // http is a connection profile's
 	limit  int64
 	fams   *body.Families
 
@@ -76,11 +81,9 @@ func newClient(limit int64, fams *body.Families, guard *allow.List, profile *con
 	}
 	c := &client{
 		shared: profile != nil,
-		http: &http.Client{
-			Transport: rt,
-			// A redirect would reach an address the allow-list never saw.
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		},
+		// A RoundTripper follows no redirect: one would reach an address
+		// the allow-list never saw.
+		http:  rt,
 		limit: limit,
 		fams:  fams,
 	}
@@ -90,10 +93,16 @@ func newClient(limit int64, fams *body.Families, guard *allow.List, profile *con
 }
 
 func (c *client) close() {
-	if !c.shared {
-		c.http.CloseIdleConnections()
+	if t, ok := c.http.(interface{ CloseIdleConnections() }); ok && !c.shared {
+		t.CloseIdleConnections()
 	}
 }
+
+// The request headers' values, the same for every scrape.
+var (
+	acceptValue    = []string{acceptHeader}
+	userAgentValue = []string{"barometer-scrape"}
+)
 
 // scrape reads one replica's series of the wanted families, appended to
 // dst. ctx bounds the whole exchange, body included.
@@ -102,13 +111,20 @@ func (c *client) scrape(ctx context.Context, url string, timeout time.Duration, 
 	if err != nil {
 		return dst, err
 	}
-	req.Header.Set("Accept", acceptHeader)
-	req.Header.Set("User-Agent", "barometer-scrape")
-	// The header Prometheus sends, so exporters can bound their own work.
-	req.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", strconv.FormatFloat(timeout.Seconds(), 'f', -1, 64))
-	resp, err := c.http.Do(req)
+	// Canonical keys set directly: no canonicalisation per request. A
+	// RoundTripper does not modify them (a profile's adds its own to a
+	// copy).
+	req.Header = http.Header{
+		"Accept":     acceptValue,
+		"User-Agent": userAgentValue,
+		// The header Prometheus sends, so exporters can bound their own
+		// work.
+		"X-Prometheus-Scrape-Timeout-Seconds": {strconv.FormatFloat(timeout.Seconds(), 'f', -1, 64)},
+	}
+	resp, err := c.http.RoundTrip(req)
 	if err != nil {
-		return dst, err
+		// As an http.Client says it: which request failed.
+		return dst, &neturl.Error{Op: "Get", URL: url, Err: err}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {

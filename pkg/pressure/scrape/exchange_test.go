@@ -291,3 +291,32 @@ func TestAbandonedScrapeIsCancelled(t *testing.T) {
 		t.Errorf("%d requests, want 2", rep.total())
 	}
 }
+
+// TestOwnScrapeNeverReused: on a clock that moves at every reading, a
+// target sampled again within the share age scrapes anew, never taking
+// its own previous scrape for another's; a second target sampled just
+// after takes that new scrape.
+func TestOwnScrapeNeverReused(t *testing.T) {
+	clk := newClock()
+	ticking := func() time.Time { clk.Advance(time.Millisecond); return clk.Now() }
+	w := demo.New(demo.Config{Now: clk.Now})
+	w.SetLoad(10)
+	rep := startCounted(t, w.Handler())
+	ex := NewExchange(ExchangeOptions{Now: ticking})
+	a := newSource(t, Options{Targets: targets(t, rep.url()), Exchange: ex, Now: ticking})
+	b := newSource(t, Options{Targets: targets(t, rep.url()), Exchange: ex, Now: ticking})
+	for i := 1; i <= 3; i++ {
+		if _, err := a.Observe(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if rep.total() != i {
+			t.Fatalf("sample %d of one target: %d requests, want %d", i, rep.total(), i)
+		}
+	}
+	if _, err := b.Observe(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if rep.total() != 3 {
+		t.Errorf("a second target just after: %d requests, want 3", rep.total())
+	}
+}

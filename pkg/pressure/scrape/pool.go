@@ -93,7 +93,6 @@ type Source struct {
 	log   *slog.Logger
 
 	sampling sync.Mutex // one sample at a time: CPU marks need an order
-	last     time.Time  // when the previous sample started; guarded by sampling
 	leave    sync.Once  // the Exchange's group, left once by Close
 
 	kube *kubeSpace // nil without k8s:// targets
@@ -173,16 +172,24 @@ func (s *Source) Observe(ctx context.Context) (pressure.Observation, error) {
 		return pressure.Observation{}, err
 	}
 	at := s.opts.Now()
-	after := s.last
-	s.last = at
 
 	expandCtx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	exp := expand(expandCtx, s.opts.Targets, s.opts.Resolver, s.kube, s.opts.Allow, s.opts.Concurrency)
 	cancel()
 
+	// A scrape shared with other Sources must have started after this
+	// Source's own previous one of the replica: never the same one again.
+	after := make([]time.Time, len(exp.jobs))
+	s.mu.Lock()
+	for i, j := range exp.jobs {
+		if st := s.replicas[j.name]; st != nil {
+			after[i] = st.scraped
+		}
+	}
+	s.mu.Unlock()
 	results := make([]result, len(exp.jobs))
 	forEach(len(exp.jobs), s.opts.Concurrency, func(i int) {
-		results[i] = s.scrapeOne(ctx, exp.jobs[i], after)
+		results[i] = s.scrapeOne(ctx, exp.jobs[i], after[i])
 	})
 
 	s.mu.Lock()
@@ -195,8 +202,8 @@ func (s *Source) Observe(ctx context.Context) (pressure.Observation, error) {
 	return obs, nil
 }
 
-// scrapeOne reads one replica, through a scrape started after after (the
-// previous sample) that other Sources may share.
+// scrapeOne reads one replica, through a scrape started after after (this
+// Source's previous one of it) that other Sources may share.
 func (s *Source) scrapeOne(ctx context.Context, j job, after time.Time) result {
 	r := result{name: j.name, pod: j.pod, at: s.opts.Now()}
 	if err := ctx.Err(); err != nil {
