@@ -37,10 +37,11 @@ type ExchangeOptions struct {
 //
 // A Source joins a scrape of its replica still in flight, or takes one
 // that finished at most MaxAge ago, when it started after the Source's
-// previous sample (so a CPU rate always spans a real interval); otherwise
-// it scrapes anew. Each Source waits under its own timeout and sample
-// deadline: one that gives up fails as it would alone, and the scrape goes
-// on for the others; a scrape every Source has given up on is cancelled.
+// previous scrape of that replica (so a CPU rate always spans a real
+// interval); otherwise it scrapes anew. Each Source waits under its own
+// timeout and sample deadline and fails as it would alone: one that
+// joined a scrape leaves it when its time is up; the one running it ends
+// it, and those still waiting scrape again themselves.
 // The result is the replica's read values (body.Sample), never modified
 // by a reader. Build one per process, where the scrape sources are built.
 type Exchange struct {
@@ -88,16 +89,19 @@ type group struct {
 	swept   time.Time
 }
 
-// flight is one scrape of one replica.
+// flight is one scrape of one replica, run by the Source that started it
+// and waited for by those that joined it.
 type flight struct {
-	at      time.Time // when it started
-	done    chan struct{}
-	cancel  context.CancelFunc
-	waiters int // guarded by ex.mu
+	at   time.Time // when it started
+	done chan struct{}
 
 	// set before done is closed
 	sample body.Sample
 	err    error
+	// cut says the scrape ended because the Source running it gave up (its
+	// own timeout or sample deadline): no answer of the replica's, so
+	// those waiting scrape again themselves.
+	cut bool
 }
 
 // join returns the group of o, created on the first Source that needs it.
@@ -138,45 +142,43 @@ func (g *group) leave() {
 }
 
 // fetch returns j's replica read by a scrape started after after: one in
-// flight or fresh (see Exchange), else a new one. It waits until ctx ends
-// at most; budget is the scrape's time-out the replica is told. at is when
-// the scrape started.
+// flight or fresh (see Exchange), else one it runs itself. It returns by
+// the end of ctx; budget is the scrape's time-out the replica is told. at
+// is when the scrape started.
+//
+// The scrape runs on the goroutine of the Source that starts it, under
+// that Source's ctx, so that it costs no goroutine (nor the stack a parse
+// grows one to) and ends when that Source gives up, as it would alone.
+// Those that joined it then scrape again themselves, within what is left
+// of their own time.
 func (g *group) fetch(ctx context.Context, j job, after time.Time, budget time.Duration) (at time.Time, s body.Sample, err error) {
 	e := g.ex
-	e.mu.Lock()
-	now := e.now()
-	g.sweep(now)
-	f := g.flights[j.key]
-	if f == nil || !f.at.After(after) || finished(f) && (e.maxAge < 0 || now.Sub(f.at) > e.maxAge) {
-		fctx, cancel := context.WithCancel(context.Background())
-		f = &flight{at: now, done: make(chan struct{}), cancel: cancel}
-		g.flights[j.key] = f
-		go g.run(fctx, f, j, budget)
+	for {
+		e.mu.Lock()
+		now := e.now()
+		g.sweep(now)
+		f := g.flights[j.key]
+		if f == nil || !f.at.After(after) || finished(f) && (e.maxAge < 0 || now.Sub(f.at) > e.maxAge) {
+			f = &flight{at: now, done: make(chan struct{})}
+			g.flights[j.key] = f
+			e.mu.Unlock()
+			g.run(ctx, f, j, budget)
+			return f.at, f.sample, f.err
+		}
+		e.mu.Unlock()
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			return f.at, body.Sample{}, ctx.Err()
+		}
+		if !f.cut {
+			return f.at, f.sample, f.err
+		}
 	}
-	f.waiters++
-	e.mu.Unlock()
-
-	select {
-	case <-f.done:
-	case <-ctx.Done():
-	}
-	e.mu.Lock()
-	f.waiters--
-	if f.waiters == 0 && !finished(f) {
-		// Nobody waits for it any more.
-		f.cancel()
-		g.forget(j.key, f)
-	}
-	e.mu.Unlock()
-	if !finished(f) {
-		return f.at, body.Sample{}, ctx.Err()
-	}
-	return f.at, f.sample, f.err
 }
 
-// run scrapes and reads one replica for f's waiters.
+// run scrapes and reads one replica, for its own Source and f's waiters.
 func (g *group) run(ctx context.Context, f *flight, j job, budget time.Duration) {
-	defer f.cancel()
 	buf, _ := g.buf.Get().(*[]body.Series)
 	if buf == nil {
 		buf = new([]body.Series)
@@ -189,15 +191,13 @@ func (g *group) run(ctx context.Context, f *flight, j job, budget time.Duration)
 		*buf = ss
 		g.buf.Put(buf)
 	}
-	f.err = err
+	f.err, f.cut = err, err != nil && ctx.Err() != nil
 
 	e := g.ex
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	close(f.done)
-	if e.maxAge < 0 || ctx.Err() != nil {
-		// Cut short because every waiter left: not an answer of the
-		// replica's to hand to anyone else.
+	if e.maxAge < 0 || f.cut {
 		g.forget(j.key, f)
 	}
 }

@@ -265,9 +265,44 @@ func TestSharersKeepTheirOwnTimeouts(t *testing.T) {
 	}
 }
 
-// TestAbandonedScrapeIsCancelled: a scrape every target gave up on is
-// cancelled (the replica sees the request end) and is not handed to the
-// next sample, which asks again.
+// TestJoinerOutlivesTheScrapeItJoined: the target with the short timeout
+// runs the scrape, and a patient one joins it. The short one fails on its
+// own timeout and its scrape ends with it; the patient one then scrapes
+// the replica itself and reads the answer, as it would have alone.
+func TestJoinerOutlivesTheScrapeItJoined(t *testing.T) {
+	g := &gate{arrived: make(chan struct{}, 4), open: make(chan struct{}), status: http.StatusOK}
+	rep := startCounted(t, g)
+	ex := NewExchange(ExchangeOptions{})
+	hasty := newSource(t, Options{Targets: targets(t, rep.url()), Exchange: ex, Timeout: 100 * time.Millisecond})
+	patient := newSource(t, Options{Targets: targets(t, rep.url()), Exchange: ex, Timeout: time.Minute})
+
+	hastyDone := make(chan error)
+	go func() {
+		_, err := hasty.Observe(context.Background())
+		hastyDone <- err
+	}()
+	<-g.arrived
+	patientDone := make(chan outcome)
+	go func() {
+		obs, err := patient.Observe(context.Background())
+		patientDone <- outcome{obs, err}
+	}()
+	if err := <-hastyDone; err == nil || !strings.Contains(err.Error(), "timed out after 100ms") {
+		t.Errorf("the hasty target: %v, want its own time-out", err)
+	}
+	<-g.arrived // the patient target asks itself
+	close(g.open)
+	if p := <-patientDone; p.err != nil || p.obs.Replicas[0].WorkingSet != 3 {
+		t.Errorf("the patient target: %v", p.err)
+	}
+	if rep.total() != 2 {
+		t.Errorf("%d requests, want 2", rep.total())
+	}
+}
+
+// TestAbandonedScrapeIsCancelled: a scrape the target running it gave up
+// on is cancelled (the replica sees the request end) and is not handed to
+// the next sample, which asks again.
 func TestAbandonedScrapeIsCancelled(t *testing.T) {
 	g := &gate{arrived: make(chan struct{}, 4), open: make(chan struct{}), status: http.StatusOK}
 	ended := make(chan struct{}, 4)
