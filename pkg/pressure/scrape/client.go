@@ -12,6 +12,7 @@ import (
 	neturl "net/url"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/common/expfmt"
@@ -48,6 +49,7 @@ type client struct {
 	buffers sync.Pool // *bytes.Buffer
 	text    body.TextParser
 	series  int // the series limit; 0: none
+	format  atomic.Pointer[contentFormat]
 }
 
 // maxPooledBuffer keeps one unusually large response from pinning memory.
@@ -133,8 +135,8 @@ func (c *client) scrape(ctx context.Context, url string, timeout time.Duration, 
 	if resp.ContentLength > c.limit {
 		return dst, fmt.Errorf("%w of %d bytes (Content-Length %d)", body.ErrTooLarge, c.limit, resp.ContentLength)
 	}
-	format := expfmt.ResponseFormat(resp.Header)
-	if format.FormatType() == expfmt.TypeOpenMetrics {
+	format := c.formatOf(resp.Header)
+	if format == expfmt.TypeOpenMetrics {
 		return dst, errors.New("OpenMetrics response: serve text/plain or delimited protobuf")
 	}
 
@@ -152,7 +154,7 @@ func (c *client) scrape(ctx context.Context, url string, timeout time.Duration, 
 		}
 	}()
 
-	proto := format.FormatType() == expfmt.TypeProtoDelim
+	proto := format == expfmt.TypeProtoDelim
 	if proto {
 		err = body.FilterProto(br, buf, c.fams, c.limit)
 	} else {
@@ -169,6 +171,25 @@ func (c *client) scrape(ctx context.Context, url string, timeout time.Duration, 
 		return body.ParseProto(buf.Bytes(), c.fams, c.series, dst)
 	}
 	return c.text.Parse(buf.Bytes(), c.fams, c.series, dst)
+}
+
+// formatOf is expfmt's reading of a response's Content-Type, remembered
+// for the last one seen: the replicas of a workload all send the same, and
+// reading it anew costs a media-type parse and a split per scrape.
+func (c *client) formatOf(h http.Header) expfmt.FormatType {
+	ct := h.Get("Content-Type")
+	if last := c.format.Load(); last != nil && last.contentType == ct {
+		return last.format
+	}
+	f := expfmt.ResponseFormat(h).FormatType()
+	c.format.Store(&contentFormat{contentType: ct, format: f})
+	return f
+}
+
+// contentFormat is a Content-Type and its format.
+type contentFormat struct {
+	contentType string
+	format      expfmt.FormatType
 }
 
 type countingReader struct {

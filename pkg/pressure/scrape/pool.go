@@ -88,9 +88,10 @@ type Options struct {
 // Source scrapes the replicas. Observe calls are serialised; ErrorCounts may
 // be called concurrently with them.
 type Source struct {
-	opts  Options
-	share *group // the Exchange's group this Source scrapes through
-	log   *slog.Logger
+	opts   Options
+	share  *group // the Exchange's group this Source scrapes through
+	static []job  // the static targets' jobs (staticJobs)
+	log    *slog.Logger
 
 	sampling sync.Mutex // one sample at a time: CPU marks need an order
 	leave    sync.Once  // the Exchange's group, left once by Close
@@ -152,6 +153,7 @@ func New(opts Options) (*Source, error) {
 	return &Source{
 		opts:     opts,
 		share:    share,
+		static:   staticJobs(opts.Targets),
 		log:      opts.Logger,
 		kube:     kube,
 		replicas: map[string]*replicaState{},
@@ -174,7 +176,7 @@ func (s *Source) Observe(ctx context.Context) (pressure.Observation, error) {
 	at := s.opts.Now()
 
 	expandCtx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
-	exp := expand(expandCtx, s.opts.Targets, s.opts.Resolver, s.kube, s.opts.Allow, s.opts.Concurrency)
+	exp := expand(expandCtx, s.opts.Targets, s.static, s.opts.Resolver, s.kube, s.opts.Allow, s.opts.Concurrency)
 	cancel()
 
 	// A scrape shared with other Sources must have started after this
