@@ -12,9 +12,14 @@
 # which stay level when memory is flat across samples. Then
 # BenchmarkFetch1000Replicas: the HTTP exchange alone over the same fleet,
 # each body read and discarded. Needs about 4,000 file descriptors.
+#
+# The replicas answer with one pre-encoded response per request, written
+# at once: their side of a scrape runs on their own cores in a cluster,
+# and here shares the scraper's. ARGS='-replica-server net/http' serves
+# them with net/http instead (the figures before 2026-12-04).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ulimit -n 8192 2>/dev/null || true
 go test -run '^$' -bench 'BenchmarkSample1000Replicas|BenchmarkFetch1000Replicas' \
 	-benchtime "${BENCHTIME:-20x}" -count "${COUNT:-1}" -cpu "${CPU:-1}" \
-	./pkg/pressure/scrape/
+	./pkg/pressure/scrape/ ${ARGS:+-args $ARGS}

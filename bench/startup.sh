@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Starts the scaler binary $1 on loopback and returns once /readyz answers
 # 200, killing it: the start-up time, measured from outside by timing the
-# whole script, e.g. two builds against each other:
-#   farm-bench -n 15 --vs 'bench/startup.sh /tmp/before' -- bench/startup.sh /tmp/after
+# whole script, e.g. two builds against each other, alternating:
+#   for i in $(seq 15); do for b in /tmp/before /tmp/after; do
+#     /usr/bin/time -f "$b %e s" bench/startup.sh $b; done; done
 set -euo pipefail
 bin=$1
 port=$((20000 + RANDOM % 20000))

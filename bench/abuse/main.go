@@ -31,6 +31,7 @@ type options struct {
 	keep, loadOnly           bool
 	targets                  string
 	targetInterval, readFor  time.Duration
+	memoryLimit              string
 }
 
 func parseFlags() options {
@@ -52,6 +53,7 @@ func parseFlags() options {
 	flag.StringVar(&o.targets, "targets", "", "only the targets measurement: host targets started in these ascending steps (e.g. 10,10000)")
 	flag.DurationVar(&o.targetInterval, "target-interval", 30*time.Second, "targets: each target's sampleInterval (plus 1 ms per target)")
 	flag.DurationVar(&o.readFor, "read-for", 10*time.Second, "targets: how long GetMetrics is timed at each step")
+	flag.StringVar(&o.memoryLimit, "gomemlimit", "", "targets: the scaler's GOMEMLIMIT (e.g. 255MiB, what it sets itself in a 300 MiB container); empty: the runtime's default")
 	flag.Parse()
 	return o
 }
@@ -90,7 +92,7 @@ func run(ctx context.Context, o options) error {
 		if err != nil {
 			return err
 		}
-		if err := targetsRun(ctx, bin, dir, r, steps, o.targetInterval, o.readFor); err != nil {
+		if err := targetsRun(ctx, bin, dir, r, steps, o.targetInterval, o.readFor, o.memoryLimit); err != nil {
 			return fmt.Errorf("targets: %w", err)
 		}
 		fmt.Print(r)

@@ -21,13 +21,23 @@ import (
 // plus i ms: a distinct interval is a distinct target), so the targets
 // sample at instants spread over the interval, as unrelated ScaledObjects
 // do.
-func targetsRun(ctx context.Context, bin, dir string, r *report, steps []int, interval, readFor time.Duration) error {
+//
+// memoryLimit, when set, is the scaler's GOMEMLIMIT: on a host without a
+// cgroup v2 memory limit, what the scaler would set itself in a container
+// (85 % of its limit).
+func targetsRun(ctx context.Context, bin, dir string, r *report, steps []int, interval, readFor time.Duration, memoryLimit string) error {
 	most := steps[len(steps)-1]
-	p, err := startScaler(ctx, bin, "targets", dir,
+	env := []string{
 		fmt.Sprintf("BAROMETER_MAX_TARGETS=%d", most+10),
 		fmt.Sprintf("BAROMETER_MAX_TARGETS_PER_NAMESPACE=%d", most+10),
 		// Longer than the run: nothing is reaped while it is measured.
-		"BAROMETER_IDLE_TIMEOUT=1h")
+		"BAROMETER_IDLE_TIMEOUT=1h",
+	}
+	if memoryLimit != "" {
+		env = append(env, "GOMEMLIMIT="+memoryLimit)
+		fmt.Println("scaler GOMEMLIMIT:", memoryLimit)
+	}
+	p, err := startScaler(ctx, bin, "targets", dir, env...)
 	if err != nil {
 		return err
 	}
@@ -62,6 +72,15 @@ func targetsRun(ctx context.Context, bin, dir string, r *report, steps []int, in
 		r.add(fmt.Sprint(n), "goroutines", fmt.Sprintf("%.0f", g["go_goroutines"]))
 		r.add(fmt.Sprint(n), fmt.Sprintf("GetMetrics over all targets, 8 callers, %v", readFor), fmt.Sprintf("%s, errors [%s]", reads.summary(), failed))
 		r.add(fmt.Sprint(n), "scaler CPU while reading", fmt.Sprintf("%.0f %% of a core", 100*cpu/readFor.Seconds()))
+		// Sampling alone, one whole interval after the reads: what the
+		// targets cost at rest, the garbage collections included (a
+		// GOMEMLIMIT near the live heap makes them more frequent).
+		const gcs, cpuSeconds = "go_gc_duration_seconds_count", "process_cpu_seconds_total"
+		before := p.gauges(ctx, gcs, cpuSeconds)
+		sleep(ctx, interval)
+		after := p.gauges(ctx, gcs, cpuSeconds)
+		r.add(fmt.Sprint(n), fmt.Sprintf("scaler at rest, one interval (%v)", interval), fmt.Sprintf("%.1f %% of a core, %.0f GCs",
+			100*(after[cpuSeconds]-before[cpuSeconds])/interval.Seconds(), after[gcs]-before[gcs]))
 	}
 	return nil
 }

@@ -46,7 +46,9 @@ var commands = map[string]command{
 		if err != nil {
 			return err
 		}
-		return serve(ctx, cfg, cfg.Logger(stderr), nil)
+		logger := cfg.Logger(stderr)
+		setMemoryLimit(logger)
+		return serve(ctx, cfg, logger, nil)
 	}},
 	"simulate": {func(w io.Writer) { _ = simcommand.Simulate([]string{"-h"}, w) },
 		func(_ context.Context, args []string, stdout, _ io.Writer) error {

@@ -34,10 +34,14 @@ const MaxScrapeTargets = 1000
 // profiles are the connection profiles a trigger may reach its replicas
 // through (nil: none); kube is the scaler's access to Kubernetes, which
 // k8s:// targets need.
+//
+// Every source of the kind scrapes through one scrape.Exchange, so targets
+// naming the same replica the same way scrape it once per instant.
 func Scrape(list *allow.List, profiles *connprofile.Set, kube Kube) Kind {
 	if list == nil {
 		list = allow.Default()
 	}
+	exchange := scrape.NewExchange(scrape.ExchangeOptions{})
 	keys := []keyschema.Key[scrapeConfig]{
 		connectionProfileKey(func(c *scrapeConfig) *string { return &c.profile }),
 		keyschema.Text("targets", func(c *scrapeConfig) *[]scrape.Target { return &c.opts.Targets }, nil,
@@ -62,7 +66,7 @@ func Scrape(list *allow.List, profiles *connprofile.Set, kube Kube) Kind {
 		func(s string) bool { return len(s) <= 200 && model.UTF8Validation.IsValidMetricName(s) })...)
 	return NewKind(SourceScrape, "reads the pressure exposition contract straight from the replicas",
 		func() scrapeConfig {
-			return scrapeConfig{opts: scrape.Options{Allow: list, Discovery: kube.Discovery}, profiles: profiles}
+			return scrapeConfig{opts: scrape.Options{Allow: list, Discovery: kube.Discovery, Exchange: exchange}, profiles: profiles}
 		}, keys,
 		[]keyschema.Check[scrapeConfig]{
 			func(c *scrapeConfig, _ *keyschema.Context, _ func(string) bool) error {

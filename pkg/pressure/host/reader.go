@@ -3,6 +3,7 @@ package host
 import (
 	"cmp"
 	"io/fs"
+	"math"
 	"os"
 	"path"
 	"sync"
@@ -117,4 +118,22 @@ func (r *Reader) resolve() error {
 	}
 	r.resolved = true
 	return nil
+}
+
+// MemoryLimit is the memory.max of this process's cgroup (v2) in bytes:
+// what the container may use before the kernel OOM-kills it. false when
+// there is none: no cgroup v2, no memory controller, "max", or a file that
+// cannot be read. Unlike a Source's MemoryLimitBytes it is never the
+// machine's RAM, so a caller can tell a container's limit from none.
+func (r *Reader) MemoryLimit() (uint64, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.resolve() != nil || r.memDir == "" {
+		return 0, false
+	}
+	limit, err := r.uint(path.Join(r.memDir, "memory.max"), "max")
+	if err != nil || limit == math.MaxUint64 {
+		return 0, false
+	}
+	return limit, true
 }

@@ -139,3 +139,32 @@ func BenchmarkSample1000HostTargets(b *testing.B) {
 		})
 	}
 }
+
+// TestMemoryLimit: a container's memory.max is its limit; "max", and a
+// host without cgroup v2 (whose ceiling a Source reports as the machine's
+// RAM), have none.
+func TestMemoryLimit(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		files map[string]string
+		limit uint64
+		ok    bool
+	}{
+		{"cgroup v2 with a limit", cgroupV2(), 1 << 30, true},
+		{"cgroup v2 without one", with(cgroupV2(), ctr+"memory.max", "max\n"), 0, false},
+		{"cgroup v2, unreadable", with(cgroupV2(), ctr+"memory.max", "lots\n"), 0, false},
+		{"/proc only", procOnly(), 0, false},
+	} {
+		root := t.TempDir()
+		tree(t, root, c.files)
+		limit, ok := NewReader(ReaderOptions{FS: os.DirFS(root)}).MemoryLimit()
+		if limit != c.limit || ok != c.ok {
+			t.Errorf("%s: %d, %v; want %d, %v", c.name, limit, ok, c.limit, c.ok)
+		}
+	}
+}
+
+func with(files map[string]string, name, content string) map[string]string {
+	files[name] = content
+	return files
+}

@@ -9,8 +9,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	neturl "net/url"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/common/expfmt"
@@ -34,8 +36,12 @@ const acceptHeader = "application/vnd.google.protobuf;proto=io.prometheus.client
 // concurrent use; buffers are pooled so that memory stays flat across
 // samples instead of growing with the number of replicas.
 type client struct {
-	http   *http.Client
-	shared bool // http's transport is a connection profile's
+	// http sends the request: a RoundTripper rather than an http.Client,
+	// since a scrape follows no redirect, keeps no cookie and has its own
+	// deadline, which is all an http.Client would add (at the cost of a
+	// copy of the headers per request).
+	http   http.RoundTripper
+	shared bool // http is a connection profile's
 	limit  int64
 	fams   *body.Families
 
@@ -43,6 +49,7 @@ type client struct {
 	buffers sync.Pool // *bytes.Buffer
 	text    body.TextParser
 	series  int // the series limit; 0: none
+	format  atomic.Pointer[contentFormat]
 }
 
 // maxPooledBuffer keeps one unusually large response from pinning memory.
@@ -76,11 +83,9 @@ func newClient(limit int64, fams *body.Families, guard *allow.List, profile *con
 	}
 	c := &client{
 		shared: profile != nil,
-		http: &http.Client{
-			Transport: rt,
-			// A redirect would reach an address the allow-list never saw.
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		},
+		// A RoundTripper follows no redirect: one would reach an address
+		// the allow-list never saw.
+		http:  rt,
 		limit: limit,
 		fams:  fams,
 	}
@@ -90,10 +95,16 @@ func newClient(limit int64, fams *body.Families, guard *allow.List, profile *con
 }
 
 func (c *client) close() {
-	if !c.shared {
-		c.http.CloseIdleConnections()
+	if t, ok := c.http.(interface{ CloseIdleConnections() }); ok && !c.shared {
+		t.CloseIdleConnections()
 	}
 }
+
+// The request headers' values, the same for every scrape.
+var (
+	acceptValue    = []string{acceptHeader}
+	userAgentValue = []string{"barometer-scrape"}
+)
 
 // scrape reads one replica's series of the wanted families, appended to
 // dst. ctx bounds the whole exchange, body included.
@@ -102,13 +113,20 @@ func (c *client) scrape(ctx context.Context, url string, timeout time.Duration, 
 	if err != nil {
 		return dst, err
 	}
-	req.Header.Set("Accept", acceptHeader)
-	req.Header.Set("User-Agent", "barometer-scrape")
-	// The header Prometheus sends, so exporters can bound their own work.
-	req.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", strconv.FormatFloat(timeout.Seconds(), 'f', -1, 64))
-	resp, err := c.http.Do(req)
+	// Canonical keys set directly: no canonicalisation per request. A
+	// RoundTripper does not modify them (a profile's adds its own to a
+	// copy).
+	req.Header = http.Header{
+		"Accept":     acceptValue,
+		"User-Agent": userAgentValue,
+		// The header Prometheus sends, so exporters can bound their own
+		// work.
+		"X-Prometheus-Scrape-Timeout-Seconds": {strconv.FormatFloat(timeout.Seconds(), 'f', -1, 64)},
+	}
+	resp, err := c.http.RoundTrip(req)
 	if err != nil {
-		return dst, err
+		// As an http.Client says it: which request failed.
+		return dst, &neturl.Error{Op: "Get", URL: url, Err: err}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -117,8 +135,8 @@ func (c *client) scrape(ctx context.Context, url string, timeout time.Duration, 
 	if resp.ContentLength > c.limit {
 		return dst, fmt.Errorf("%w of %d bytes (Content-Length %d)", body.ErrTooLarge, c.limit, resp.ContentLength)
 	}
-	format := expfmt.ResponseFormat(resp.Header)
-	if format.FormatType() == expfmt.TypeOpenMetrics {
+	format := c.formatOf(resp.Header)
+	if format == expfmt.TypeOpenMetrics {
 		return dst, errors.New("OpenMetrics response: serve text/plain or delimited protobuf")
 	}
 
@@ -136,7 +154,7 @@ func (c *client) scrape(ctx context.Context, url string, timeout time.Duration, 
 		}
 	}()
 
-	proto := format.FormatType() == expfmt.TypeProtoDelim
+	proto := format == expfmt.TypeProtoDelim
 	if proto {
 		err = body.FilterProto(br, buf, c.fams, c.limit)
 	} else {
@@ -153,6 +171,25 @@ func (c *client) scrape(ctx context.Context, url string, timeout time.Duration, 
 		return body.ParseProto(buf.Bytes(), c.fams, c.series, dst)
 	}
 	return c.text.Parse(buf.Bytes(), c.fams, c.series, dst)
+}
+
+// formatOf is expfmt's reading of a response's Content-Type, remembered
+// for the last one seen: the replicas of a workload all send the same, and
+// reading it anew costs a media-type parse and a split per scrape.
+func (c *client) formatOf(h http.Header) expfmt.FormatType {
+	ct := h.Get("Content-Type")
+	if last := c.format.Load(); last != nil && last.contentType == ct {
+		return last.format
+	}
+	f := expfmt.ResponseFormat(h).FormatType()
+	c.format.Store(&contentFormat{contentType: ct, format: f})
+	return f
+}
+
+// contentFormat is a Content-Type and its format.
+type contentFormat struct {
+	contentType string
+	format      expfmt.FormatType
 }
 
 type countingReader struct {

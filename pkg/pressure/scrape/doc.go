@@ -12,6 +12,11 @@
 //   - pool.go: the sample's lifecycle: a bounded set of workers, each scrape
 //     under its own timeout inside the sample's deadline, and the per-replica
 //     state (CPU counter marks, error counts) kept between samples;
+//   - exchange.go: scrapes shared between the Sources of a process: the
+//     targets that name the same replica the same way (profile, namespace,
+//     names, limits) and sample at the same instant take one scrape and one
+//     parse between them, each under its own timeout, on the goroutine of
+//     the Source that starts it;
 //   - client.go: one HTTP scrape, with content negotiation (text or
 //     delimited protobuf), a response-size limit and no redirects;
 //   - body (a package of its own): the response read into one replica's

@@ -35,6 +35,7 @@ type replicaState struct {
 	hasCPU   bool
 	errors   uint64
 	targeted time.Time // the last sample that tried to read it
+	scraped  time.Time // when the scrape it last read started
 }
 
 // fold turns a sample's results into an Observation and updates the
@@ -49,6 +50,7 @@ func (s *Source) fold(results []result, missing []pressure.MissingReplica, at ti
 	}
 	for _, r := range results {
 		st := s.state(r.name, at)
+		st.scraped = r.at
 		if r.err != nil {
 			st.errors++
 			obs.Missing = append(obs.Missing, pressure.MissingReplica{Name: r.name, Err: r.err})

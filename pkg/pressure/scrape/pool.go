@@ -16,7 +16,6 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
 	"github.com/barometer-scaler/barometer/pkg/pressure/discovery"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
-	"github.com/barometer-scaler/barometer/pkg/pressure/scrape/body"
 )
 
 // The defaults of the limits.
@@ -80,17 +79,22 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives debug lines about CPU rates; nil discards.
 	Logger *slog.Logger
+	// Exchange, when set, shares scrapes of the same replica with the
+	// other Sources built with it (see Exchange); nil scrapes alone, with
+	// an Exchange of the Source's own on its Now.
+	Exchange *Exchange
 }
 
 // Source scrapes the replicas. Observe calls are serialised; ErrorCounts may
 // be called concurrently with them.
 type Source struct {
 	opts   Options
-	client *client
+	share  *group // the Exchange's group this Source scrapes through
+	static []job  // the static targets' jobs (staticJobs)
 	log    *slog.Logger
-	series sync.Pool // *[]body.Series, one scrape's
 
 	sampling sync.Mutex // one sample at a time: CPU marks need an order
+	leave    sync.Once  // the Exchange's group, left once by Close
 
 	kube *kubeSpace // nil without k8s:// targets
 
@@ -138,15 +142,18 @@ func New(opts Options) (*Source, error) {
 		}
 		kube = &kubeSpace{disc: opts.Discovery, namespace: opts.Namespace}
 	}
-	fams, err := body.NewFamilies(&opts.Names)
+	ex := opts.Exchange
+	if ex == nil {
+		ex = NewExchange(ExchangeOptions{Now: opts.Now, MaxAge: -1})
+	}
+	share, err := ex.join(&opts)
 	if err != nil {
 		return nil, fmt.Errorf("scrape: %w", err)
 	}
-	c := newClient(opts.MaxResponseBytes, fams, opts.Allow, opts.Profile)
-	c.series = opts.SeriesLimit
 	return &Source{
 		opts:     opts,
-		client:   c,
+		share:    share,
+		static:   staticJobs(opts.Targets),
 		log:      opts.Logger,
 		kube:     kube,
 		replicas: map[string]*replicaState{},
@@ -169,12 +176,22 @@ func (s *Source) Observe(ctx context.Context) (pressure.Observation, error) {
 	at := s.opts.Now()
 
 	expandCtx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
-	exp := expand(expandCtx, s.opts.Targets, s.opts.Resolver, s.kube, s.opts.Allow, s.opts.Concurrency)
+	exp := expand(expandCtx, s.opts.Targets, s.static, s.opts.Resolver, s.kube, s.opts.Allow, s.opts.Concurrency)
 	cancel()
 
+	// A scrape shared with other Sources must have started after this
+	// Source's own previous one of the replica: never the same one again.
+	after := make([]time.Time, len(exp.jobs))
+	s.mu.Lock()
+	for i, j := range exp.jobs {
+		if st := s.replicas[j.name]; st != nil {
+			after[i] = st.scraped
+		}
+	}
+	s.mu.Unlock()
 	results := make([]result, len(exp.jobs))
 	forEach(len(exp.jobs), s.opts.Concurrency, func(i int) {
-		results[i] = s.scrapeOne(ctx, exp.jobs[i])
+		results[i] = s.scrapeOne(ctx, exp.jobs[i], after[i])
 	})
 
 	s.mu.Lock()
@@ -187,7 +204,9 @@ func (s *Source) Observe(ctx context.Context) (pressure.Observation, error) {
 	return obs, nil
 }
 
-func (s *Source) scrapeOne(ctx context.Context, j job) result {
+// scrapeOne reads one replica, through a scrape started after after (this
+// Source's previous one of it) that other Sources may share.
+func (s *Source) scrapeOne(ctx context.Context, j job, after time.Time) result {
 	r := result{name: j.name, pod: j.pod, at: s.opts.Now()}
 	if err := ctx.Err(); err != nil {
 		// Queued behind slow replicas past the sample's deadline.
@@ -200,18 +219,8 @@ func (s *Source) scrapeOne(ctx context.Context, j job) result {
 	if d, ok := sctx.Deadline(); ok {
 		budget = time.Until(d)
 	}
-	buf, _ := s.series.Get().(*[]body.Series)
-	if buf == nil {
-		buf = new([]body.Series)
-	}
-	ss, err := s.client.scrape(sctx, j.url, budget, (*buf)[:0])
-	if err == nil {
-		r.sample, err = body.ReadSample(ss, s.client.fams, &s.opts.Names)
-	}
-	if cap(ss) <= maxPooledSeries {
-		*buf = ss
-		s.series.Put(buf)
-	}
+	var err error
+	r.at, r.sample, err = s.share.fetch(sctx, j, after, budget)
 	switch {
 	case err == nil:
 	case ctx.Err() != nil:
@@ -237,10 +246,12 @@ func (s *Source) ErrorCounts() map[string]uint64 {
 	return out
 }
 
-// Close releases the kept-alive connections and this source's use of its
-// namespace's Kubernetes watch. Observe still works after it, reconnecting.
+// Close releases this source's share of the kept-alive connections (the
+// last Source of an Exchange's group closes them) and its use of its
+// namespace's Kubernetes watch. Observe still works after it,
+// reconnecting.
 func (s *Source) Close() error {
-	s.client.close()
+	s.leave.Do(s.share.leave)
 	s.kube.close()
 	return nil
 }

@@ -221,6 +221,7 @@ func TestQueueCountersDoNotFall(t *testing.T) {
 	step("restarted: what it had counted stays", 3100)
 
 	src.opts.Targets = targets(t, steady.url(), srv.URL, late.url())
+	src.static = staticJobs(src.opts.Targets)
 	step("a replica first seen late counts from now", 3130)
 	step("and then like the others", 3200)
 }

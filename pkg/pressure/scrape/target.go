@@ -127,7 +127,10 @@ type expansion struct {
 // fully qualified, a static URL that is also a DNS expansion) is one
 // replica, scraped once under the first target's name: scraping it twice
 // would count its pressure, and its queue, twice.
-func expand(ctx context.Context, targets []Target, r Resolver, k *kubeSpace, guard *allow.List, conc int) expansion {
+//
+// static holds the job of each static target (staticJobs), the same at
+// every sample.
+func expand(ctx context.Context, targets []Target, static []job, r Resolver, k *kubeSpace, guard *allow.List, conc int) expansion {
 	per := make([]expansion, len(targets))
 	forEach(len(targets), conc, func(i int) {
 		t := targets[i]
@@ -137,8 +140,7 @@ func expand(ctx context.Context, targets []Target, r Resolver, k *kubeSpace, gua
 		case t.DNS:
 			per[i].jobs, per[i].missing = resolve(ctx, t, r, guard)
 		default:
-			u := t.URL.String()
-			per[i].jobs = []job{{name: u, url: u, key: endpoint(t.URL)}}
+			per[i].jobs = static[i : i+1 : i+1]
 		}
 	})
 	var out expansion
@@ -153,6 +155,19 @@ func expand(ctx context.Context, targets []Target, r Resolver, k *kubeSpace, gua
 	slices.Sort(out.terminating)
 	out.starting, out.terminating = slices.Compact(out.starting), slices.Compact(out.terminating)
 	return out
+}
+
+// staticJobs is the job of each static target, by the targets' index (a
+// zero job for the others): a static target is one replica named by its URL.
+func staticJobs(targets []Target) []job {
+	jobs := make([]job, len(targets))
+	for i, t := range targets {
+		if t.Kube == nil && !t.DNS {
+			u := t.URL.String()
+			jobs[i] = job{name: u, url: u, key: endpoint(t.URL)}
+		}
+	}
+	return jobs
 }
 
 // dedupe keeps the first job of each endpoint, and drops a missing replica
