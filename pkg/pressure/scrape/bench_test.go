@@ -29,7 +29,9 @@ import (
 
 // benchReplicas is the fleet of the benchmark: 1,000 replicas of
 // about 300 series each, every one on its own loopback listener (as pods
-// are on their own addresses), all served by one in-process HTTP server.
+// are on their own addresses). By default (-replica-server process) they
+// are served by a process of their own, so that the benchmark's process
+// and core hold the scraper alone; see replicas_test.go.
 const benchReplicas = 1000
 
 // realisticBody is one replica's exposition: the contract, the Go runtime
@@ -78,60 +80,92 @@ type fleet struct {
 	urls   []string
 	series int
 	size   int
+	// replicas is the process serving the fleet, nil when it is served in
+	// this one.
+	replicas *replicaProcess
 }
 
 var (
 	fleetOnce sync.Once
 	fleets    map[string]*fleet
+	fleetErr  error
 )
 
-// benchFleet starts the listeners once per process: the benchmark function
+var (
+	replicaServer = flag.String("replica-server", "process",
+		"the benchmark replicas' server: process (net/http in a process of its own), "+
+			"or in this process: net/http, or raw (a pre-encoded response per request)")
+	replicaCPU = flag.String("replica-cpu", "",
+		"with -replica-server process, the CPU list the replicas' process is pinned to with taskset (empty: not pinned)")
+)
+
+// benchFormats are the expositions the benchmarks scrape, by sub-benchmark
+// name.
+var benchFormats = map[string]expfmt.Format{
+	"text":     expfmt.NewFormat(expfmt.TypeTextPlain),
+	"protobuf": expfmt.NewFormat(expfmt.TypeProtoDelim),
+}
+
+// benchFleet starts the replicas once per process: the benchmark function
 // runs several times as b.N grows, and 1,000 listeners per run would
 // measure the setup.
 func benchFleet(b *testing.B, format string) *fleet {
 	fleetOnce.Do(func() {
-		fleets = map[string]*fleet{}
-		for name, f := range map[string]expfmt.Format{
-			"text":     expfmt.NewFormat(expfmt.TypeTextPlain),
-			"protobuf": expfmt.NewFormat(expfmt.TypeProtoDelim),
-		} {
-			var bodies [10][]byte
-			fl := &fleet{}
-			for i := range bodies {
-				bodies[i], fl.series = realisticBody(float64(10*i), f)
-			}
-			fl.size = len(bodies[0])
-			var responses [len(bodies)][]byte
-			for i, body := range bodies {
-				responses[i] = fmt.Appendf(nil, "HTTP/1.1 200 OK\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n", f, len(body))
-				responses[i] = append(responses[i], body...)
-			}
-			for range benchReplicas {
-				ln, err := net.Listen("tcp", "127.0.0.1:0")
-				if err != nil {
-					panic(err)
-				}
-				i := ln.Addr().(*net.TCPAddr).Port % len(bodies)
-				if *replicaServer == "net/http" {
-					go serveNetHTTP(ln, string(f), bodies[i])
-				} else {
-					go serveRaw(ln, responses[i])
-				}
-				fl.urls = append(fl.urls, "http://"+ln.Addr().String()+"/metrics")
-			}
-			fleets[name] = fl
+		switch *replicaServer {
+		case "process":
+			fleets, fleetErr = startReplicaProcess(*replicaCPU)
+		case "net/http", "raw":
+			fleets, fleetErr = serveFleets(*replicaServer)
+		default:
+			fleetErr = fmt.Errorf("-replica-server %q: want process, net/http or raw", *replicaServer)
 		}
 	})
+	if fleetErr != nil {
+		b.Fatal(fleetErr)
+	}
 	return fleets[format]
 }
 
-var replicaServer = flag.String("replica-server", "raw", "the benchmark replicas' server: raw (a pre-encoded response per request) or net/http")
+// serveFleets serves a fleet of benchReplicas per format in this process,
+// each replica on its own loopback listener, with server (net/http or
+// raw). Ten bodies of different loads are spread over the replicas.
+func serveFleets(server string) (map[string]*fleet, error) {
+	out := map[string]*fleet{}
+	for name, f := range benchFormats {
+		var bodies [10][]byte
+		fl := &fleet{}
+		for i := range bodies {
+			bodies[i], fl.series = realisticBody(float64(10*i), f)
+		}
+		fl.size = len(bodies[0])
+		var responses [len(bodies)][]byte
+		for i, body := range bodies {
+			responses[i] = fmt.Appendf(nil, "HTTP/1.1 200 OK\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n", f, len(body))
+			responses[i] = append(responses[i], body...)
+		}
+		for range benchReplicas {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				return nil, fmt.Errorf("replica listener: %w", err)
+			}
+			i := ln.Addr().(*net.TCPAddr).Port % len(bodies)
+			if server == "net/http" {
+				go serveNetHTTP(ln, string(f), bodies[i])
+			} else {
+				go serveRaw(ln, responses[i])
+			}
+			fl.urls = append(fl.urls, "http://"+ln.Addr().String()+"/metrics")
+		}
+		out[name] = fl
+	}
+	return out, nil
+}
 
 // serveRaw answers every request on ln's connections with resp, a whole
-// HTTP/1.1 response encoded once, in one write. In a cluster the replicas'
-// side of a scrape is spent on their own cores; in the benchmark it shares
-// the scraper's, so it is made to cost as little as a server can: what is
-// measured is then the scraper's work, not a server's.
+// HTTP/1.1 response encoded once, in one write: -replica-server raw. With
+// the replicas in the scraper's process their side of a scrape shares the
+// scraper's core, and this server costs as little as a server can; the
+// default, a process of their own, needs no such stand-in.
 func serveRaw(ln net.Listener, resp []byte) {
 	for {
 		conn, err := ln.Accept()
@@ -161,8 +195,8 @@ func serveRaw(ln net.Listener, resp []byte) {
 }
 
 // serveNetHTTP serves body with net/http, its length set (one write rather
-// than chunks): -replica-server net/http, what the figures before the raw
-// server measured, less the chunking.
+// than chunks): the replicas' server in their own process, and in this one
+// with -replica-server net/http.
 func serveNetHTTP(ln net.Listener, contentType string, body []byte) {
 	header := http.Header{"Content-Type": {contentType}, "Content-Length": {strconv.Itoa(len(body))}}
 	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -170,6 +204,31 @@ func serveNetHTTP(ln net.Listener, contentType string, body []byte) {
 		_, _ = w.Write(body)
 	})}
 	_ = srv.Serve(ln)
+}
+
+// replicaCPUMark is the replicas' process's CPU time so far, or false when
+// the replicas are served in this process (and counted in cpu-ms/op).
+func (fl *fleet) replicaCPUMark(b *testing.B) (time.Duration, bool) {
+	if fl.replicas == nil {
+		return 0, false
+	}
+	cpu, err := fl.replicas.cpu()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return cpu, true
+}
+
+// reportCPU reports the CPU time per op of this process (cpu-ms/op, the
+// scraper's alone when the replicas have a process of their own) and of
+// the replicas' process (replica-cpu-ms/op), from marks taken before the
+// loop.
+func (fl *fleet) reportCPU(b *testing.B, cpu, replicaCPU time.Duration, separate bool) {
+	b.ReportMetric(float64(processCPU()-cpu)/float64(b.N)/1e6, "cpu-ms/op")
+	if separate {
+		now, _ := fl.replicaCPUMark(b)
+		b.ReportMetric(float64(now-replicaCPU)/float64(b.N)/1e6, "replica-cpu-ms/op")
+	}
 }
 
 // BenchmarkSample1000Replicas is one sample over 1,000 replicas of ~300
@@ -196,12 +255,13 @@ func BenchmarkSample1000Replicas(b *testing.B) {
 			before := liveHeap()
 			b.ReportAllocs()
 			b.ResetTimer()
+			replicaCPU, separate := fl.replicaCPUMark(b)
 			cpu := processCPU()
 			for b.Loop() {
 				sample()
 			}
 			b.StopTimer()
-			b.ReportMetric(float64(processCPU()-cpu)/float64(b.N)/1e6, "cpu-ms/op")
+			fl.reportCPU(b, cpu, replicaCPU, separate)
 			b.ReportMetric(float64(fl.series), "series/replica")
 			b.ReportMetric(float64(fl.size), "bytes/replica")
 			b.ReportMetric(before/(1<<20), "live-MB-first")
@@ -294,12 +354,13 @@ func BenchmarkFetch1000Replicas(b *testing.B) {
 			sample()
 			b.ReportAllocs()
 			b.ResetTimer()
+			replicaCPU, separate := fl.replicaCPUMark(b)
 			cpu := processCPU()
 			for b.Loop() {
 				sample()
 			}
 			b.StopTimer()
-			b.ReportMetric(float64(processCPU()-cpu)/float64(b.N)/1e6, "cpu-ms/op")
+			fl.reportCPU(b, cpu, replicaCPU, separate)
 		})
 	}
 }
