@@ -15,13 +15,12 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/barometer-scaler/barometer/internal/testbin"
 )
 
 // BinaryEnv overrides where the otelcol binary is looked for.
@@ -38,36 +37,17 @@ const builtPath = "tools/otelcol/.bin/otelcol"
 // is none (see the package comment).
 func Binary(t testing.TB) string {
 	t.Helper()
-	bin, err := Lookup()
-	if err == nil {
-		return bin
-	}
-	msg := err.Error() + "; build it with: " + InstallHint
-	if ci := os.Getenv("CI"); ci != "" && ci != "false" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg + " (skipped because CI is not set; under CI this fails)")
-	return ""
+	return testbin.Need(t, Lookup, InstallHint)
 }
 
 // Lookup finds the binary: $BAROMETER_OTELCOL when set (and then only
 // there), else the repository's tools/otelcol/.bin/otelcol, else $PATH.
 func Lookup() (string, error) {
-	if p := os.Getenv(BinaryEnv); p != "" {
-		if _, err := exec.LookPath(p); err != nil {
-			return "", fmt.Errorf("otelcol binary $%s=%s: %w", BinaryEnv, p, err)
-		}
-		return p, nil
-	}
+	built := builtPath
 	if root, err := repositoryRoot(); err == nil {
-		if p, err := exec.LookPath(filepath.Join(root, builtPath)); err == nil {
-			return p, nil
-		}
+		built = filepath.Join(root, builtPath)
 	}
-	if p, err := exec.LookPath("otelcol"); err == nil {
-		return p, nil
-	}
-	return "", errors.New("otelcol binary not found (looked at $" + BinaryEnv + ", " + builtPath + " and $PATH)")
+	return testbin.Find("otelcol", BinaryEnv, built, "otelcol")
 }
 
 // repositoryRoot is the nearest directory above the working directory (a
@@ -106,7 +86,7 @@ func Start(t testing.TB, config func(grpcAddr string) ([]byte, error)) *Collecto
 	// collector binds it; a start that fails for that is retried.
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
-		addr, err := freePort()
+		addr, err := testbin.FreePort()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,64 +110,16 @@ func Start(t testing.TB, config func(grpcAddr string) ([]byte, error)) *Collecto
 	return nil
 }
 
-// logBuffer keeps the child's output for the failure message.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 func launch(t testing.TB, bin, cfgPath, addr string) error {
-	logs := &logBuffer{}
-	cmd := exec.Command(bin, "--config=file:"+cfgPath)
-	// One core is plenty for a test's few pushes, and the machine is shared.
-	cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("run %s: %w", bin, err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	stop := func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	}
-	if err := waitListening(addr, exited, 60*time.Second); err != nil {
-		stop()
-		return fmt.Errorf("%w\notelcol output:\n%s", err, logs.String())
-	}
-	t.Cleanup(func() {
-		stop()
-		if t.Failed() {
-			t.Logf("otelcol output:\n%s", logs.String())
-		}
-	})
-	return nil
-}
-
-func freePort() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	proc, err := testbin.Start(bin, "--config=file:"+cfgPath)
 	if err != nil {
-		return "", err
+		return err
 	}
-	defer l.Close()
-	return l.Addr().String(), nil
+	if err := waitListening(addr, proc.Exited(), 60*time.Second); err != nil {
+		return proc.Abort(err)
+	}
+	proc.StopAtCleanup(t)
+	return nil
 }
 
 // waitListening polls addr until it accepts a connection: the collector

@@ -15,15 +15,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -31,6 +28,7 @@ import (
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 
+	"github.com/barometer-scaler/barometer/internal/testbin"
 	"github.com/barometer-scaler/barometer/pkg/tlsreload/tlstest"
 )
 
@@ -92,34 +90,13 @@ type Server struct {
 // there is none (see the package comment).
 func Binary(t testing.TB) string {
 	t.Helper()
-	bin, err := lookup()
-	if err == nil {
-		return bin
-	}
-	msg := err.Error() + "; install it with: " + InstallHint
-	if ci := os.Getenv("CI"); ci != "" && ci != "false" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg + " (skipped because CI is not set; under CI this fails)")
-	return ""
+	return testbin.Need(t, lookup, InstallHint)
 }
 
 // lookup finds the binary: $BAROMETER_PROMETHEUS when set (and then only
 // there), else $PATH, else Debian's /usr/bin/prometheus.
 func lookup() (string, error) {
-	if p := os.Getenv(BinaryEnv); p != "" {
-		if _, err := exec.LookPath(p); err != nil {
-			return "", fmt.Errorf("prometheus binary $%s=%s: %w", BinaryEnv, p, err)
-		}
-		return p, nil
-	}
-	if p, err := exec.LookPath("prometheus"); err == nil {
-		return p, nil
-	}
-	if p, err := exec.LookPath("/usr/bin/prometheus"); err == nil {
-		return p, nil
-	}
-	return "", errors.New("prometheus binary not found (looked at $" + BinaryEnv + ", $PATH and /usr/bin/prometheus)")
+	return testbin.Find("prometheus", BinaryEnv, "prometheus", "/usr/bin/prometheus")
 }
 
 // Start runs a Prometheus scraping targets and waits until it is ready. It
@@ -204,30 +181,11 @@ func config(targets []Target, opts Options) ([]byte, error) {
 	}, "", "  ")
 }
 
-// logBuffer keeps the child's output for the failure message.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 func launch(t testing.TB, bin, cfgPath, dataDir string, web *webFiles) (*Server, error) {
-	addr, err := freePort()
+	addr, err := testbin.FreePort()
 	if err != nil {
 		return nil, err
 	}
-	logs := &logBuffer{}
 	args := []string{
 		"--config.file=" + cfgPath,
 		"--storage.tsdb.path=" + dataDir,
@@ -237,53 +195,23 @@ func launch(t testing.TB, bin, cfgPath, dataDir string, web *webFiles) (*Server,
 	if web != nil {
 		args = append(args, "--web.config.file="+web.path)
 	}
-	cmd := exec.Command(bin, args...)
-	// One core is plenty for a handful of targets, and the machine is shared.
-	cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("run %s: %w", bin, err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	stop := func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
+	proc, err := testbin.Start(bin, args...)
+	if err != nil {
+		return nil, err
 	}
 	base, hc := "http://"+addr, http.DefaultClient
 	if web != nil {
 		base, hc = web.scheme+"://"+addr, web.client()
 	}
-	if err := waitReady(hc, base, exited, 60*time.Second); err != nil {
-		stop()
-		return nil, fmt.Errorf("%w\nprometheus output:\n%s", err, logs.String())
+	if err := waitReady(hc, base, proc.Exited(), 60*time.Second); err != nil {
+		return nil, proc.Abort(err)
 	}
-	t.Cleanup(func() {
-		stop()
-		if t.Failed() {
-			t.Logf("prometheus output:\n%s", logs.String())
-		}
-	})
 	client, err := api.NewClient(api.Config{Address: base, Client: hc})
 	if err != nil {
-		stop()
-		return nil, err
+		return nil, proc.Abort(err)
 	}
+	proc.StopAtCleanup(t)
 	return &Server{URL: base, API: v1.NewAPI(client), web: web}, nil
-}
-
-func freePort() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
 }
 
 // waitReady polls /-/ready, which answers 200 once the TSDB is open and
