@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
 	"go.opentelemetry.io/otel/sdk/resource"
 	colmetrics "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	metricspb "go.opentelemetry.io/proto/otlp/metrics/v1"
@@ -86,19 +85,7 @@ func startPipeline(t *testing.T, auth string) pipeline {
 // (a workload beside its collector), exporting when flushed.
 func (p pipeline) sdk(t *testing.T, res *resource.Resource, delta bool) sdk {
 	t.Helper()
-	opts := []otlpmetricgrpc.Option{
-		otlpmetricgrpc.WithEndpoint(p.collector.GRPCAddr),
-		otlpmetricgrpc.WithInsecure(),
-		otlpmetricgrpc.WithRetry(otlpmetricgrpc.RetryConfig{Enabled: false}),
-	}
-	if delta {
-		opts = append(opts, otlpmetricgrpc.WithTemporalitySelector(deltaTemporality))
-	}
-	exp, err := otlpmetricgrpc.New(context.Background(), opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return newSDK(t, exp, res)
+	return newSDK(t, grpcExporterTo(t, p.collector.GRPCAddr, "", delta), res)
 }
 
 // read is the store's view of shop's pods in team-a.
@@ -159,15 +146,7 @@ func TestCollectorREADMEPipeline(t *testing.T) {
 				t.Fatal(err)
 			}
 			ctx := context.Background()
-			in.activations.Record(ctx, 40_000)
-			in.memory.Record(ctx, 256<<20)
-			in.memoryLimit.Record(ctx, 512<<20)
-			in.cpuLimit.Record(ctx, 2)
-			in.wal.Record(ctx, 1)
-			in.cpu.Add(ctx, 10)
-			in.arrivals.Add(ctx, 7)
-			in.runs.Record(ctx, 0.5)
-			in.runs.Record(ctx, 2.5)
+			in.recordContract(ctx)
 			other.Add(ctx, 99)
 			if err := s.flush(t); err != nil {
 				t.Fatal(err)
@@ -184,17 +163,7 @@ func TestCollectorREADMEPipeline(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(obs.Replicas) != 1 {
-				t.Fatalf("replicas = %+v, want shop-1", obs.Replicas)
-			}
-			r := obs.Replicas[0]
-			if r.Name != "shop-1" || r.WorkingSet != 40_000 || r.MemoryUsedBytes != 256<<20 ||
-				r.MemoryLimitBytes != 512<<20 || r.WalSaturation != pressure.Throttled || !(r.CPUUtilisation > 0) {
-				t.Errorf("replica = %+v", r)
-			}
-			if q := obs.Queue; q == nil || q.Arrivals != 7 || q.Runs != 2 || q.RunSeconds != 3 {
-				t.Errorf("queue = %+v, want 7 arrivals, 2 runs of 3 s", obs.Queue)
-			}
+			checkContract(t, obs)
 			x, _ := seriesOf(p.read(exposition.QueueRunDuration), "shop-1", exposition.QueueRunDuration)
 			if x.Kind != store.Histogram || !slices.Equal(x.Bounds, []float64{0.1, 1, 10}) {
 				t.Errorf("run duration = %+v, want a histogram of bounds 0.1, 1, 10", x)

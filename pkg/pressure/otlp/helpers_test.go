@@ -130,10 +130,19 @@ func newSDK(t *testing.T, exp sdkmetric.Exporter, res *resource.Resource) sdk {
 	return sdk{provider: mp}
 }
 
+// grpcExporter exports to h's gRPC listener with token.
 func grpcExporter(t *testing.T, h *harness, token string, delta bool, extra ...otlpmetricgrpc.Option) sdkmetric.Exporter {
 	t.Helper()
+	return grpcExporterTo(t, h.recv.GRPCAddr().String(), token, delta, extra...)
+}
+
+// grpcExporterTo exports to endpoint over gRPC without TLS, once, without
+// retries; with token when it is not empty, with delta temporality when
+// delta.
+func grpcExporterTo(t *testing.T, endpoint, token string, delta bool, extra ...otlpmetricgrpc.Option) sdkmetric.Exporter {
+	t.Helper()
 	opts := []otlpmetricgrpc.Option{
-		otlpmetricgrpc.WithEndpoint(h.recv.GRPCAddr().String()),
+		otlpmetricgrpc.WithEndpoint(endpoint),
 		otlpmetricgrpc.WithInsecure(),
 		otlpmetricgrpc.WithRetry(otlpmetricgrpc.RetryConfig{Enabled: false}),
 	}

@@ -58,6 +58,42 @@ func newInstruments(t *testing.T, mp *sdkmetric.MeterProvider) instruments {
 	return in
 }
 
+// recordContract records one sample of the contract: a replica's gauges,
+// 10 CPU seconds, 7 arrivals and 2 runs of 3 s in all. checkContract is
+// what a source reads of it.
+func (in instruments) recordContract(ctx context.Context) {
+	in.activations.Record(ctx, 40_000)
+	in.memory.Record(ctx, 256<<20)
+	in.memoryLimit.Record(ctx, 512<<20)
+	in.cpuLimit.Record(ctx, 2)
+	in.wal.Record(ctx, 1)
+	in.cpu.Add(ctx, 10)
+	in.arrivals.Add(ctx, 7)
+	in.runs.Record(ctx, 0.5)
+	in.runs.Record(ctx, 2.5)
+}
+
+// checkContract checks that obs reads recordContract's sample as shop-1's.
+// The SDK's cumulative points start when the provider did, so the first
+// push already rates: 10 s counted since then.
+func checkContract(t *testing.T, obs pressure.Observation) {
+	t.Helper()
+	if len(obs.Replicas) != 1 {
+		t.Fatalf("replicas = %+v, want shop-1", obs.Replicas)
+	}
+	r := obs.Replicas[0]
+	if r.Name != "shop-1" || r.WorkingSet != 40_000 || r.MemoryUsedBytes != 256<<20 ||
+		r.MemoryLimitBytes != 512<<20 || r.WalSaturation != pressure.Throttled {
+		t.Errorf("replica = %+v", r)
+	}
+	if !(r.CPUUtilisation > 0) {
+		t.Errorf("first push: CPU = %v, want the rate since the counter's start", r.CPUUtilisation)
+	}
+	if q := obs.Queue; q == nil || q.Arrivals != 7 || q.Runs != 2 || q.RunSeconds != 3 {
+		t.Errorf("queue = %+v, want 7 arrivals, 2 runs of 3 s", obs.Queue)
+	}
+}
+
 // The contract pushed by the real OTel SDK, over gRPC and over HTTP,
 // reads as the scrape source would read it exposed: gauges as they are,
 // the CPU counter as a rate over its limit from the second push on, the
@@ -75,16 +111,8 @@ func TestSDKPushReadsAsTheContract(t *testing.T) {
 			s := newSDK(t, exp, podResource("team-a", "shop", "shop-1"))
 			in := newInstruments(t, s.provider)
 			ctx := context.Background()
-			in.activations.Record(ctx, 40_000)
-			in.memory.Record(ctx, 256<<20)
-			in.memoryLimit.Record(ctx, 512<<20)
-			in.cpuLimit.Record(ctx, 2)
-			in.wal.Record(ctx, 1)
+			in.recordContract(ctx)
 			in.retained.Record(ctx, 700, metric.WithAttributes(attribute.String("tree", "wal")))
-			in.cpu.Add(ctx, 10)
-			in.arrivals.Add(ctx, 7)
-			in.runs.Record(ctx, 0.5)
-			in.runs.Record(ctx, 2.5)
 			if err := s.flush(t); err != nil {
 				t.Fatal(err)
 			}
@@ -93,21 +121,9 @@ func TestSDKPushReadsAsTheContract(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(obs.Replicas) != 1 {
-				t.Fatalf("replicas = %+v, want shop-1", obs.Replicas)
-			}
-			r := obs.Replicas[0]
-			if r.Name != "shop-1" || r.Pod != "shop-1" || r.WorkingSet != 40_000 || r.MemoryUsedBytes != 256<<20 ||
-				r.MemoryLimitBytes != 512<<20 || r.WalSaturation != pressure.Throttled {
-				t.Errorf("replica = %+v", r)
-			}
-			// The SDK's cumulative points start when the provider did, so
-			// the first push already rates: 10 s counted since then.
-			if !(r.CPUUtilisation > 0) {
-				t.Errorf("first push: CPU = %v, want the rate since the counter's start", r.CPUUtilisation)
-			}
-			if q := obs.Queue; q == nil || q.Arrivals != 7 || q.Runs != 2 || q.RunSeconds != 3 {
-				t.Errorf("queue = %+v, want 7 arrivals, 2 runs of 3 s", obs.Queue)
+			checkContract(t, obs)
+			if r := obs.Replicas[0]; r.Pod != "shop-1" {
+				t.Errorf("replica's pod = %q, want shop-1", r.Pod)
 			}
 			if len(obs.Trees) != 1 || obs.Trees[0].Tree != "wal" || obs.Trees[0].RetainedBytes != 700 {
 				t.Errorf("trees = %+v", obs.Trees)
