@@ -148,9 +148,10 @@ func abs(v float64) float64 {
 // the episode's demand is assumed to be above that pool. Not safe for
 // concurrent use; owned by one Computer.
 type surge struct {
-	mark   float64 // 0 when no surge is on
-	pool   int     // the largest saturated pool of the episode
-	factor float64 // the demand assumed, over the pool
+	mark     float64 // 0 when no surge is on
+	pool     int     // the largest saturated pool of the episode
+	factor   float64 // the demand assumed, over the pool
+	measured bool    // the working set, not the growth estimate, set the mark
 }
 
 // surgeMaxFactor bounds the factor a surge assumes the demand is above its
@@ -203,11 +204,16 @@ func (s *surge) observe(saturated, stale bool, n int, target, working float64) f
 	if stale {
 		want = max(want, float64(n+surgePods))
 	}
+	measured := false
 	if working > 0 {
 		// A working set a rounding error above a whole count is that count.
-		want = max(want, min(math.Ceil(working/target-1e-9), float64(n)*surgeMaxFactor))
+		if asked := min(math.Ceil(working/target-1e-9), float64(n)*surgeMaxFactor); asked > want {
+			want, measured = asked, true
+		}
 	}
-	s.mark = max(s.mark, want*target)
+	if want*target > s.mark {
+		s.mark, s.measured = want*target, measured
+	}
 	return s.mark
 }
 

@@ -3,6 +3,7 @@ package signal
 import (
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -394,6 +395,8 @@ func TestSaturationSurgeReadsTheWorkingSet(t *testing.T) {
 	// at full pressure: 10 replicas at the 0.7 target, five times the pool.
 	if s := step(0, 1, 2, demand(7), 0); !near(s.ScaleValue, 10*0.7) || !s.Surging {
 		t.Fatalf("working set 5x: %v surging %v, want 10 replicas (7)", s.ScaleValue, s.Surging)
+	} else if want := "resource pressure 1.00 across 2 replica(s); saturation surge from the working set"; s.Reason != want {
+		t.Fatalf("working set 5x: reason %q, want %q", s.Reason, want)
 	}
 	// It grows while the pool is saturated: 10x, 20 replicas.
 	if s := step(1, 1, 2, demand(14), 45*time.Second); !near(s.ScaleValue, 20*0.7) {
@@ -417,6 +420,13 @@ func TestSaturationSurgeReadsTheWorkingSet(t *testing.T) {
 	c = NewComputer(responsive(t))
 	if s := step(0, 1, 4, demand(3), 0); !near(s.ScaleValue, 8*0.7) {
 		t.Fatalf("a small working set: %v, want the doubling, 8 replicas (5.6)", s.ScaleValue)
+	} else if strings.Contains(s.Reason, "working set") {
+		t.Fatalf("a small working set: reason %q names the working set, which did not set the surge", s.Reason)
+	}
+	// The working set overtaking the growth estimate later in the episode
+	// says so from then on.
+	if s := step(1, 1, 4, demand(14), 45*time.Second); !near(s.ScaleValue, 20*0.7) || !strings.HasSuffix(s.Reason, "; saturation surge from the working set") {
+		t.Fatalf("a working set past the doubling: %v, reason %q; want 20 replicas (14) from the working set", s.ScaleValue, s.Reason)
 	}
 }
 

@@ -143,6 +143,7 @@ type compensated struct {
 	foresaw  float64 // what the forecast added to the value
 	holding  bool    // the churn budget holds a fall
 	surging  bool
+	measured bool // the surge's mark is the working set's, not a guess
 	lag      time.Duration
 }
 
@@ -227,7 +228,7 @@ func (c *Computer) compensate(final, raw, value float64, replicas int, working f
 			target = 1
 		}
 		if mark := c.surge.observe(value >= level, stale, replicas, target, working); mark > out.value {
-			out.value, out.surging = mark, true
+			out.value, out.surging, out.measured = mark, true, c.surge.measured
 		}
 	}
 	if stale && c.sampled && out.value < c.published {
@@ -240,7 +241,8 @@ func (c *Computer) compensate(final, raw, value float64, replicas int, working f
 
 // reason formats "{dimension} pressure {v:0.00} across {n} replica(s)".
 // The compensation's lead ("; lead +0.30", in replicas of demand) and
-// surge ("; saturation surge") follow, then the replicas that did not
+// surge ("; saturation surge", "from the working set" when the working
+// set rather than the growth estimate set it) follow, then the replicas that did not
 // answer, so a partial sample is visible wherever the reason is read.
 func (c *Computer) reason(d Dimension, v float64, replicas int, held bool, comp compensated, missing []string, in Input) string {
 	b := append(c.reasonBuf[:0], d.String()...)
@@ -271,6 +273,9 @@ func (c *Computer) reason(d Dimension, v float64, replicas int, held bool, comp 
 	}
 	if comp.surging {
 		b = append(b, "; saturation surge"...)
+		if comp.measured {
+			b = append(b, " from the working set"...)
+		}
 	}
 	b = appendNames(b, "; no answer from ", missing)
 	b = appendNames(b, "; starting: ", in.Starting)
