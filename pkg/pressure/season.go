@@ -63,3 +63,26 @@ type SeasonSource interface {
 	// read returns what it read and the error.
 	ObserveSeason(ctx context.Context, at time.Time, compute ComputeCollector) (Season, error)
 }
+
+// SeasonWindow is a span of the history: its points lie on the SeasonStep
+// grid from Start to End, both included.
+type SeasonWindow struct{ Start, End time.Time }
+
+// SeasonRecentWindows are the windows a source's Season.Recent holds at
+// the grid instant grid, in this order: the same instant one week and one
+// day ago (SeasonSmooth before it to SeasonHorizon plus SeasonSmooth after
+// it), then the last SeasonLevel up to grid.
+func SeasonRecentWindows(grid time.Time) [3]SeasonWindow {
+	var out [3]SeasonWindow
+	for i, p := range [...]time.Duration{SeasonWeek, SeasonDay} {
+		out[i] = SeasonWindow{Start: grid.Add(-p - SeasonSmooth), End: grid.Add(-p + SeasonHorizon + SeasonSmooth)}
+	}
+	out[2] = SeasonWindow{Start: grid.Add(-SeasonLevel + SeasonStep), End: grid}
+	return out
+}
+
+// SeasonLongWindow is the window a source's Season.Long holds when read
+// at the grid instant at: the SeasonLong up to it.
+func SeasonLongWindow(at time.Time) SeasonWindow {
+	return SeasonWindow{Start: at.Add(-(SeasonLong/SeasonStep - 1) * SeasonStep), End: at}
+}

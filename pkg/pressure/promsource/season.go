@@ -111,18 +111,14 @@ func (s *Source) seasonQuery() string {
 	return s.combinedQuery(dims)
 }
 
-// recentWindows are the recent windows relative to the grid instant: the
-// level, and the windows one day and one week ago.
+// recentWindows are the recent windows relative to the grid instant
+// (pressure.SeasonRecentWindows) as range queries.
 func recentWindows(grid time.Time) []v1.Range {
-	out := []v1.Range{}
-	for _, p := range []time.Duration{pressure.SeasonWeek, pressure.SeasonDay} {
-		out = append(out, v1.Range{
-			Start: grid.Add(-p - pressure.SeasonSmooth),
-			End:   grid.Add(-p + pressure.SeasonHorizon + pressure.SeasonSmooth),
-			Step:  pressure.SeasonStep,
-		})
+	var out []v1.Range
+	for _, w := range pressure.SeasonRecentWindows(grid) {
+		out = append(out, v1.Range{Start: w.Start, End: w.End, Step: pressure.SeasonStep})
 	}
-	return append(out, v1.Range{Start: grid.Add(-pressure.SeasonLevel + pressure.SeasonStep), End: grid, Step: pressure.SeasonStep})
+	return out
 }
 
 func (s *Source) readRecent(ctx context.Context, query string, grid time.Time, compute pressure.ComputeCollector) ([]pressure.DemandPoint, error) {
@@ -148,10 +144,8 @@ func (s *Source) readRecent(ctx context.Context, query string, grid time.Time, c
 // response bound), oldest first.
 func (s *Source) readLong(ctx context.Context, query string, hour time.Time, compute pressure.ComputeCollector) ([]pressure.DemandPoint, error) {
 	const day = 24 * time.Hour
-	steps := int(pressure.SeasonLong / pressure.SeasonStep)
-	out := make([]pressure.DemandPoint, 0, steps)
-	first := hour.Add(-time.Duration(steps-1) * pressure.SeasonStep)
-	for start := first; !start.After(hour); start = start.Add(day) {
+	out := make([]pressure.DemandPoint, 0, pressure.SeasonLong/pressure.SeasonStep)
+	for start := pressure.SeasonLongWindow(hour).Start; !start.After(hour); start = start.Add(day) {
 		end := start.Add(day - pressure.SeasonStep)
 		if end.After(hour) {
 			end = hour

@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/url"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -16,8 +17,10 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/barometer-scaler/barometer/pkg/allow"
+	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/promclient"
 	"github.com/barometer-scaler/barometer/pkg/sim"
+	"github.com/barometer-scaler/barometer/pkg/sim/control"
 )
 
 // promTrace is a load trace read from a Prometheus range query: the
@@ -115,34 +118,112 @@ func allowList() (*allow.List, error) {
 
 // load runs the range query and makes its one series the load, one turn
 // per step. A step with no point (a gap in the data) repeats the load
-// before it, so the trace keeps the range's length and its timing.
-func (p promTrace) load(ctx context.Context) (sim.Series, error) {
+// before it, so the trace keeps the range's length and its timing. It
+// also reads the history the prometheus source would read for the
+// seasonal forecast (promHistory), the load at saturation per replica
+// being the demand.
+func (p promTrace) load(ctx context.Context, saturation float64) (sim.Series, *promHistory, error) {
 	list, err := allowList()
 	if err != nil {
-		return sim.Series{}, err
+		return sim.Series{}, nil, err
 	}
 	addr, err := serverURL(p.server, list)
 	if err != nil {
-		return sim.Series{}, err
+		return sim.Series{}, nil, err
 	}
 	// The prometheus source's client: every dialled address vetted again,
 	// no proxy, no redirect, and the source's bound on the response.
 	start, _ := parseTime(p.start)
 	end, _ := parseTime(p.end)
-	v, err := promclient.QueryRange(ctx, promclient.RangeQuery{ServerAddress: addr, Query: p.query,
-		Range: v1.Range{Start: start, End: end, Step: p.step}, Timeout: p.timeout, Control: list.Control})
-	if err != nil {
-		return sim.Series{}, fmt.Errorf("--from-prometheus: %w", err)
-	}
-	m, ok := v.(model.Matrix)
-	if !ok || len(m) != 1 {
-		n := 0
-		if ok {
-			n = len(m)
+	query := func(r v1.Range) (*model.SampleStream, error) {
+		v, err := promclient.QueryRange(ctx, promclient.RangeQuery{ServerAddress: addr, Query: p.query,
+			Range: r, Timeout: p.timeout, Control: list.Control})
+		if err != nil {
+			return nil, err
 		}
-		return sim.Series{}, fmt.Errorf("--query returned %d series; want one (wrap it in sum() for a total)", n)
+		m, ok := v.(model.Matrix)
+		if !ok || len(m) > 1 {
+			n := 0
+			if ok {
+				n = len(m)
+			}
+			return nil, fmt.Errorf("--query returned %d series; want one (wrap it in sum() for a total)", n)
+		}
+		if len(m) == 0 {
+			return nil, nil
+		}
+		return m[0], nil
 	}
-	return promSeries(m[0], start, end, p.step, p.server)
+	ss, err := query(v1.Range{Start: start, End: end, Step: p.step})
+	if err != nil {
+		return sim.Series{}, nil, fmt.Errorf("--from-prometheus: %w", err)
+	}
+	if ss == nil {
+		return sim.Series{}, nil, errors.New("--query returned 0 series; want one (wrap it in sum() for a total)")
+	}
+	series, err := promSeries(ss, start, end, p.step, p.server)
+	if err != nil {
+		return series, nil, err
+	}
+	history, err := readHistory(query, start, end, saturation)
+	if err != nil {
+		return series, nil, fmt.Errorf("--from-prometheus: %w", err)
+	}
+	return series, history, nil
+}
+
+// promHistory is the history of a backtest's query as the prometheus
+// source reads it for the seasonal forecast (promsource.Source.ObserveSeason):
+// the query on the pressure.SeasonStep grid, from the long history
+// before the range's start to its end, in the simulation's clock (the
+// range's start is sim.Epoch). The prometheus source folds each instant's
+// replicas into demand; a backtest's query is the load, so its demand is
+// the load over the saturation, what the replicas would report if none
+// were saturated.
+type promHistory struct {
+	points []pressure.DemandPoint // oldest first, on the grid
+}
+
+var _ control.SeasonHistory = (*promHistory)(nil)
+
+// readHistory reads the history a day at a time (a day on the grid is
+// 288 points: each answer stays far inside the server's limit of points
+// and the client's bound on the response). The grid runs through the
+// range's start, so it lies on the simulation's. Where the query had no
+// value there is no point.
+func readHistory(query func(v1.Range) (*model.SampleStream, error), start, end time.Time, saturation float64) (*promHistory, error) {
+	const day = 24 * time.Hour
+	// The long history of the range's first hour reaches this far back.
+	first := start.Add(-(pressure.SeasonLong + pressure.SeasonDetectEvery).Truncate(pressure.SeasonStep))
+	h := &promHistory{}
+	for from := first; !from.After(end); from = from.Add(day) {
+		r := v1.Range{Start: from, End: from.Add(day - pressure.SeasonStep), Step: pressure.SeasonStep}
+		if r.End.After(end) {
+			r.End = end
+		}
+		ss, err := query(r)
+		if err != nil {
+			return nil, fmt.Errorf("the history of the seasonal forecast from %s to %s: %w", r.Start.UTC().Format(time.RFC3339), r.End.UTC().Format(time.RFC3339), err)
+		}
+		if ss == nil {
+			continue
+		}
+		for _, pt := range ss.Values {
+			v := float64(pt.Value)
+			if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+				continue
+			}
+			h.points = append(h.points, pressure.DemandPoint{At: sim.Epoch.Add(pt.Timestamp.Time().Sub(start)), Demand: v / saturation})
+		}
+	}
+	return h, nil
+}
+
+// Window returns the points of w (control.SeasonHistory).
+func (h *promHistory) Window(w pressure.SeasonWindow) []pressure.DemandPoint {
+	from := sort.Search(len(h.points), func(i int) bool { return !h.points[i].At.Before(w.Start) })
+	to := sort.Search(len(h.points), func(i int) bool { return h.points[i].At.After(w.End) })
+	return h.points[from:max(from, to)]
 }
 
 // promSeries lays the points on the turns start, start + step, ..., end.

@@ -71,7 +71,7 @@ func TestBacktestFromPrometheus(t *testing.T) {
 	}
 
 	out := simulate(t, append(args, "--compare", "--delay", "2")...)
-	for _, want := range []string{"naive", "KPA, Knative defaults", "maxhold, tuned: W=", "Barometer, profile budgeted (default), deployed, recommended behavior", "Barometer, profile responsive, deployed", "Barometer, profile original, deployed", "queue", "fixed"} {
+	for _, want := range []string{"naive", "KPA, Knative defaults", "maxhold, tuned: W=", "Barometer, profile budgeted (default), history from Prometheus, deployed, recommended behavior", "Barometer, profile responsive, deployed", "Barometer, profile original, deployed", "queue", "fixed"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("--compare lacks %q:\n%s", want, out)
 		}
@@ -121,5 +121,72 @@ func TestPromSeriesFillsGaps(t *testing.T) {
 	want := []float64{5, 5, 5, 7, 7}
 	if fmt.Sprint(s.Load) != fmt.Sprint(want) {
 		t.Errorf("load %v, want %v", s.Load, want)
+	}
+}
+
+// TestBacktestReadsTheSeasonFromPrometheus: a backtest reads the seasonal
+// forecast's history from Prometheus, as the prometheus source does. The
+// server holds nine days of a load that steps from 200 to 1000 at 08:00
+// every day; the backtest runs one morning at a 1-minute step. With the
+// history the default profile's forecast scales out ahead of the step,
+// which the morning alone (five hours, no season in it) could not learn:
+// fewer turns short than with the forecast off, and more replicas before
+// 08:00. The forecast-only mode publishes without acting: the run is the
+// same as with the forecast off.
+func TestBacktestReadsTheSeasonFromPrometheus(t *testing.T) {
+	day := time.Now().UTC().Truncate(24 * time.Hour).Add(-2 * 24 * time.Hour)
+	load := func(at time.Time) int {
+		if h := at.Sub(at.Truncate(24 * time.Hour)); h >= 8*time.Hour && h < 10*time.Hour {
+			return 1000
+		}
+		return 200
+	}
+	var hist strings.Builder
+	hist.WriteString("# TYPE offered_load gauge\n")
+	for at := day.Add(-9 * 24 * time.Hour); !at.After(day.Add(12 * time.Hour)); at = at.Add(time.Minute) {
+		fmt.Fprintf(&hist, "offered_load %d %d\n", load(at), at.Unix())
+	}
+	hist.WriteString("# EOF\n")
+	srv := promtest.Start(t, nil, promtest.Options{History: hist.String()})
+	t.Setenv(allow.EnvVar, "127.0.0.0/8")
+
+	start, step := day.Add(6*time.Hour), day.Add(8*time.Hour)
+	run := func(forecast string) (name string, steps []sim.Step, short int) {
+		var out struct {
+			Controller string
+			Steps      []sim.Step
+		}
+		args := []string{"--from-prometheus", srv.URL, "--query", "offered_load", "--start", start.Format(time.RFC3339),
+			"--end", day.Add(11 * time.Hour).Format(time.RFC3339), "--step", "1m", "--saturation", strconv.FormatFloat(1000.0/7, 'g', -1, 64),
+			"--max-replicas", "24", "--controller", "barometer", "--delay", "3", "--forecast", forecast, "--json"}
+		if err := json.Unmarshal([]byte(simulate(t, args...)), &out); err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range out.Steps {
+			if st.Ready < st.Required {
+				short++
+			}
+		}
+		return out.Controller, out.Steps, short
+	}
+	onName, on, onShort := run("on")
+	_, off, offShort := run("off")
+	_, only, _ := run("only")
+	if len(on) != 301 {
+		t.Fatalf("%d turns, want 301 (five hours of minutes)", len(on))
+	}
+	if !strings.Contains(onName, "history from Prometheus") {
+		t.Errorf("the setting %q does not say the history came from Prometheus", onName)
+	}
+	before := int(step.Sub(start)/time.Minute) - 1 // 07:59
+	t.Logf("short turns: %d with the history's forecast, %d without; replicas at 07:59: %d and %d", onShort, offShort, on[before].Replicas, off[before].Replicas)
+	if onShort >= offShort {
+		t.Errorf("%d turns short with the forecast from the history, %d without: the history did not scale out ahead of the step", onShort, offShort)
+	}
+	if on[before].Replicas <= off[before].Replicas {
+		t.Errorf("replicas at 07:59: %d with the forecast, %d without; want more ahead of the step", on[before].Replicas, off[before].Replicas)
+	}
+	if fmt.Sprint(only) != fmt.Sprint(off) {
+		t.Error("--forecast only changed the run: the forecast-only mode must publish without acting")
 	}
 }

@@ -74,10 +74,11 @@ func (o *simulateOptions) loadSeries(ctx context.Context) (sim.Series, *sim.Queu
 		}
 		return s, q, nil
 	}
-	series, err := o.prom.load(ctx)
+	series, history, err := o.prom.load(ctx, o.saturation)
 	if err != nil {
 		return series, nil, err
 	}
+	o.history = history
 	if !o.set["turn"] {
 		o.turn = o.prom.step
 	}

@@ -35,10 +35,7 @@ func compareSettings(cfg sim.Config, s sim.Series, o *simulateOptions) (sets []s
 		if p == signal.DefaultProfile {
 			name += " (default)"
 		}
-		if o.workingSet {
-			name += ", working set"
-		}
-		sets = append(sets, control.BarometerSetting(name, control.BarometerOptions{Signal: so, Target: o.kedaTarget, WorkingSet: o.workingSet}, o.deployment()))
+		sets = append(sets, control.BarometerSetting(o.barometerName(name, so), o.barometerOptions(so), o.deployment()))
 	}
 	// The policies' launch TTL is a trigger key: parsed as one (for any
 	// replica policy; every one reads it).

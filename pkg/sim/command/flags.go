@@ -41,6 +41,9 @@ type simulateOptions struct {
 	kpa                                                control.KPAOptions
 	keys                                               *keyFlags
 	prom                                               promTrace
+	// history is a backtest's history from Prometheus, for the seasonal
+	// forecast; nil for a trace.
+	history *promHistory
 }
 
 func parseSimulate(args []string) (*simulateOptions, *flag.FlagSet, error) {

@@ -123,12 +123,31 @@ func (o *simulateOptions) fixedSetting(m sim.Model) (sim.Setting, error) {
 			profile = v
 		}
 		name := "Barometer " + profile
-		if o.workingSet {
-			name += ", working set"
-		}
-		return control.BarometerSetting(name, control.BarometerOptions{Signal: so, Target: o.kedaTarget, WorkingSet: o.workingSet}, o.deployment()), nil
+		return control.BarometerSetting(o.barometerName(name, so), o.barometerOptions(so), o.deployment()), nil
 	}
 	return control.NaiveSetting(naiveName(o.window, o.step), control.NaiveOptions{Window: o.window, Step: o.step}), nil
+}
+
+// barometerOptions are the controller's options for the signal's options
+// so: the flags' KEDA target and working set, and a backtest's history.
+func (o *simulateOptions) barometerOptions(so signal.Options) control.BarometerOptions {
+	b := control.BarometerOptions{Signal: so, Target: o.kedaTarget, WorkingSet: o.workingSet}
+	if o.history != nil {
+		b.History = o.history
+	}
+	return b
+}
+
+// barometerName is name with what the flags add to the signal's input:
+// the working set, and a backtest's history where the forecast reads it.
+func (o *simulateOptions) barometerName(name string, so signal.Options) string {
+	if o.workingSet {
+		name += ", working set"
+	}
+	if o.history != nil && (so.Forecast == signal.ForecastOn || so.Forecast == signal.ForecastOnly) {
+		name += ", history from Prometheus"
+	}
+	return name
 }
 
 // naiveName names the naive setting as the model's tables do.

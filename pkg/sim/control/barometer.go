@@ -3,6 +3,7 @@ package control
 import (
 	"math"
 	"strconv"
+	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/sim"
 
@@ -23,6 +24,20 @@ type BarometerOptions struct {
 	// that reads barometer_activations; docs/exposition.md). false: the
 	// replicas report utilisation alone, as a host or CPU-only source does.
 	WorkingSet bool
+	// History is the workload's past as a source that holds it would
+	// read it for the seasonal forecast (pressure.SeasonSource): a
+	// backtest of a Prometheus query reads it from Prometheus, as the
+	// prometheus source does. nil: the computer keeps its own, as it does
+	// for scrape and host targets.
+	History SeasonHistory
+}
+
+// SeasonHistory is a history on the pressure.SeasonStep grid, in the
+// simulation's clock.
+type SeasonHistory interface {
+	// Window returns the points of w, oldest first (an instant with no
+	// data has none). The caller does not modify them.
+	Window(w pressure.SeasonWindow) []pressure.DemandPoint
 }
 
 // ProfileBarometerOptions are a pkg/signal profile's options, read at the
@@ -42,6 +57,8 @@ func ProfileBarometerOptions(profile string) (BarometerOptions, error) {
 type Barometer struct {
 	target     float64
 	workingSet bool
+	history    SeasonHistory
+	season     heldHistory
 	collector  pressure.ComputeCollector
 	computer   *signal.Computer
 	names      []string
@@ -60,6 +77,7 @@ func NewBarometer(m sim.Model, opts BarometerOptions) *Barometer {
 	return &Barometer{
 		target:     target,
 		workingSet: opts.WorkingSet,
+		history:    opts.History,
 		collector:  pressure.ComputeCollector{ActivationWorkingSetTarget: pressure.DefaultActivationWorkingSetTarget},
 		computer:   signal.NewComputer(opts.Signal),
 	}
@@ -72,7 +90,11 @@ func (b *Barometer) Decide(s sim.State) int { return KEDAReplicas(b.Value(s), b.
 // Value folds the delivered sample and returns the signal's ScaleValue.
 func (b *Barometer) Value(s sim.State) float64 {
 	obs := b.observation(s.Reading)
-	sig := b.computer.Compute(s.Now, signal.Input{Compute: b.collector.Collect(obs), MeasuredAt: s.Reading.At})
+	in := signal.Input{Compute: b.collector.Collect(obs), MeasuredAt: s.Reading.At}
+	if b.history != nil {
+		in.Season = b.season.read(b.history, s.Reading.At)
+	}
+	sig := b.computer.Compute(s.Now, in)
 	return sig.ScaleValue
 }
 
@@ -99,4 +121,32 @@ func (b *Barometer) observation(r sim.Reading) pressure.Observation {
 		}
 	}
 	return obs
+}
+
+// heldHistory reads a SeasonHistory at each sample as the prometheus
+// source reads Prometheus (promsource.Source.ObserveSeason): the recent
+// windows at the grid instant at or before the sample's data, read again
+// when the grid moves, and the long history once an hour. The data's own
+// instant, not the turn's, so the history is no fresher than the sample
+// the metric delay delivered.
+type heldHistory struct {
+	grid, hour time.Time
+	recent     []pressure.DemandPoint
+	season     pressure.Season
+}
+
+func (h *heldHistory) read(from SeasonHistory, measuredAt time.Time) *pressure.Season {
+	h.season.Long = nil
+	if grid := measuredAt.Truncate(pressure.SeasonStep); !grid.Equal(h.grid) {
+		h.grid, h.recent = grid, h.recent[:0]
+		for _, w := range pressure.SeasonRecentWindows(grid) {
+			h.recent = append(h.recent, from.Window(w)...)
+		}
+		h.season.Recent = h.recent
+	}
+	if hour := measuredAt.Truncate(pressure.SeasonDetectEvery); !hour.Equal(h.hour) {
+		h.hour = hour
+		h.season.Long = from.Window(pressure.SeasonLongWindow(hour))
+	}
+	return &h.season
 }

@@ -2,7 +2,9 @@ package control
 
 import (
 	"testing"
+	"time"
 
+	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/sim"
 
 	"github.com/barometer-scaler/barometer/pkg/signal"
@@ -74,5 +76,45 @@ func TestForecastOnRealTraces(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// windowsAsked is a SeasonHistory that records the windows read from it.
+type windowsAsked struct{ windows []pressure.SeasonWindow }
+
+func (w *windowsAsked) Window(sw pressure.SeasonWindow) []pressure.DemandPoint {
+	w.windows = append(w.windows, sw)
+	return []pressure.DemandPoint{{At: sw.End, Demand: 1}}
+}
+
+// TestHeldHistoryReadsNoFurtherThanTheData: a history held by the source
+// is read as the prometheus source reads it: the recent windows once per
+// grid step, the long history once an hour, and never past the instant
+// the delivered sample's data was measured (a backtest's Prometheus holds
+// the turns the metric delay has not delivered yet).
+func TestHeldHistoryReadsNoFurtherThanTheData(t *testing.T) {
+	var h heldHistory
+	from := &windowsAsked{}
+	longs := 0
+	for turn := range 240 { // an hour of 15 s turns, from 00:00:00
+		measuredAt := sim.Epoch.Add(time.Duration(turn) * 15 * time.Second)
+		s := h.read(from, measuredAt)
+		if s.Long != nil {
+			longs++
+		}
+		for _, w := range from.windows {
+			if w.End.After(measuredAt) {
+				t.Fatalf("at %v a window ending %v was read", measuredAt, w.End)
+			}
+		}
+		if len(s.Recent) != 3 {
+			t.Fatalf("%d recent points, want one of each of the three windows", len(s.Recent))
+		}
+	}
+	if steps := 60 / 5; len(from.windows) != 3*steps+1 {
+		t.Errorf("%d windows read in an hour: want the three recent ones at each of %d steps and the long history once", len(from.windows), steps)
+	}
+	if longs != 1 {
+		t.Errorf("the long history came %d times in an hour, want once", longs)
 	}
 }
