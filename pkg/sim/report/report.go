@@ -122,6 +122,7 @@ func Generate(base string) ([]File, error) {
 
 	fmt.Fprintf(&b, "## The goals at delay %d (the default profile, %s, scored as deployed)\n\n", goalDelay, signal.DefaultProfile)
 	writeRealGoal(&b, sets, reals)
+	writeRealAdvance(&b, reals)
 	writeFamilyGoal(&b, sets, fams)
 	writeJumpGoal(&b, sim.Scan(cfg, sim.JumpTest(), sets[reportDefault], []int{goalDelay})[0].Score)
 	writeRealTraces(&b, realSettings(), reals)

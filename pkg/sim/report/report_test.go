@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/barometer-scaler/barometer/pkg/sim"
+	"github.com/barometer-scaler/barometer/pkg/sim/control"
 )
 
 // TestGenerate: the report names its pictures, has every section, and
@@ -37,7 +38,7 @@ func TestGenerate(t *testing.T) {
 		"(q-delay3.svg)", "(q-queue-delay3.svg)",
 		"### queue\n", "### fully_elastic\n", "### max_count\n", "### pool_with_threshold\n", "### fixed\n",
 		"### The replica count the policies see, at delay 3", "## The queue trace\n", "### Every controller at delay 3",
-		"## The goals at delay 3 (the default profile, budgeted, scored as deployed)", "### On each real trace", "### On each family's median", "### The jump test",
+		"## The goals at delay 3 (the default profile, budgeted, scored as deployed)", "### On each real trace", "### The tuned baseline, tuned in advance", "### On each family's median", "### The jump test",
 		"## The real traces, delays 0..6", "| maxhold's pick |", "| Barometer, profile budgeted (default), raw signal |",
 		"### maxhold, tuned\n", "### Barometer, profile budgeted (default), deployed, recommended behavior\n",
 		"### Barometer, profile responsive, deployed, recommended behavior\n", "### Barometer, profile original, deployed, recommended behavior\n",
@@ -116,5 +117,30 @@ func TestRealTracesScoreTheSameSideBySide(t *testing.T) {
 	}
 	if !strings.HasSuffix(sets[reportRaw].Name, ", raw signal") {
 		t.Errorf("%s does not say it is the raw signal", sets[reportRaw].Name)
+	}
+}
+
+// TestHalvesTradeTheirTunings: each half of a trace is run by the
+// baseline tuned on the other half, and that run is the baseline's own
+// run with those options on the half.
+func TestHalvesTradeTheirTunings(t *testing.T) {
+	s := sim.Reference()
+	m := sim.ReferenceModel()
+	halves := scoreHalves(s, m, sim.DefaultTurn, settings()[reportDefault])
+	if halves[0].from != 0 || halves[0].to != len(s.Load)/2 || halves[1].from != halves[0].to || halves[1].to != len(s.Load) {
+		t.Fatalf("halves %+v", halves)
+	}
+	for i, h := range halves {
+		if h.advance.Options != halves[1-i].hindsight.Options {
+			t.Errorf("half %d was run with %+v, tuned on the other half as %+v", i, h.advance.Options, halves[1-i].hindsight.Options)
+		}
+		p := s
+		p.Load, p.EventStart, p.EventEnd = s.Load[h.from:h.to], 0, 0
+		pm := m
+		pm.InitialReplicas = m.Required(p.Load[0])
+		cfg := sim.Config{Model: pm, Delay: goalDelay, Turn: sim.DefaultTurn}
+		if want := sim.Run(cfg, p, control.NewMaxHold(pm, h.advance.Options)).Score; h.inAdvance != want {
+			t.Errorf("half %d in advance: %+v, the baseline's own run %+v", i, h.inAdvance, want)
+		}
 	}
 }
