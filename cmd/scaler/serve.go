@@ -35,6 +35,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/statuspage"
 	"github.com/barometer-scaler/barometer/pkg/tlsreload"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
+	"github.com/barometer-scaler/barometer/pkg/trigger/source"
 	"github.com/barometer-scaler/barometer/pkg/victim"
 	barometerv1 "github.com/barometer-scaler/barometer/proto/barometer/v1"
 )
@@ -262,8 +263,8 @@ func (s *servers) stopHTTP(logger *slog.Logger) {
 // and their keys. Addresses that metadata names are reached only when the
 // allow-list admits them. queries is the prometheus sources' shared
 // pool (nil where nothing is sampled).
-func newSchema(allowed *allow.List, profiles *connprofile.Set, k trigger.Kube, queries *querypool.Pool, push *store.Store) *trigger.Schema {
-	return trigger.NewSchema(trigger.Host(), trigger.Scrape(allowed, profiles, k), trigger.Prometheus(allowed, profiles, queries), trigger.OTLP(push))
+func newSchema(allowed *allow.List, profiles *connprofile.Set, k source.Kube, queries *querypool.Pool, push *store.Store) *trigger.Schema {
+	return trigger.NewSchema(source.Host(), source.Scrape(allowed, profiles, k), source.Prometheus(allowed, profiles, queries), source.OTLP(push))
 }
 
 // pushConfig is the OTLP push path's share of the configuration.

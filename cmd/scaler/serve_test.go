@@ -23,6 +23,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/allow"
 	"github.com/barometer-scaler/barometer/pkg/registry"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
+	"github.com/barometer-scaler/barometer/pkg/trigger/source"
 )
 
 func testConfig() config {
@@ -194,7 +195,7 @@ func TestPolicyExamplesParse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := registry.NewRegistry(context.Background(), registry.Config{Schema: newSchema(allowed, nil, trigger.Kube{}, nil, nil)})
+	reg := registry.NewRegistry(context.Background(), registry.Config{Schema: newSchema(allowed, nil, source.Kube{}, nil, nil)})
 	seen := map[string]bool{}
 	for _, f := range files {
 		triggers := triggerMetadata(t, f)

@@ -11,6 +11,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/sampling/samplingtest"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
 	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
+	"github.com/barometer-scaler/barometer/pkg/trigger/source"
 )
 
 // constSpec is a source with fixed pressure, standing in for a workload
@@ -31,7 +32,7 @@ func (c constSpec) New(*slog.Logger) (pressure.Source, error) {
 func testSources() *trigger.Schema {
 	type config struct{ name string }
 	keys := []keyschema.Key[config]{keyschema.String("name", func(c *config) *string { return &c.name }, "x", "any name", nil)}
-	return trigger.NewSchema(trigger.Host(), trigger.NewKind("const", "fixed pressure", func() config { return config{} }, keys, nil,
+	return trigger.NewSchema(source.Host(), trigger.NewKind("const", "fixed pressure", func() config { return config{} }, keys, nil,
 		func(c config) (trigger.SourceSpec, error) { return constSpec(c.name), nil }))
 }
 

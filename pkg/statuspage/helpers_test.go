@@ -21,6 +21,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/sampling/samplingtest"
 	"github.com/barometer-scaler/barometer/pkg/statuspage"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
+	"github.com/barometer-scaler/barometer/pkg/trigger/source"
 )
 
 // What the connection profile holds and no page may ever show: a header
@@ -177,7 +178,7 @@ func newScaler(t testing.TB, refresh time.Duration) *scaler {
 	clock := samplingtest.NewFakeClock(time.Now().Add(-time.Hour).Truncate(time.Second))
 	const interval = 5 * time.Second
 	reg := registrytest.NewRegistry(t, registry.Config{
-		Schema:          trigger.NewSchema(trigger.Host(), trigger.Scrape(allowed, set, trigger.Kube{})),
+		Schema:          trigger.NewSchema(source.Host(), source.Scrape(allowed, set, source.Kube{})),
 		DefaultInterval: interval, History: sampling.DefaultHistory, Clock: clock,
 	})
 	s := &scaler{reg: reg, clock: clock, profiles: profiles}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/barometer-scaler/barometer/pkg/trigger"
 	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
+	"github.com/barometer-scaler/barometer/pkg/trigger/source"
 )
 
 // maxErrorBytes bounds a metadata error's message whatever the input: the
@@ -20,7 +21,7 @@ const maxErrorBytes = 4096
 
 // fuzzSchema is the scaler's schema, as cmd/scaler builds it.
 func fuzzSchema() *trigger.Schema {
-	return trigger.NewSchema(trigger.Host(), trigger.Scrape(nil, nil, trigger.Kube{}), trigger.Prometheus(nil, nil))
+	return trigger.NewSchema(source.Host(), source.Scrape(nil, nil, source.Kube{}), source.Prometheus(nil, nil))
 }
 
 // decodeMetadata reads a fuzz input as scalerMetadata: one key=value per

@@ -1,9 +1,6 @@
 package trigger
 
 import (
-	"maps"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
@@ -27,14 +24,4 @@ func (s *Schema) Settings(namespace string, raw map[string]string, defaultInterv
 		return nil, r.Spelled(err)
 	}
 	return r.Settings(), nil
-}
-
-// pairNames shows name=value pairs by their names only, for values that may
-// hold a credential: "X-Team=…,Authorization=…".
-func pairNames(m map[string]string) string {
-	parts := make([]string, 0, len(m))
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		parts = append(parts, k+"=…")
-	}
-	return strings.Join(parts, ",")
 }

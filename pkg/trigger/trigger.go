@@ -79,10 +79,12 @@ func (t *Trigger) SamplerOptions() signal.Options {
 }
 
 // VictimHints reports whether the trigger asks for victim hints
-// (victimHints), and the namespace of the pods they rank.
+// (victimHints), and the namespace of the pods they rank: a source spec
+// that can (the scrape source's, pkg/trigger/source) has a method of the
+// same name and result.
 func (t *Trigger) VictimHints() (namespace string, on bool) {
-	if h, ok := t.Source.(interface{ victimHints() (string, bool) }); ok {
-		return h.victimHints()
+	if h, ok := t.Source.(interface{ VictimHints() (string, bool) }); ok {
+		return h.VictimHints()
 	}
 	return "", false
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
 	"github.com/barometer-scaler/barometer/pkg/pressure/promsource"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
+	"github.com/barometer-scaler/barometer/pkg/trigger/source"
 )
 
 // fixture is one real Prometheus scraping demo-workload replicas on
@@ -291,7 +292,7 @@ func TestAgainstPrometheus(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s := trigger.NewSchema(trigger.Prometheus(list, nil))
+			s := trigger.NewSchema(source.Prometheus(list, nil))
 			md, err := s.Parse(map[string]string{
 				"source": "prometheus", "serverAddress": strings.Replace(f.prom.URL, "127.0.0.1", "localhost", 1),
 				"selector": `job="demo"`,

@@ -1,4 +1,4 @@
-package trigger
+package source
 
 import (
 	"fmt"
@@ -13,6 +13,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
 	"github.com/barometer-scaler/barometer/pkg/pressure/otlp"
 	"github.com/barometer-scaler/barometer/pkg/pressure/otlp/store"
+	"github.com/barometer-scaler/barometer/pkg/trigger"
 	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
 )
 
@@ -32,7 +33,7 @@ const keyResourceSelector = "resourceSelector"
 //
 // The namespace a source reads is always its ScaledObject's own, never a
 // metadata value: a trigger cannot read what another namespace pushed.
-func OTLP(st *store.Store) Kind {
+func OTLP(st *store.Store) trigger.Kind {
 	opts := store.DefaultOptions()
 	if st != nil {
 		opts = st.Options()
@@ -54,7 +55,7 @@ func OTLP(st *store.Store) Kind {
 	keys = append(keys, metricNameKeys(func(c *otlpConfig) *exposition.Names { return &c.names },
 		"a metric name: valid UTF-8, at most 200 bytes",
 		func(s string) bool { return len(s) <= 200 && model.UTF8Validation.IsValidMetricName(s) })...)
-	return NewKind(SourceOTLP, "reads the pressure exposition contract that the replicas push over OTLP to the scaler's receiver (docs/otlp.md)",
+	return trigger.NewKind(SourceOTLP, "reads the pressure exposition contract that the replicas push over OTLP to the scaler's receiver (docs/otlp.md)",
 		func() otlpConfig { return otlpConfig{} }, keys,
 		[]keyschema.Check[otlpConfig]{
 			func(c *otlpConfig, _ *keyschema.Context, _ func(string) bool) error { return uniqueNames(c.names) },
@@ -71,7 +72,7 @@ func OTLP(st *store.Store) Kind {
 				return nil
 			},
 		},
-		func(c otlpConfig) (SourceSpec, error) {
+		func(c otlpConfig) (trigger.SourceSpec, error) {
 			return otlpSpec{store: st, cfg: otlp.Config{
 				Namespace: c.namespace, Selector: c.selector, Window: c.window, MaxAge: c.maxAge,
 				Names: c.names, CPULimitCores: c.cores,

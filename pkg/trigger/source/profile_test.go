@@ -1,4 +1,4 @@
-package trigger
+package source
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/barometer-scaler/barometer/pkg/allow"
 	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
+	"github.com/barometer-scaler/barometer/pkg/trigger"
 	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
 )
 
@@ -28,8 +29,8 @@ func TestConnectionProfileKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	schema := NewSchema(Host(), Prometheus(nil, set), Scrape(nil, set, Kube{}))
-	parse := func(ns string, kv ...string) (*Trigger, error) {
+	schema := trigger.NewSchema(Host(), Prometheus(nil, set), Scrape(nil, set, Kube{}))
+	parse := func(ns string, kv ...string) (*trigger.Trigger, error) {
 		raw := map[string]string{"source": "prometheus"}
 		for i := 0; i+1 < len(kv); i += 2 {
 			raw[kv[i]] = kv[i+1]
@@ -73,7 +74,7 @@ func TestConnectionProfileKeys(t *testing.T) {
 // By default a ScaledObject's metadata reaches only the Services of its own
 // namespace; a wider pattern is the operator's choice.
 func TestTenancy(t *testing.T) {
-	schema := NewSchema(Host(), Scrape(nil, nil, Kube{}), Prometheus(nil, nil))
+	schema := trigger.NewSchema(Host(), Scrape(nil, nil, Kube{}), Prometheus(nil, nil))
 	var me *keyschema.MetadataError
 	for _, c := range []struct {
 		ns, source, key, addr string
@@ -95,7 +96,7 @@ func TestTenancy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := NewSchema(Prometheus(wide, nil)).ParseIn("shop", map[string]string{"source": "prometheus", "serverAddress": "http://prometheus.monitoring.svc:9090"}, time.Second); err != nil {
+	if _, err := trigger.NewSchema(Prometheus(wide, nil)).ParseIn("shop", map[string]string{"source": "prometheus", "serverAddress": "http://prometheus.monitoring.svc:9090"}, time.Second); err != nil {
 		t.Errorf("an operator's wider pattern: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package trigger
+package source
 
 import (
 	"errors"
@@ -10,6 +10,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/allow"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
 	"github.com/barometer-scaler/barometer/pkg/pressure/promsource"
+	"github.com/barometer-scaler/barometer/pkg/trigger"
 	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
 )
 
@@ -21,7 +22,7 @@ func parseProm(t *testing.T, list *allow.List, kv map[string]string) (prometheus
 	t.Helper()
 	raw := map[string]string{"source": SourcePrometheus, "serverAddress": promServer}
 	maps.Copy(raw, kv)
-	s := NewSchema(Prometheus(list, nil))
+	s := trigger.NewSchema(Prometheus(list, nil))
 	md, err := s.Parse(raw, 5*time.Second)
 	if err != nil {
 		return prometheusSpec{}, err
@@ -211,7 +212,7 @@ func TestPrometheusDefaultQueriesParse(t *testing.T) {
 // identity's hash, a few bytes however many queries the trigger carries,
 // and apart for triggers sampled apart.
 func TestShortID(t *testing.T) {
-	s := NewSchema(Prometheus(nil, nil))
+	s := trigger.NewSchema(Prometheus(nil, nil))
 	long := strings.Repeat(`sum by (pod) (rate(http_requests_total{job="shop"}[1m])) + `, 30) + "1"
 	a, err := s.Parse(map[string]string{"source": SourcePrometheus, "serverAddress": promServer, "cpuQuery": long}, 5*time.Second)
 	if err != nil {
@@ -221,7 +222,7 @@ func TestShortID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tr := range []*Trigger{a, b} {
+	for _, tr := range []*trigger.Trigger{a, b} {
 		id := tr.ShortID()
 		hash, ok := strings.CutPrefix(id, "prometheus@")
 		if !ok || len(hash) != 8 || !strings.Contains(tr.Identity(), "@"+hash) {
@@ -230,5 +231,40 @@ func TestShortID(t *testing.T) {
 	}
 	if a.ShortID() == b.ShortID() {
 		t.Errorf("triggers sampled apart share the short id %s", a.ShortID())
+	}
+}
+
+// TestSettingsHideHeaderAndParameterValues: a custom header or query
+// parameter may carry a credential despite the docs; Settings names them
+// and never shows their values.
+func TestSettingsHideHeaderAndParameterValues(t *testing.T) {
+	s := trigger.NewSchema(Prometheus(nil, nil))
+	got, err := s.Settings("", map[string]string{
+		"source": "prometheus", "serverAddress": promServer,
+		"customHeaders": "X-Api-Key=s3cret-token,X-Team=shop", "queryParameters": "api_key=s3cret-key",
+	}, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen int
+	for _, st := range got {
+		if strings.Contains(st.Value, "s3cret") {
+			t.Errorf("%s shows a secret: %q", st.Key, st.Value)
+		}
+		switch st.Key {
+		case "customHeaders":
+			seen++
+			if st.Value != "X-Api-Key=…,X-Team=…" {
+				t.Errorf("customHeaders: %q", st.Value)
+			}
+		case "queryParameters":
+			seen++
+			if st.Value != "api_key=…" {
+				t.Errorf("queryParameters: %q", st.Value)
+			}
+		}
+	}
+	if seen != 2 {
+		t.Errorf("customHeaders and queryParameters listed %d times, want 2", seen)
 	}
 }

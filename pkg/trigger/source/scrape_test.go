@@ -1,4 +1,4 @@
-package trigger
+package source
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/pressure/discovery"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
 	"github.com/barometer-scaler/barometer/pkg/pressure/scrape"
+	"github.com/barometer-scaler/barometer/pkg/trigger"
 	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
 )
 
@@ -26,7 +27,7 @@ func parseScrapeMD(t *testing.T, list *allow.List, kv map[string]string) (scrape
 	t.Helper()
 	raw := map[string]string{"source": SourceScrape, "targets": scrapeTarget}
 	maps.Copy(raw, kv)
-	s := NewSchema(Scrape(list, nil, Kube{}))
+	s := trigger.NewSchema(Scrape(list, nil, Kube{}))
 	md, err := s.Parse(raw, 5*time.Second)
 	if err != nil {
 		return scrapeSpec{}, err
@@ -208,12 +209,12 @@ func TestScrapeSourceEndToEnd(t *testing.T) {
 // the sampler by namespace.
 func TestScrapeKubeTargets(t *testing.T) {
 	md := map[string]string{"source": SourceScrape, "targets": "k8s://web:metrics"}
-	_, err := NewSchema(Scrape(nil, nil, Kube{Unavailable: errors.New("no config here")})).ParseIn("shop", md, 5*time.Second)
+	_, err := trigger.NewSchema(Scrape(nil, nil, Kube{Unavailable: errors.New("no config here")})).ParseIn("shop", md, 5*time.Second)
 	var me *keyschema.MetadataError
 	if !errors.As(err, &me) || me.Key != "targets" || !strings.Contains(err.Error(), "no config here") {
 		t.Fatalf("without Kubernetes: %v", err)
 	}
-	s := NewSchema(Scrape(nil, nil, Kube{Discovery: noDiscovery{}}))
+	s := trigger.NewSchema(Scrape(nil, nil, Kube{Discovery: noDiscovery{}}))
 	if _, err := s.Parse(md, 5*time.Second); !errors.As(err, &me) || !strings.Contains(err.Error(), "namespace") {
 		t.Fatalf("default target: %v", err)
 	}
@@ -238,12 +239,12 @@ func (noDiscovery) Acquire(string) (discovery.Namespace, func()) { return nil, f
 // the scaler does not allow hints, and with a target that is not k8s://.
 func TestScrapeVictimHints(t *testing.T) {
 	md := map[string]string{"source": SourceScrape, "targets": "k8s://web:metrics", "victimHints": "true"}
-	off := NewSchema(Scrape(nil, nil, Kube{Discovery: noDiscovery{}}))
+	off := trigger.NewSchema(Scrape(nil, nil, Kube{Discovery: noDiscovery{}}))
 	var me *keyschema.MetadataError
 	if _, err := off.ParseIn("shop", md, 5*time.Second); !errors.As(err, &me) || me.Key != "victimHints" || !strings.Contains(err.Error(), "BAROMETER_VICTIM_HINTS") {
 		t.Fatalf("hints off: %v", err)
 	}
-	on := NewSchema(Scrape(nil, nil, Kube{Discovery: noDiscovery{}, Hints: true}))
+	on := trigger.NewSchema(Scrape(nil, nil, Kube{Discovery: noDiscovery{}, Hints: true}))
 	tr, err := on.ParseIn("shop", md, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)

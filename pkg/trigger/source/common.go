@@ -1,4 +1,4 @@
-package trigger
+package source
 
 import (
 	"errors"
@@ -92,6 +92,16 @@ func pairsText(m map[string]string) string {
 	parts := make([]string, 0, len(m))
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		parts = append(parts, k+"="+m[k])
+	}
+	return strings.Join(parts, ",")
+}
+
+// pairNames shows name=value pairs by their names only, for values that may
+// hold a credential: "X-Team=…,Authorization=…".
+func pairNames(m map[string]string) string {
+	parts := make([]string, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, k+"=…")
 	}
 	return strings.Join(parts, ",")
 }

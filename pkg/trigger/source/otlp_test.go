@@ -1,4 +1,4 @@
-package trigger
+package source
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
 	"github.com/barometer-scaler/barometer/pkg/pressure/otlp"
 	"github.com/barometer-scaler/barometer/pkg/pressure/otlp/store"
+	"github.com/barometer-scaler/barometer/pkg/trigger"
 	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
 )
 
@@ -25,11 +26,11 @@ func newOTLPStore(t *testing.T) *store.Store {
 
 // parseOTLP parses otlp metadata for a ScaledObject of namespace, adding
 // source and resourceSelector unless given.
-func parseOTLP(t *testing.T, st *store.Store, namespace string, kv map[string]string) (*Trigger, error) {
+func parseOTLP(t *testing.T, st *store.Store, namespace string, kv map[string]string) (*trigger.Trigger, error) {
 	t.Helper()
 	raw := map[string]string{"source": SourceOTLP, "resourceSelector": "k8s.deployment.name=shop"}
 	maps.Copy(raw, kv)
-	return NewSchema(OTLP(st)).ParseIn(namespace, raw, time.Second)
+	return trigger.NewSchema(OTLP(st)).ParseIn(namespace, raw, time.Second)
 }
 
 func TestOTLPDefaults(t *testing.T) {

@@ -1,4 +1,4 @@
-package trigger
+package source
 
 import (
 	"crypto/sha256"
@@ -17,6 +17,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/pressure/discovery"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
 	"github.com/barometer-scaler/barometer/pkg/pressure/scrape"
+	"github.com/barometer-scaler/barometer/pkg/trigger"
 	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
 )
 
@@ -37,7 +38,7 @@ const MaxScrapeTargets = 1000
 //
 // Every source of the kind scrapes through one scrape.Exchange, so targets
 // naming the same replica the same way scrape it once per instant.
-func Scrape(list *allow.List, profiles *connprofile.Set, kube Kube) Kind {
+func Scrape(list *allow.List, profiles *connprofile.Set, kube Kube) trigger.Kind {
 	if list == nil {
 		list = allow.Default()
 	}
@@ -64,7 +65,7 @@ func Scrape(list *allow.List, profiles *connprofile.Set, kube Kube) Kind {
 	keys = append(keys, metricNameKeys(func(c *scrapeConfig) *exposition.Names { return &c.opts.Names },
 		"a metric name: valid UTF-8, at most 200 bytes",
 		func(s string) bool { return len(s) <= 200 && model.UTF8Validation.IsValidMetricName(s) })...)
-	return NewKind(SourceScrape, "reads the pressure exposition contract straight from the replicas",
+	return trigger.NewKind(SourceScrape, "reads the pressure exposition contract straight from the replicas",
 		func() scrapeConfig {
 			return scrapeConfig{opts: scrape.Options{Allow: list, Discovery: kube.Discovery, Exchange: exchange}, profiles: profiles}
 		}, keys,
@@ -80,7 +81,7 @@ func Scrape(list *allow.List, profiles *connprofile.Set, kube Kube) Kind {
 			},
 			resolveScrapeProfile,
 		},
-		func(c scrapeConfig) (SourceSpec, error) { return scrapeSpec{opts: c.opts, hints: c.hints}, nil })
+		func(c scrapeConfig) (trigger.SourceSpec, error) { return scrapeSpec{opts: c.opts, hints: c.hints}, nil })
 }
 
 // scrapeConfig is a scrape trigger's keys: the source's options and the
@@ -221,7 +222,12 @@ type scrapeSpec struct {
 	hints bool
 }
 
-func (s scrapeSpec) victimHints() (string, bool) { return s.opts.Namespace, s.hints }
+// VictimHints says whether the source asks for victim hints and the
+// namespace of the pods they rank. It is exported (on an unexported type)
+// only because trigger.Trigger.VictimHints finds it through an interface,
+// and pkg/trigger, which this package imports, cannot name an unexported
+// method of a type declared here.
+func (s scrapeSpec) VictimHints() (string, bool) { return s.opts.Namespace, s.hints }
 
 // Key names the first target and hashes the full, resolved configuration:
 // equal meanings give equal keys, and a thousand targets still give a key

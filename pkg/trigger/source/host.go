@@ -1,10 +1,11 @@
-package trigger
+package source
 
 import (
 	"log/slog"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/pressure/host"
+	"github.com/barometer-scaler/barometer/pkg/trigger"
 )
 
 // SourceHost is the source kind that reads the scaler's own machine.
@@ -14,11 +15,11 @@ const SourceHost = "host"
 // has no keys: it is the embedded default that makes a fresh start serve a
 // real signal. Every source of the kind reads the host through one
 // host.Reader, so the targets sampled at one instant read it once.
-func Host() Kind {
+func Host() trigger.Kind {
 	reader := host.NewReader(host.ReaderOptions{})
-	return NewKind(SourceHost, "the scaler's own machine or container, cgroup v2 aware with a `/proc` fallback",
+	return trigger.NewKind(SourceHost, "the scaler's own machine or container, cgroup v2 aware with a `/proc` fallback",
 		func() struct{} { return struct{}{} }, nil, nil,
-		func(struct{}) (SourceSpec, error) { return hostSpec{reader: reader}, nil })
+		func(struct{}) (trigger.SourceSpec, error) { return hostSpec{reader: reader}, nil })
 }
 
 type hostSpec struct{ reader *host.Reader }

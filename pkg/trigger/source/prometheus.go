@@ -1,4 +1,4 @@
-package trigger
+package source
 
 import (
 	"errors"
@@ -21,6 +21,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/pressure/promsource"
 	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/promclient"
 	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/querypool"
+	"github.com/barometer-scaler/barometer/pkg/trigger"
 	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
 )
 
@@ -105,7 +106,7 @@ var resourceReplaces = []string{"cpuQuery", "memoryQuery", "memoryLimitQuery", "
 // Every source of the kind queries through one querypool.Pool: pool, the
 // one the process registers its metrics from, else one of the kind's own
 // (an optional argument, so callers with no metrics pass none).
-func Prometheus(list *allow.List, profiles *connprofile.Set, pool ...*querypool.Pool) Kind {
+func Prometheus(list *allow.List, profiles *connprofile.Set, pool ...*querypool.Pool) trigger.Kind {
 	if list == nil {
 		list = allow.Default()
 	}
@@ -152,10 +153,10 @@ func Prometheus(list *allow.List, profiles *connprofile.Set, pool ...*querypool.
 	}
 	keys = append(keys, queryKey("resourceQuery", func(c *promConfig) *string { return &c.resource }).
 		Documented("(none)").Describe("a ready 0..1 per replica; replaces the CPU and memory queries"))
-	return NewKind(SourcePrometheus, "asks a Prometheus server that already scrapes the workload",
+	return trigger.NewKind(SourcePrometheus, "asks a Prometheus server that already scrapes the workload",
 		func() promConfig { return promConfig{allow: list, profiles: profiles, pool: shared} }, keys,
 		[]keyschema.Check[promConfig]{checkShapers, checkResource, resolveProfile, checkRequest},
-		func(c promConfig) (SourceSpec, error) { return c.spec(), nil })
+		func(c promConfig) (trigger.SourceSpec, error) { return c.spec(), nil })
 }
 
 func quoted(s string) string { return fmt.Sprintf("%q", s) }

@@ -1,0 +1,28 @@
+package trigger_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/barometer-scaler/barometer/pkg/trigger"
+	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
+	"github.com/barometer-scaler/barometer/pkg/trigger/source"
+)
+
+const promServer = "http://prometheus.monitoring.svc:9090"
+
+// An unknown key names the nearest key, not every key (seventy of them,
+// 796 bytes, hid the one meant).
+func TestParseSuggestsTheNearestKey(t *testing.T) {
+	var me *keyschema.MetadataError
+	full := trigger.NewSchema(source.Host(), source.Scrape(nil, nil, source.Kube{}), source.Prometheus(nil, nil))
+	for typo, want := range map[string]string{"tagetPressure": "targetPressure", "sorce": "source", "serverAdress": "serverAddress"} {
+		_, err := full.Parse(map[string]string{"source": source.SourcePrometheus, "serverAddress": promServer, typo: "x"}, time.Second)
+		if !errors.As(err, &me) || me.Key != typo || !strings.Contains(err.Error(), `did you mean "`+want+`"?`) || len(err.Error()) > 120 {
+			t.Errorf("unknown key %s: %v (%d bytes), want a suggestion of %s", typo, err, len(fmt.Sprint(err)), want)
+		}
+	}
+}
