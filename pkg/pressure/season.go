@@ -86,3 +86,22 @@ func SeasonRecentWindows(grid time.Time) [3]SeasonWindow {
 func SeasonLongWindow(at time.Time) SeasonWindow {
 	return SeasonWindow{Start: at.Add(-(SeasonLong/SeasonStep - 1) * SeasonStep), End: at}
 }
+
+// seasonReadSpan is the longest window one read of the history asks for:
+// a day on the grid is 288 points, far inside a server's limit of points
+// per answer and a client's bound on its size.
+const seasonReadSpan = 24 * time.Hour
+
+// Reads cuts w into the windows a source asks for one at a time, oldest
+// first: a day each, the last what remains.
+func (w SeasonWindow) Reads() []SeasonWindow {
+	var out []SeasonWindow
+	for start := w.Start; !start.After(w.End); start = start.Add(seasonReadSpan) {
+		end := start.Add(seasonReadSpan - SeasonStep)
+		if end.After(w.End) {
+			end = w.End
+		}
+		out = append(out, SeasonWindow{Start: start, End: end})
+	}
+	return out
+}

@@ -139,18 +139,13 @@ func (s *Source) readRecent(ctx context.Context, query string, grid time.Time, c
 	return out, nil
 }
 
-// readLong reads the SeasonLong before hour a day at a time (a range of
-// eight days would be eight times as large an answer, against the
-// response bound), oldest first.
+// readLong reads the SeasonLong before hour a day at a time
+// (pressure.SeasonWindow.Reads: a range of eight days would be eight
+// times as large an answer, against the response bound), oldest first.
 func (s *Source) readLong(ctx context.Context, query string, hour time.Time, compute pressure.ComputeCollector) ([]pressure.DemandPoint, error) {
-	const day = 24 * time.Hour
 	out := make([]pressure.DemandPoint, 0, pressure.SeasonLong/pressure.SeasonStep)
-	for start := pressure.SeasonLongWindow(hour).Start; !start.After(hour); start = start.Add(day) {
-		end := start.Add(day - pressure.SeasonStep)
-		if end.After(hour) {
-			end = hour
-		}
-		pts, err := s.readDemand(ctx, query, v1.Range{Start: start, End: end, Step: pressure.SeasonStep}, compute)
+	for _, w := range pressure.SeasonLongWindow(hour).Reads() {
+		pts, err := s.readDemand(ctx, query, v1.Range{Start: w.Start, End: w.End, Step: pressure.SeasonStep}, compute)
 		if err != nil {
 			return nil, err
 		}

@@ -186,21 +186,16 @@ type promHistory struct {
 
 var _ control.SeasonHistory = (*promHistory)(nil)
 
-// readHistory reads the history a day at a time (a day on the grid is
-// 288 points: each answer stays far inside the server's limit of points
-// and the client's bound on the response). The grid runs through the
-// range's start, so it lies on the simulation's. Where the query had no
-// value there is no point.
+// readHistory reads the history a day at a time, as the prometheus
+// source reads its long history (pressure.SeasonWindow.Reads). The grid
+// runs through the range's start, so it lies on the simulation's. Where
+// the query had no value there is no point.
 func readHistory(query func(v1.Range) (*model.SampleStream, error), start, end time.Time, saturation float64) (*promHistory, error) {
-	const day = 24 * time.Hour
 	// The long history of the range's first hour reaches this far back.
 	first := start.Add(-(pressure.SeasonLong + pressure.SeasonDetectEvery).Truncate(pressure.SeasonStep))
 	h := &promHistory{}
-	for from := first; !from.After(end); from = from.Add(day) {
-		r := v1.Range{Start: from, End: from.Add(day - pressure.SeasonStep), Step: pressure.SeasonStep}
-		if r.End.After(end) {
-			r.End = end
-		}
+	for _, w := range (pressure.SeasonWindow{Start: first, End: end}).Reads() {
+		r := v1.Range{Start: w.Start, End: w.End, Step: pressure.SeasonStep}
 		ss, err := query(r)
 		if err != nil {
 			return nil, fmt.Errorf("the history of the seasonal forecast from %s to %s: %w", r.Start.UTC().Format(time.RFC3339), r.End.UTC().Format(time.RFC3339), err)
