@@ -7,13 +7,14 @@ import (
 
 // The history a source that keeps it yields for the seasonal forecast
 // (docs/compensation.md, "The seasonal forecast"). The grid, its length and
-// the windows are the forecast's: pkg/signal reads them by bucket.
+// the windows are the forecast's: pkg/signal/seasonal reads them by
+// bucket.
 const (
 	// SeasonStep is the spacing of the history's points, on the clock's
-	// multiples of it: the forecast's bucket (signal.SeasonBucket).
+	// multiples of it: the forecast's bucket (seasonal.Bucket).
 	SeasonStep = 5 * time.Minute
 	// SeasonLong is how far back the long history, which the forecast
-	// finds its period in, reaches: eight days (signal.SeasonBuckets
+	// finds its period in, reaches: eight days (seasonal.Buckets
 	// buckets), so a week's period is read from a whole day of pairs.
 	SeasonLong = 8 * 24 * time.Hour
 	// SeasonDetectEvery is how often the long history is read: a season

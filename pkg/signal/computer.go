@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
+	"github.com/barometer-scaler/barometer/pkg/signal/seasonal"
 )
 
 // Input is what the computer folds at one sample.
@@ -51,8 +52,8 @@ type Computer struct {
 	last      compensated
 	budget    budget
 	hold      hold
-	season    seasonal
-	held      heldSeason // the forecast over a source's history (Input.Season)
+	season    seasonal.Memory
+	held      seasonal.Held // the forecast over a source's history (Input.Season)
 	reasonBuf []byte
 }
 
@@ -195,10 +196,10 @@ func (c *Computer) compensate(final, raw, value float64, replicas int, working f
 			measuredAt = now
 		}
 		if season != nil {
-			out.forecast = c.held.forecast(season, measuredAt, lag)
+			out.forecast = c.held.Forecast(season, measuredAt, lag)
 		} else {
-			c.season.observe(measuredAt, raw)
-			out.forecast = c.season.forecast(lag)
+			c.season.Observe(measuredAt, raw)
+			out.forecast = c.season.Forecast(lag)
 		}
 		// The forecast is of the demand's level: with a shortfall budget
 		// it is provisioned for with the budget's headroom, as the level

@@ -146,7 +146,7 @@ type Options struct {
 	// delayed. 0 turns it off. Default 0; range 0..24h.
 	ScaleInHold time.Duration
 	// Forecast turns on the seasonal forecast: a bounded history of raw
-	// demand (SeasonBuckets buckets of SeasonBucket), a daily or weekly
+	// demand (seasonal.Buckets buckets of seasonal.Bucket), a daily or weekly
 	// period found in it, and the demand one period ago at the time a
 	// replica asked for now will count, scaled to the current level
 	// (docs/compensation.md, "The seasonal forecast"). ForecastOn raises
