@@ -6,9 +6,12 @@ import (
 	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
+	"github.com/barometer-scaler/barometer/pkg/signal/seasonal/seasonaltest"
 )
 
-var t0 = time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+// t0 is where the seasonal demands' days start, so the forecast tests
+// can count days from it.
+var t0 = seasonaltest.Start
 
 // cp builds a compute pressure with the three dimensions across n replicas.
 func cp(act, res, wal float64, n int) pressure.ComputePressure {

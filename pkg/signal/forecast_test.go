@@ -8,50 +8,11 @@ import (
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/signal/seasonal"
+	"github.com/barometer-scaler/barometer/pkg/signal/seasonal/seasonaltest"
 )
 
 // The seasonal forecast as the computer runs it; the forecast itself is
 // tested in pkg/signal/seasonal.
-
-// daily is a demand with a daily wave: 10 replicas of work at midday, 4 at
-// midnight.
-func daily(t time.Time) float64 {
-	h := float64(t.Sub(t0)) / float64(24*time.Hour)
-	return 7 - 3*math.Cos(2*math.Pi*h)
-}
-
-// weekly is the daily wave on five days of seven and a flat 3 on the other
-// two, so days one apart differ where days one week apart do not.
-func weekly(t time.Time) float64 {
-	if int(t.Sub(t0)/(24*time.Hour))%7 >= 5 {
-		return 3
-	}
-	return daily(t)
-}
-
-// pointsOf is demand on the source's grid from from to to, as a source
-// that holds the history yields it.
-func pointsOf(demand func(time.Time) float64, from, to time.Time) []pressure.DemandPoint {
-	var out []pressure.DemandPoint
-	for t := from; !t.After(to); t = t.Add(pressure.SeasonStep) {
-		out = append(out, pressure.DemandPoint{At: t, Demand: demand(t)})
-	}
-	return out
-}
-
-// sourceSeason is what a source yields at the grid instant at: the recent
-// windows, and the long history when long.
-func sourceSeason(demand func(time.Time) float64, at time.Time, long bool) *pressure.Season {
-	var s pressure.Season
-	for _, p := range []time.Duration{pressure.SeasonWeek, pressure.SeasonDay} {
-		s.Recent = append(s.Recent, pointsOf(demand, at.Add(-p-pressure.SeasonSmooth), at.Add(-p+pressure.SeasonHorizon+pressure.SeasonSmooth))...)
-	}
-	s.Recent = append(s.Recent, pointsOf(demand, at.Add(-pressure.SeasonLevel+pressure.SeasonStep), at)...)
-	if long {
-		s.Long = pointsOf(demand, at.Add(-pressure.SeasonLong+pressure.SeasonStep), at)
-	}
-	return &s
-}
 
 func budgetedWith(t testing.TB, mode ForecastMode) Options {
 	t.Helper()
@@ -172,12 +133,12 @@ func TestForecastFromTheSourcesHistory(t *testing.T) {
 	// A rising morning: six hours after midnight, an hour ahead.
 	at := t0.Add(9*24*time.Hour + 6*time.Hour)
 	in := func(at time.Time, season *pressure.Season) Input {
-		return Input{Compute: pressure.ComputePressure{Activation: daily(at) / 20, ReplicaCount: 20}, MeasuredAt: at, Season: season}
+		return Input{Compute: pressure.ComputePressure{Activation: seasonaltest.Daily(at) / 20, ReplicaCount: 20}, MeasuredAt: at, Season: season}
 	}
 
 	t.Run("the source's history forecasts as the computer's own, keeping none", func(t *testing.T) {
 		held := NewComputer(opts)
-		sig := held.Compute(at, in(at, sourceSeason(daily, at, true)))
+		sig := held.Compute(at, in(at, seasonaltest.SourceSeason(seasonaltest.Daily, at, true)))
 		own := NewComputer(opts)
 		var want ScalingSignal
 		for now := at.Add(-time.Duration(seasonal.Buckets) * seasonal.Bucket); !now.After(at); now = now.Add(seasonal.Bucket) {
@@ -193,7 +154,7 @@ func TestForecastFromTheSourcesHistory(t *testing.T) {
 		// A lag past the horizon looks as far as the history reaches.
 		longer := opts
 		longer.ReplicaStartup = 3 * pressure.SeasonHorizon
-		if far := NewComputer(longer).Compute(at, in(at, sourceSeason(daily, at, true))); far.Forecast != sig.Forecast {
+		if far := NewComputer(longer).Compute(at, in(at, seasonaltest.SourceSeason(seasonaltest.Daily, at, true))); far.Forecast != sig.Forecast {
 			t.Errorf("over a lag of %v: forecast %v, want the horizon's %v", longer.ReplicaStartup, far.Forecast, sig.Forecast)
 		}
 	})
@@ -203,10 +164,10 @@ func TestForecastFromTheSourcesHistory(t *testing.T) {
 		// weeks): a day ago says flat, a week ago says the rise.
 		monday := t0.Add(14*24*time.Hour + 6*time.Hour)
 		weekIn := func(at time.Time, season *pressure.Season) Input {
-			return Input{Compute: pressure.ComputePressure{Activation: weekly(at) / 20, ReplicaCount: 20}, MeasuredAt: at, Season: season}
+			return Input{Compute: pressure.ComputePressure{Activation: seasonaltest.Weekly(at) / 20, ReplicaCount: 20}, MeasuredAt: at, Season: season}
 		}
 		held := NewComputer(opts)
-		sig := held.Compute(monday, weekIn(monday, sourceSeason(weekly, monday, true)))
+		sig := held.Compute(monday, weekIn(monday, seasonaltest.SourceSeason(seasonaltest.Weekly, monday, true)))
 		own := NewComputer(opts)
 		var want ScalingSignal
 		for now := monday.Add(-time.Duration(seasonal.Buckets) * seasonal.Bucket); !now.After(monday); now = now.Add(seasonal.Bucket) {
@@ -219,13 +180,13 @@ func TestForecastFromTheSourcesHistory(t *testing.T) {
 
 	t.Run("the period stands until the long history is two reads old", func(t *testing.T) {
 		c := NewComputer(opts)
-		c.Compute(at, in(at, sourceSeason(daily, at, true)))
+		c.Compute(at, in(at, seasonaltest.SourceSeason(seasonaltest.Daily, at, true)))
 		later := at.Add(seasonal.PeriodStands)
-		if sig := c.Compute(later, in(later, sourceSeason(daily, later, false))); sig.Forecast == 0 {
+		if sig := c.Compute(later, in(later, seasonaltest.SourceSeason(seasonaltest.Daily, later, false))); sig.Forecast == 0 {
 			t.Errorf("%v after the long history: no forecast", seasonal.PeriodStands)
 		}
 		later = later.Add(seasonal.Bucket)
-		if sig := c.Compute(later, in(later, sourceSeason(daily, later, false))); sig.Forecast != 0 {
+		if sig := c.Compute(later, in(later, seasonaltest.SourceSeason(seasonaltest.Daily, later, false))); sig.Forecast != 0 {
 			t.Errorf("%v after the long history: forecast %v from a period no longer read", later.Sub(at), sig.Forecast)
 		}
 	})
@@ -234,15 +195,15 @@ func TestForecastFromTheSourcesHistory(t *testing.T) {
 		// A wave of about nine hours: neither a day's nor a week's.
 		flat := func(t time.Time) float64 { return 6 + 2*math.Sin(float64(t.Unix())/5003) }
 		c := NewComputer(opts)
-		if sig := c.Compute(at, in(at, sourceSeason(flat, at, true))); sig.Forecast != 0 {
+		if sig := c.Compute(at, in(at, seasonaltest.SourceSeason(flat, at, true))); sig.Forecast != 0 {
 			t.Errorf("forecast %v from a history with no season", sig.Forecast)
 		}
 	})
 
 	t.Run("allocates only the reason", func(t *testing.T) {
 		c := NewComputer(opts)
-		c.Compute(at, in(at, sourceSeason(daily, at, true)))
-		season := sourceSeason(daily, at, false)
+		c.Compute(at, in(at, seasonaltest.SourceSeason(seasonaltest.Daily, at, true)))
+		season := seasonaltest.SourceSeason(seasonaltest.Daily, at, false)
 		now := at
 		allocs := testing.AllocsPerRun(100, func() {
 			now = now.Add(5 * time.Second)

@@ -4,9 +4,11 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/barometer-scaler/barometer/pkg/signal/seasonal/seasonaltest"
 )
 
-var t0 = time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+var t0 = seasonaltest.Start
 
 // rng is a small deterministic generator (Park-Miller), so the noisy
 // series below are the same on every run.
@@ -15,22 +17,6 @@ type rng struct{ s int64 }
 func (r *rng) next() float64 {
 	r.s = r.s * 48271 % 2147483647
 	return float64(r.s) / 2147483647
-}
-
-// daily is a demand with a daily wave: 10 replicas of work at midday, 4 at
-// midnight.
-func daily(t time.Time) float64 {
-	h := float64(t.Sub(t0)) / float64(24*time.Hour)
-	return 7 - 3*math.Cos(2*math.Pi*h)
-}
-
-// weekly is the daily wave on five days of seven and a flat 3 on the other
-// two, so days one apart differ where days one week apart do not.
-func weekly(t time.Time) float64 {
-	if int(t.Sub(t0)/(24*time.Hour))%7 >= 5 {
-		return 3
-	}
-	return daily(t)
 }
 
 // feed folds demand(t) plus noise of the given width into a fresh
@@ -55,13 +41,13 @@ func TestSeasonDetection(t *testing.T) {
 		step   time.Duration
 		want   int
 	}{
-		{"a daily wave with noise, three days", daily, 2, 72 * time.Hour, time.Minute, day},
-		{"a daily wave read every 30 minutes", daily, 2, 72 * time.Hour, 30 * time.Minute, day},
-		{"a weekly pattern, nine days", weekly, 1, 9 * 24 * time.Hour, 5 * time.Minute, week},
-		{"a weekly pattern, a week: only the day is read", weekly, 1, 7 * 24 * time.Hour, 5 * time.Minute, day},
+		{"a daily wave with noise, three days", seasonaltest.Daily, 2, 72 * time.Hour, time.Minute, day},
+		{"a daily wave read every 30 minutes", seasonaltest.Daily, 2, 72 * time.Hour, 30 * time.Minute, day},
+		{"a weekly pattern, nine days", seasonaltest.Weekly, 1, 9 * 24 * time.Hour, 5 * time.Minute, week},
+		{"a weekly pattern, a week: only the day is read", seasonaltest.Weekly, 1, 7 * 24 * time.Hour, 5 * time.Minute, day},
 		{"noise alone, nine days", flat, 4, 9 * 24 * time.Hour, 5 * time.Minute, 0},
-		{"a daily wave, one day: too short", daily, 0, 24 * time.Hour, time.Minute, 0},
-		{"a daily wave with noise wider than it", daily, 30, 9 * 24 * time.Hour, 5 * time.Minute, 0},
+		{"a daily wave, one day: too short", seasonaltest.Daily, 0, 24 * time.Hour, time.Minute, 0},
+		{"a daily wave with noise wider than it", seasonaltest.Daily, 30, 9 * 24 * time.Hour, 5 * time.Minute, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -83,15 +69,15 @@ func TestSeasonDetection(t *testing.T) {
 func TestSeasonalForecastScalesToTheLevel(t *testing.T) {
 	doubled := func(t time.Time) float64 {
 		if t.Sub(t0) >= 72*time.Hour {
-			return 2 * daily(t)
+			return 2 * seasonaltest.Daily(t)
 		}
-		return daily(t)
+		return seasonaltest.Daily(t)
 	}
 	s := feed(doubled, 0, 78*time.Hour, time.Minute) // to 06:00 of day 4
 	lag := 2 * time.Hour
 	got := s.Forecast(lag)
 	// The 65-minute mean of yesterday's wave around 08:00, doubled.
-	want := 2 * daily(t0.Add(8*time.Hour))
+	want := 2 * seasonaltest.Daily(t0.Add(8*time.Hour))
 	if math.Abs(got-want) > 0.02*want {
 		t.Errorf("forecast %.3f, want about %.3f", got, want)
 	}
@@ -131,19 +117,19 @@ func TestSeasonalHistoryGaps(t *testing.T) {
 // so far, and the whole ring only once eight days have passed; a ring
 // that wrapped forecasts what one filled in a single go does.
 func TestHistoryGrowsAsBucketsClose(t *testing.T) {
-	hour := feed(daily, 0, time.Hour, time.Minute)
+	hour := feed(seasonaltest.Daily, 0, time.Hour, time.Minute)
 	if n := cap(hour.hist); n > 16 {
 		t.Errorf("an hour of samples: ring of %d buckets, want at most 16", n)
 	}
-	full := feed(daily, 2, 10*24*time.Hour, time.Minute)
+	full := feed(seasonaltest.Daily, 2, 10*24*time.Hour, time.Minute)
 	if n := cap(full.hist); n != Buckets {
 		t.Errorf("ten days of samples: ring of %d buckets, want %d", n, Buckets)
 	}
 	if full.period == 0 {
 		t.Error("ten days of a daily season: no season found")
 	}
-	if f := full.Forecast(0); math.Abs(f-daily(full.last)) > 0.2*daily(full.last)+1 {
-		t.Errorf("forecast %v, the demand then %v", f, daily(full.last))
+	if f := full.Forecast(0); math.Abs(f-seasonaltest.Daily(full.last)) > 0.2*seasonaltest.Daily(full.last)+1 {
+		t.Errorf("forecast %v, the demand then %v", f, seasonaltest.Daily(full.last))
 	}
 }
 
@@ -154,7 +140,7 @@ func TestHistoryGrowsAsBucketsClose(t *testing.T) {
 // Buckets float32 (9,216 bytes per target once eight days are held), filled before the
 // timer starts.
 func BenchmarkForecast(b *testing.B) {
-	s := feed(daily, 2, time.Duration(Buckets)*Bucket, time.Minute)
+	s := feed(seasonaltest.Daily, 2, time.Duration(Buckets)*Bucket, time.Minute)
 	if s.period == 0 {
 		b.Fatal("no season found")
 	}
@@ -164,7 +150,7 @@ func BenchmarkForecast(b *testing.B) {
 	var sink float64
 	for b.Loop() {
 		now = now.Add(5 * time.Second)
-		s.Observe(now, daily(now))
+		s.Observe(now, seasonaltest.Daily(now))
 		sink += s.Forecast(15 * time.Minute)
 	}
 	_ = sink
