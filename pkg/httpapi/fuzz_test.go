@@ -15,9 +15,10 @@ import (
 // FuzzScalePath sends fuzzed request targets and methods through the real
 // handler, read as the server reads a request line (http.ReadRequest; a
 // line it refuses never reaches the handler). Whatever the path, the
-// answer is JSON: 200 (or 503, stale) for a known target, 404 for an
-// unknown one or an unknown path, 400 for a bad one, 405 for a method
-// other than GET and HEAD. Never a panic, a redirect or a plain-text body.
+// answer is JSON: 200 (or 503, stale) for a known target or a listing (an
+// array), 404 for an unknown one or an unknown path, 400 for a bad one,
+// 405 for a method other than GET and HEAD; every error an object with an
+// "error". Never a panic, a redirect or a plain-text body.
 func FuzzScalePath(f *testing.F) {
 	for _, seed := range []struct{ method, target string }{
 		{"GET", "/scale/apps/busy"},
@@ -28,6 +29,8 @@ func FuzzScalePath(f *testing.F) {
 		{"GET", "/scale/apps%2Fx/busy"},
 		{"GET", "/scale/apps/busy/extra"},
 		{"GET", "/scale/../targets"},
+		{"GET", "/targets"},
+		{"GET", "/events"},
 		{"GET", "/scale//busy"},
 		{"GET", "/scale/./apps/busy"},
 		{"GET", "/scale/apps/busy?x=1#f"},
@@ -59,11 +62,19 @@ func FuzzScalePath(f *testing.F) {
 		if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
 			t.Fatalf("%s %q: status %d, Content-Type %q: %s", method, target, rec.Code, ct, rec.Body)
 		}
+		// A listing (/targets, /events) is a JSON array; every other answer,
+		// and every error, a JSON object.
+		if !json.Valid(rec.Body.Bytes()) {
+			t.Fatalf("%s %q: status %d, not JSON: %s", method, target, rec.Code, rec.Body)
+		}
+		if rec.Code == http.StatusOK || rec.Code == http.StatusServiceUnavailable {
+			return
+		}
 		var body map[string]json.RawMessage
 		if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
 			t.Fatalf("%s %q: status %d, not a JSON object (%v): %s", method, target, rec.Code, err, rec.Body)
 		}
-		if _, ok := body["error"]; !ok && rec.Code != http.StatusOK && rec.Code != http.StatusServiceUnavailable {
+		if _, ok := body["error"]; !ok {
 			t.Fatalf("%s %q: status %d without an error: %s", method, target, rec.Code, rec.Body)
 		}
 	})
