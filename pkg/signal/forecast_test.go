@@ -127,23 +127,35 @@ func TestComputeWithForecastAllocatesOnlyTheReason(t *testing.T) {
 		t.Errorf("%v allocations per sample, want 1", allocs)
 	}
 }
+
+// demandInput is a sample of demand at at over 20 replicas, with the
+// source's history when season is not nil.
+func demandInput(demand func(time.Time) float64, at time.Time, season *pressure.Season) Input {
+	return Input{Compute: pressure.ComputePressure{Activation: demand(at) / 20, ReplicaCount: 20}, MeasuredAt: at, Season: season}
+}
+
+// forecastBothWays computes the signal at at for demand both ways: held
+// reads the source's history once, own keeps its own over the history's
+// whole span, sample by sample.
+func forecastBothWays(opts Options, demand func(time.Time) float64, at time.Time) (held, own *Computer, sig, want ScalingSignal) {
+	held = NewComputer(opts)
+	sig = held.Compute(at, demandInput(demand, at, seasonaltest.SourceSeason(demand, at, true)))
+	own = NewComputer(opts)
+	for now := at.Add(-time.Duration(seasonal.Buckets) * seasonal.Bucket); !now.After(at); now = now.Add(seasonal.Bucket) {
+		want = own.Compute(now, demandInput(demand, now, nil))
+	}
+	return held, own, sig, want
+}
+
 func TestForecastFromTheSourcesHistory(t *testing.T) {
 	opts := DefaultOptions()
 	opts.Forecast, opts.ReplicaStartup = ForecastOn, pressure.SeasonHorizon
 	// A rising morning: six hours after midnight, an hour ahead.
 	at := t0.Add(9*24*time.Hour + 6*time.Hour)
-	in := func(at time.Time, season *pressure.Season) Input {
-		return Input{Compute: pressure.ComputePressure{Activation: seasonaltest.Daily(at) / 20, ReplicaCount: 20}, MeasuredAt: at, Season: season}
-	}
+	in := func(at time.Time, season *pressure.Season) Input { return demandInput(seasonaltest.Daily, at, season) }
 
 	t.Run("the source's history forecasts as the computer's own, keeping none", func(t *testing.T) {
-		held := NewComputer(opts)
-		sig := held.Compute(at, in(at, seasonaltest.SourceSeason(seasonaltest.Daily, at, true)))
-		own := NewComputer(opts)
-		var want ScalingSignal
-		for now := at.Add(-time.Duration(seasonal.Buckets) * seasonal.Bucket); !now.After(at); now = now.Add(seasonal.Bucket) {
-			want = own.Compute(now, in(now, nil))
-		}
+		held, _, sig, want := forecastBothWays(opts, seasonaltest.Daily, at)
 		// The computer's own buckets are float32.
 		if sig.Forecast <= sig.RawScaleValue || math.Abs(sig.Forecast-want.Forecast) > 1e-6*want.Forecast || sig.ScaleValue != sig.Forecast {
 			t.Errorf("from the source: forecast %v scale %v; the computer's own: forecast %v scale %v; raw %v", sig.Forecast, sig.ScaleValue, want.Forecast, want.ScaleValue, sig.RawScaleValue)
@@ -163,16 +175,7 @@ func TestForecastFromTheSourcesHistory(t *testing.T) {
 		// Monday morning after a flat weekend (days 5 and 6 of t0's
 		// weeks): a day ago says flat, a week ago says the rise.
 		monday := t0.Add(14*24*time.Hour + 6*time.Hour)
-		weekIn := func(at time.Time, season *pressure.Season) Input {
-			return Input{Compute: pressure.ComputePressure{Activation: seasonaltest.Weekly(at) / 20, ReplicaCount: 20}, MeasuredAt: at, Season: season}
-		}
-		held := NewComputer(opts)
-		sig := held.Compute(monday, weekIn(monday, seasonaltest.SourceSeason(seasonaltest.Weekly, monday, true)))
-		own := NewComputer(opts)
-		var want ScalingSignal
-		for now := monday.Add(-time.Duration(seasonal.Buckets) * seasonal.Bucket); !now.After(monday); now = now.Add(seasonal.Bucket) {
-			want = own.Compute(now, weekIn(now, nil))
-		}
+		held, own, sig, want := forecastBothWays(opts, seasonaltest.Weekly, monday)
 		if held.held.Period() != 7*24*time.Hour || sig.Forecast <= sig.RawScaleValue || math.Abs(sig.Forecast-want.Forecast) > 1e-6*want.Forecast {
 			t.Errorf("period %v, forecast %v (raw %v); the computer's own: period %v, forecast %v", held.held.Period(), sig.Forecast, sig.RawScaleValue, own.season.Period(), want.Forecast)
 		}
