@@ -9,8 +9,8 @@ import (
 
 	"github.com/barometer-scaler/barometer/pkg/allow"
 	"github.com/barometer-scaler/barometer/pkg/envconfig"
+	"github.com/barometer-scaler/barometer/pkg/pressure/scrape"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
-	"github.com/barometer-scaler/barometer/pkg/trigger/source"
 )
 
 // keysFlags are `scaler keys`'s flags; write is the file to rewrite.
@@ -40,7 +40,7 @@ func runKeys(args []string, stdout io.Writer) error {
 	if fs.NArg() > 0 {
 		return usageError{fmt.Errorf("keys: unexpected argument %q (to rewrite a file's tables: --write %s)", fs.Arg(0), fs.Arg(0))}
 	}
-	schema := newSchema(allow.Default(), nil, source.Kube{}, nil, nil)
+	schema := newSchema(allow.Default(), nil, scrape.Kube{}, nil, nil)
 	if *write == "" {
 		for _, name := range []string{trigger.TableCommon, trigger.TablePressure, trigger.TableSources, trigger.TablePolicies} {
 			table, err := schema.Table(name)

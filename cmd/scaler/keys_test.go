@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/barometer-scaler/barometer/pkg/allow"
-	"github.com/barometer-scaler/barometer/pkg/trigger/source"
+	"github.com/barometer-scaler/barometer/pkg/pressure/scrape"
 )
 
 // The README's key tables are generated from the schema; CI fails here when
@@ -15,7 +15,7 @@ func TestREADMEKeyTablesAreFresh(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, changed, err := newSchema(allow.Default(), nil, source.Kube{}, nil, nil).UpdateDocs(doc)
+	_, changed, err := newSchema(allow.Default(), nil, scrape.Kube{}, nil, nil).UpdateDocs(doc)
 	if err != nil {
 		t.Fatal(err)
 	}

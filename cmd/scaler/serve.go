@@ -26,16 +26,19 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/httpapi"
 	"github.com/barometer-scaler/barometer/pkg/metrics"
 	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
+	"github.com/barometer-scaler/barometer/pkg/pressure/host"
+	"github.com/barometer-scaler/barometer/pkg/pressure/otlp"
 	"github.com/barometer-scaler/barometer/pkg/pressure/otlp/receiver"
 	"github.com/barometer-scaler/barometer/pkg/pressure/otlp/store"
+	"github.com/barometer-scaler/barometer/pkg/pressure/promsource"
 	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/querypool"
+	"github.com/barometer-scaler/barometer/pkg/pressure/scrape"
 	"github.com/barometer-scaler/barometer/pkg/registry"
 	"github.com/barometer-scaler/barometer/pkg/scaler"
 	"github.com/barometer-scaler/barometer/pkg/signalapi"
 	"github.com/barometer-scaler/barometer/pkg/statuspage"
 	"github.com/barometer-scaler/barometer/pkg/tlsreload"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
-	"github.com/barometer-scaler/barometer/pkg/trigger/source"
 	"github.com/barometer-scaler/barometer/pkg/victim"
 	barometerv1 "github.com/barometer-scaler/barometer/proto/barometer/v1"
 )
@@ -263,8 +266,8 @@ func (s *servers) stopHTTP(logger *slog.Logger) {
 // and their keys. Addresses that metadata names are reached only when the
 // allow-list admits them. queries is the prometheus sources' shared
 // pool (nil where nothing is sampled).
-func newSchema(allowed *allow.List, profiles *connprofile.Set, k source.Kube, queries *querypool.Pool, push *store.Store) *trigger.Schema {
-	return trigger.NewSchema(source.Host(), source.Scrape(allowed, profiles, k), source.Prometheus(allowed, profiles, queries), source.OTLP(push))
+func newSchema(allowed *allow.List, profiles *connprofile.Set, k scrape.Kube, queries *querypool.Pool, push *store.Store) *trigger.Schema {
+	return trigger.NewSchema(host.Kind(), scrape.Kind(allowed, profiles, k), promsource.Kind(allowed, profiles, queries), otlp.Kind(push))
 }
 
 // pushConfig is the OTLP push path's share of the configuration.

@@ -21,9 +21,9 @@ import (
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 
 	"github.com/barometer-scaler/barometer/pkg/allow"
+	"github.com/barometer-scaler/barometer/pkg/pressure/scrape"
 	"github.com/barometer-scaler/barometer/pkg/registry"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
-	"github.com/barometer-scaler/barometer/pkg/trigger/source"
 )
 
 func testConfig() config {
@@ -195,7 +195,7 @@ func TestPolicyExamplesParse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := registry.NewRegistry(context.Background(), registry.Config{Schema: newSchema(allowed, nil, source.Kube{}, nil, nil)})
+	reg := registry.NewRegistry(context.Background(), registry.Config{Schema: newSchema(allowed, nil, scrape.Kube{}, nil, nil)})
 	seen := map[string]bool{}
 	for _, f := range files {
 		triggers := triggerMetadata(t, f)

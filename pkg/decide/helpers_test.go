@@ -9,9 +9,9 @@ import (
 
 	"github.com/barometer-scaler/barometer/pkg/policy"
 	"github.com/barometer-scaler/barometer/pkg/pressure"
+	"github.com/barometer-scaler/barometer/pkg/pressure/host"
 	"github.com/barometer-scaler/barometer/pkg/signal"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
-	"github.com/barometer-scaler/barometer/pkg/trigger/source"
 )
 
 // t0 is the fake time origin; at(s) is s seconds later. Deciders take time
@@ -58,7 +58,7 @@ func parse(t *testing.T, s map[string]string) *trigger.Trigger {
 		raw["profile"], raw["ewmaHalfLife"], raw["scaleInGateWindow"] = signal.ProfileOriginal, "0s", "0s"
 	}
 	maps.Copy(raw, s)
-	tr, err := trigger.NewSchema(source.Host()).Parse(raw, 5*time.Second)
+	tr, err := trigger.NewSchema(host.Kind()).Parse(raw, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,11 +11,11 @@ import (
 	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/httpapi"
+	"github.com/barometer-scaler/barometer/pkg/pressure/host"
 	"github.com/barometer-scaler/barometer/pkg/registry"
 	"github.com/barometer-scaler/barometer/pkg/registry/registrytest"
 	"github.com/barometer-scaler/barometer/pkg/sampling/samplingtest"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
-	"github.com/barometer-scaler/barometer/pkg/trigger/source"
 )
 
 const interval = 5 * time.Second
@@ -33,7 +33,7 @@ type fixture struct {
 
 func newFixture(t testing.TB, scripts map[string]*registrytest.Script, customize ...func(*httpapi.Config)) *fixture {
 	t.Helper()
-	sources := trigger.NewSchema(source.Host(), registrytest.Kind("scripted", "", func(name string) *registrytest.Script { return scripts[name] }))
+	sources := trigger.NewSchema(host.Kind(), registrytest.Kind("scripted", "", func(name string) *registrytest.Script { return scripts[name] }))
 	f := &fixture{clock: samplingtest.NewFakeClock(time.Date(2025, 6, 1, 12, 0, 0, 123456789, time.UTC))}
 	f.reg = registrytest.NewRegistry(t, registry.Config{Schema: sources, DefaultInterval: interval, Clock: f.clock})
 

@@ -10,11 +10,11 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/barometer-scaler/barometer/pkg/pressure/host"
 	"github.com/barometer-scaler/barometer/pkg/registry"
 	"github.com/barometer-scaler/barometer/pkg/registry/registrytest"
 	"github.com/barometer-scaler/barometer/pkg/sampling/samplingtest"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
-	"github.com/barometer-scaler/barometer/pkg/trigger/source"
 )
 
 // fixture is a live registry with the host source and the scripted source
@@ -29,7 +29,7 @@ const interval = 5 * time.Second
 
 func newFixture(t testing.TB, scripts map[string]*registrytest.Script) *fixture {
 	t.Helper()
-	sources := trigger.NewSchema(source.Host(), registrytest.Kind("scripted", "", func(name string) *registrytest.Script { return scripts[name] }))
+	sources := trigger.NewSchema(host.Kind(), registrytest.Kind("scripted", "", func(name string) *registrytest.Script { return scripts[name] }))
 	clock := samplingtest.NewFakeClock(time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC))
 	reg := registrytest.NewRegistry(t, registry.Config{Schema: sources, DefaultInterval: interval, Clock: clock})
 	return &fixture{clock: clock, reg: reg}

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/barometer-scaler/barometer/pkg/pressure/scrape"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
-	"github.com/barometer-scaler/barometer/pkg/trigger/source"
 )
 
 // A repeated call with a 1,000-URL scrape trigger is a hash of its
@@ -16,7 +16,7 @@ import (
 //
 //	go test -run xxx -bench Resolve -benchmem ./pkg/registry/
 func BenchmarkResolve(b *testing.B) {
-	urls := make([]string, source.MaxScrapeTargets)
+	urls := make([]string, scrape.MaxScrapeTargets)
 	for i := range urls {
 		urls[i] = fmt.Sprintf("http://web-%d.web.shop.svc:9100/metrics", i)
 	}
@@ -30,7 +30,7 @@ func BenchmarkResolve(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			schema := trigger.NewSchema(append(testSources().Kinds(), source.Scrape(nil, nil, source.Kube{}))...)
+			schema := trigger.NewSchema(append(testSources().Kinds(), scrape.Kind(nil, nil, scrape.Kube{}))...)
 			reg := NewRegistry(ctx, Config{Schema: schema, IdleTimeout: time.Hour})
 			ref := Ref{Namespace: "shop", Name: "orders"}
 			if _, _, err := reg.Resolve(ref, c.raw); err != nil {

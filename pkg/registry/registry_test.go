@@ -7,11 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/barometer-scaler/barometer/pkg/keyschema"
 	"github.com/barometer-scaler/barometer/pkg/pressure"
+	"github.com/barometer-scaler/barometer/pkg/pressure/host"
+	"github.com/barometer-scaler/barometer/pkg/pressure/sourcekind"
 	"github.com/barometer-scaler/barometer/pkg/sampling/samplingtest"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
-	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
-	"github.com/barometer-scaler/barometer/pkg/trigger/source"
 )
 
 // constSpec is a source with fixed pressure, standing in for a workload
@@ -32,8 +33,8 @@ func (c constSpec) New(*slog.Logger) (pressure.Source, error) {
 func testSources() *trigger.Schema {
 	type config struct{ name string }
 	keys := []keyschema.Key[config]{keyschema.String("name", func(c *config) *string { return &c.name }, "x", "any name", nil)}
-	return trigger.NewSchema(source.Host(), trigger.NewKind("const", "fixed pressure", func() config { return config{} }, keys, nil,
-		func(c config) (trigger.SourceSpec, error) { return constSpec(c.name), nil }))
+	return trigger.NewSchema(host.Kind(), sourcekind.New("const", "fixed pressure", func() config { return config{} }, keys, nil,
+		func(c config) (sourcekind.Spec, error) { return constSpec(c.name), nil }))
 }
 
 func TestRegistryLifecycle(t *testing.T) {

@@ -15,13 +15,14 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/allow"
 	"github.com/barometer-scaler/barometer/pkg/httpapi"
 	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
+	"github.com/barometer-scaler/barometer/pkg/pressure/host"
+	"github.com/barometer-scaler/barometer/pkg/pressure/scrape"
 	"github.com/barometer-scaler/barometer/pkg/registry"
 	"github.com/barometer-scaler/barometer/pkg/registry/registrytest"
 	"github.com/barometer-scaler/barometer/pkg/sampling"
 	"github.com/barometer-scaler/barometer/pkg/sampling/samplingtest"
 	"github.com/barometer-scaler/barometer/pkg/statuspage"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
-	"github.com/barometer-scaler/barometer/pkg/trigger/source"
 )
 
 // What the connection profile holds and no page may ever show: a header
@@ -178,7 +179,7 @@ func newScaler(t testing.TB, refresh time.Duration) *scaler {
 	clock := samplingtest.NewFakeClock(time.Now().Add(-time.Hour).Truncate(time.Second))
 	const interval = 5 * time.Second
 	reg := registrytest.NewRegistry(t, registry.Config{
-		Schema:          trigger.NewSchema(source.Host(), source.Scrape(allowed, set, source.Kube{})),
+		Schema:          trigger.NewSchema(host.Kind(), scrape.Kind(allowed, set, scrape.Kube{})),
 		DefaultInterval: interval, History: sampling.DefaultHistory, Clock: clock,
 	})
 	s := &scaler{reg: reg, clock: clock, profiles: profiles}

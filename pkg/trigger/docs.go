@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
+	"github.com/barometer-scaler/barometer/pkg/keyschema"
 )
 
 // The README's key tables are generated from the schema between markers
@@ -28,7 +28,7 @@ func (s *Schema) Keys() []keyschema.Info {
 		out = append(out, k.Info)
 	}
 	for _, kind := range s.kinds {
-		for _, info := range kind.keys {
+		for _, info := range kind.Keys() {
 			if i := slices.IndexFunc(out, func(o keyschema.Info) bool { return o.Name == info.Name }); i >= 0 {
 				out[i].Sources = append(out[i].Sources, kind.Name)
 				continue

@@ -8,9 +8,11 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/barometer-scaler/barometer/pkg/keyschema"
+	"github.com/barometer-scaler/barometer/pkg/pressure/host"
+	"github.com/barometer-scaler/barometer/pkg/pressure/promsource"
+	"github.com/barometer-scaler/barometer/pkg/pressure/scrape"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
-	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
-	"github.com/barometer-scaler/barometer/pkg/trigger/source"
 )
 
 // maxErrorBytes bounds a metadata error's message whatever the input: the
@@ -21,7 +23,7 @@ const maxErrorBytes = 4096
 
 // fuzzSchema is the scaler's schema, as cmd/scaler builds it.
 func fuzzSchema() *trigger.Schema {
-	return trigger.NewSchema(source.Host(), source.Scrape(nil, nil, source.Kube{}), source.Prometheus(nil, nil))
+	return trigger.NewSchema(host.Kind(), scrape.Kind(nil, nil, scrape.Kube{}), promsource.Kind(nil, nil))
 }
 
 // decodeMetadata reads a fuzz input as scalerMetadata: one key=value per

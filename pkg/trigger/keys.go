@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/barometer-scaler/barometer/pkg/keyschema"
 	"github.com/barometer-scaler/barometer/pkg/policy"
 	"github.com/barometer-scaler/barometer/pkg/signal"
-	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
 )
 
 // The names of the keys that code outside their declaration refers to:

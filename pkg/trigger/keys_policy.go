@@ -5,9 +5,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/barometer-scaler/barometer/pkg/keyschema"
 	"github.com/barometer-scaler/barometer/pkg/policy"
 	"github.com/barometer-scaler/barometer/pkg/signal"
-	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
 )
 
 // policyKeys are the replica policies' keys, each read by the policies

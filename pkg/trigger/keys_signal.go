@@ -6,9 +6,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/barometer-scaler/barometer/pkg/keyschema"
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/signal"
-	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
 )
 
 // signalKeys are the pressure signal's keys: its floor and the options of

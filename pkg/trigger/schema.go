@@ -7,8 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/barometer-scaler/barometer/pkg/keyschema"
+	"github.com/barometer-scaler/barometer/pkg/pressure/sourcekind"
 	"github.com/barometer-scaler/barometer/pkg/signal"
-	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
 )
 
 // kedaKeys are KEDA's own trigger keys: forwarded to every external scaler,
@@ -19,63 +20,29 @@ var kedaKeys = []string{"scalerAddress", "enableTLS", "unsafeSsl"}
 // the scaler ignores.
 func KEDAKeys() []string { return slices.Clone(kedaKeys) }
 
-// Kind is a source kind: its name, its own keys and how its configuration
-// becomes a SourceSpec. Declare one with NewKind.
-type Kind struct {
-	Name string
-	Doc  string
-	keys []keyschema.Info
-	// parse reads the kind's keys from r, checks them and builds the
-	// spec; texts are the canonical values of its sampled keys.
-	parse func(r *keyschema.Reading) (spec SourceSpec, texts []string, err error)
-}
-
-// Keys describes the kind's own keys.
-func (k Kind) Keys() []keyschema.Info { return k.keys }
-
-// NewKind declares a source kind whose configuration is a C: zero is its
-// starting value, keys fill it, checks relate its keys, and build turns it
-// into the spec the registry starts.
-func NewKind[C any](name, doc string, zero func() C, keys []keyschema.Key[C], checks []keyschema.Check[C], build func(C) (SourceSpec, error)) Kind {
-	infos := make([]keyschema.Info, len(keys))
-	for i, k := range keys {
-		infos[i] = k.Info
-		infos[i].Sources = []string{name}
-	}
-	return Kind{Name: name, Doc: doc, keys: infos, parse: func(r *keyschema.Reading) (SourceSpec, []string, error) {
-		cfg := zero()
-		texts, err := keyschema.Apply(r, keys, checks, &cfg)
-		if err != nil {
-			return nil, nil, err
-		}
-		spec, err := build(cfg)
-		return spec, texts, err
-	}}
-}
-
 // Schema is every key a trigger may carry: the keys every trigger has, the
 // policies' keys, and the keys of each source kind it offers.
 type Schema struct {
-	kinds []Kind // sorted by name
+	kinds []sourcekind.Kind // sorted by name
 }
 
 // NewSchema returns the schema with the given source kinds.
-func NewSchema(kinds ...Kind) *Schema {
+func NewSchema(kinds ...sourcekind.Kind) *Schema {
 	s := &Schema{kinds: slices.Clone(kinds)}
-	slices.SortFunc(s.kinds, func(a, b Kind) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(s.kinds, func(a, b sourcekind.Kind) int { return strings.Compare(a.Name, b.Name) })
 	return s
 }
 
 // Kinds returns the source kinds, sorted by name.
-func (s *Schema) Kinds() []Kind { return s.kinds }
+func (s *Schema) Kinds() []sourcekind.Kind { return s.kinds }
 
-func (s *Schema) kind(name string) (Kind, bool) {
+func (s *Schema) kind(name string) (sourcekind.Kind, bool) {
 	for _, k := range s.kinds {
 		if k.Name == name {
 			return k, true
 		}
 	}
-	return Kind{}, false
+	return sourcekind.Kind{}, false
 }
 
 func (s *Schema) kindNames() []string {
@@ -116,7 +83,7 @@ func (s *Schema) parse(r *keyschema.Reading) (*Trigger, error) {
 	}
 	r.Context.Interval = t.Interval
 	kind, _ := s.kind(t.SourceKind) // the source key's Enum admitted only known kinds
-	spec, sourceTexts, err := kind.parse(r)
+	spec, sourceTexts, err := kind.Parse(r)
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +110,7 @@ func (s *Schema) parse(r *keyschema.Reading) (*Trigger, error) {
 func (s *Schema) readers(key string) []string {
 	var out []string
 	for _, kind := range s.kinds {
-		if slices.ContainsFunc(kind.keys, func(i keyschema.Info) bool { return i.Name == key }) {
+		if slices.ContainsFunc(kind.Keys(), func(i keyschema.Info) bool { return i.Name == key }) {
 			out = append(out, kind.Name)
 		}
 	}

@@ -3,7 +3,7 @@ package trigger
 import (
 	"time"
 
-	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
+	"github.com/barometer-scaler/barometer/pkg/keyschema"
 )
 
 // Setting is one key of a parsed trigger: the value in force and where it

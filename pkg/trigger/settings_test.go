@@ -2,9 +2,10 @@ package trigger_test
 
 import (
 	"errors"
+	"github.com/barometer-scaler/barometer/pkg/keyschema"
+	"github.com/barometer-scaler/barometer/pkg/pressure/host"
+	"github.com/barometer-scaler/barometer/pkg/pressure/promsource"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
-	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
-	"github.com/barometer-scaler/barometer/pkg/trigger/source"
 	"testing"
 	"time"
 )
@@ -13,7 +14,7 @@ import (
 // its metadata, a signal option left unset from the profile, anything else
 // from its default; the scaler's own default interval counts as a default.
 func TestSettingsSayWhereEachValueCameFrom(t *testing.T) {
-	s := trigger.NewSchema(source.Host(), source.Prometheus(nil, nil))
+	s := trigger.NewSchema(host.Kind(), promsource.Kind(nil, nil))
 	got, err := s.Settings("monitoring", map[string]string{
 		"source": "prometheus", "serverAddress": promServer, "profile": "original", "leadWindow": "5",
 		"targetPressureFromEnv": "0.5",
@@ -55,7 +56,7 @@ func TestSettingsSayWhereEachValueCameFrom(t *testing.T) {
 // TestSettingsRefuseWhatParseRefuses: Settings is a parse; bad metadata is
 // the same error.
 func TestSettingsRefuseWhatParseRefuses(t *testing.T) {
-	_, err := trigger.NewSchema(source.Host()).Settings("", map[string]string{"targetPressureFromEnv": "0.0009"}, time.Second)
+	_, err := trigger.NewSchema(host.Kind()).Settings("", map[string]string{"targetPressureFromEnv": "0.0009"}, time.Second)
 	var me *keyschema.MetadataError
 	if !errors.As(err, &me) || me.Key != "targetPressureFromEnv" {
 		t.Fatalf("%v", err)

@@ -1,11 +1,10 @@
 package trigger
 
 import (
-	"log/slog"
 	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/policy"
-	"github.com/barometer-scaler/barometer/pkg/pressure"
+	"github.com/barometer-scaler/barometer/pkg/pressure/sourcekind"
 	"github.com/barometer-scaler/barometer/pkg/signal"
 )
 
@@ -16,7 +15,7 @@ import (
 type Trigger struct {
 	// SourceKind is the `source` key; Source is its parsed configuration.
 	SourceKind string
-	Source     SourceSpec
+	Source     sourcekind.Spec
 	// Policy is the `policy` key and the keys that tune it.
 	Policy PolicySpec
 	// Profile is the pressure signal's profile (signal.ProfileNames), ""
@@ -80,7 +79,7 @@ func (t *Trigger) SamplerOptions() signal.Options {
 
 // VictimHints reports whether the trigger asks for victim hints
 // (victimHints), and the namespace of the pods they rank: a source spec
-// that can (the scrape source's, pkg/trigger/source) has a method of the
+// that can (scrape.Kind's) has a method of the
 // same name and result.
 func (t *Trigger) VictimHints() (namespace string, on bool) {
 	if h, ok := t.Source.(interface{ VictimHints() (string, bool) }); ok {
@@ -114,12 +113,4 @@ func (s PolicySpec) Replicas() bool { return s.Name != signal.PolicyPressure }
 // Elastic reports whether the policy is one of the elasticity policies.
 func (s PolicySpec) Elastic() bool {
 	return s.Name != signal.PolicyPressure && s.Name != policy.PolicyQueue
-}
-
-// SourceSpec is a source's parsed configuration.
-type SourceSpec interface {
-	// Key identifies the configuration: equal keys mean the same source.
-	Key() string
-	// New builds the source.
-	New(logger *slog.Logger) (pressure.Source, error)
 }

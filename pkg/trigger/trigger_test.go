@@ -8,9 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/barometer-scaler/barometer/pkg/keyschema"
 	"github.com/barometer-scaler/barometer/pkg/pressure"
+	"github.com/barometer-scaler/barometer/pkg/pressure/sourcekind"
 	"github.com/barometer-scaler/barometer/pkg/signal"
-	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
 )
 
 // constSpec is a source with fixed pressure, standing in for a workload
@@ -28,19 +29,19 @@ func (c constSpec) New(*slog.Logger) (pressure.Source, error) {
 }
 
 // constKind offers constSpec as source "const"; key "name" names it.
-func constKind() Kind {
+func constKind() sourcekind.Kind {
 	type config struct{ name string }
 	keys := []keyschema.Key[config]{keyschema.String("name", func(c *config) *string { return &c.name }, "x", "any name", nil)}
-	return NewKind("const", "fixed pressure", func() config { return config{} }, keys, nil,
-		func(c config) (SourceSpec, error) { return constSpec(c.name), nil })
+	return sourcekind.New("const", "fixed pressure", func() config { return config{} }, keys, nil,
+		func(c config) (sourcekind.Spec, error) { return constSpec(c.name), nil })
 }
 
-// hostKind stands in for the host source kind (pkg/trigger/source, which
-// imports this package): source "host", the default, with no keys and a
+// hostKind stands in for host.Kind with a fixed pressure, so that tests
+// never read the machine: source "host", the default, with no keys and a
 // spec whose key is "host".
-func hostKind() Kind {
-	return NewKind(DefaultSource, "stands in for the host source", func() struct{} { return struct{}{} }, nil, nil,
-		func(struct{}) (SourceSpec, error) { return hostStandIn{}, nil })
+func hostKind() sourcekind.Kind {
+	return sourcekind.New(DefaultSource, "stands in for the host source", func() struct{} { return struct{}{} }, nil, nil,
+		func(struct{}) (sourcekind.Spec, error) { return hostStandIn{}, nil })
 }
 
 type hostStandIn struct{}

@@ -7,9 +7,9 @@ import (
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/pressure/kube"
+	"github.com/barometer-scaler/barometer/pkg/pressure/scrape"
 	"github.com/barometer-scaler/barometer/pkg/signal"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
-	"github.com/barometer-scaler/barometer/pkg/trigger/source"
 )
 
 // Connect builds the scaler's one Kubernetes discovery, shared by every
@@ -17,15 +17,15 @@ import (
 // Without a configuration the scaler still serves every other target, and
 // refuses k8s:// ones saying why; a kubeconfig that is set but unreadable
 // is refused the same way and logged, never its contents.
-func Connect(kubeconfig string, hints bool, logger *slog.Logger) (source.Kube, *Writer) {
+func Connect(kubeconfig string, hints bool, logger *slog.Logger) (scrape.Kube, *Writer) {
 	client, err := kube.Connect(kubeconfig)
 	if err != nil {
 		if !errors.Is(err, kube.ErrNoConfig) {
 			logger.Warn("Kubernetes unavailable: k8s:// targets are refused", "err", err)
 		}
-		return source.Kube{Unavailable: err}, nil
+		return scrape.Kube{Unavailable: err}, nil
 	}
-	k := source.Kube{Discovery: kube.NewDiscovery(client), Hints: hints}
+	k := scrape.Kube{Discovery: kube.NewDiscovery(client), Hints: hints}
 	if !hints {
 		return k, nil
 	}

@@ -20,8 +20,8 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
 	"github.com/barometer-scaler/barometer/pkg/pressure/promsource"
+	"github.com/barometer-scaler/barometer/pkg/pressure/sourcekind"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
-	"github.com/barometer-scaler/barometer/pkg/trigger/source"
 )
 
 // fixture is one real Prometheus scraping demo-workload replicas on
@@ -287,12 +287,12 @@ func TestAgainstPrometheus(t *testing.T) {
 	})
 
 	t.Run("metadata to source, through the allow-list", func(t *testing.T) {
-		parse := func(spec string) (trigger.SourceSpec, error) {
+		parse := func(spec string) (sourcekind.Spec, error) {
 			list, err := allow.Parse(spec)
 			if err != nil {
 				t.Fatal(err)
 			}
-			s := trigger.NewSchema(source.Prometheus(list, nil))
+			s := trigger.NewSchema(promsource.Kind(list, nil))
 			md, err := s.Parse(map[string]string{
 				"source": "prometheus", "serverAddress": strings.Replace(f.prom.URL, "127.0.0.1", "localhost", 1),
 				"selector": `job="demo"`,

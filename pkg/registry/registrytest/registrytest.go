@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/barometer-scaler/barometer/pkg/keyschema"
 	"github.com/barometer-scaler/barometer/pkg/pressure"
+	"github.com/barometer-scaler/barometer/pkg/pressure/sourcekind"
 	"github.com/barometer-scaler/barometer/pkg/registry"
-	"github.com/barometer-scaler/barometer/pkg/trigger"
-	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
 )
 
 // Script is a pressure source whose answer the test sets and may change at
@@ -84,14 +84,14 @@ func (s spec) New(*slog.Logger) (pressure.Source, error) { return s.src, nil }
 // the script to sample (def when absent) and lookup returns it; a nil
 // script rejects the metadata with a *keyschema.MetadataError on that key.
 // The source's key is kind/name.
-func Kind(kind, def string, lookup func(name string) *Script) trigger.Kind {
+func Kind(kind, def string, lookup func(name string) *Script) sourcekind.Kind {
 	type config struct{ name string }
 	keys := []keyschema.Key[config]{
 		keyschema.String(Key, func(c *config) *string { return &c.name }, def, "a script the test made", nil).
 			Describe("the script to sample"),
 	}
-	return trigger.NewKind(kind, "a script the test made", func() config { return config{} }, keys, nil,
-		func(c config) (trigger.SourceSpec, error) {
+	return sourcekind.New(kind, "a script the test made", func() config { return config{} }, keys, nil,
+		func(c config) (sourcekind.Spec, error) {
 			src := lookup(c.name)
 			if src == nil {
 				return nil, &keyschema.MetadataError{Key: Key, Value: c.name, Allowed: "a script the test made"}

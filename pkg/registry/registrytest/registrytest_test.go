@@ -6,11 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/barometer-scaler/barometer/pkg/keyschema"
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/registry"
 	"github.com/barometer-scaler/barometer/pkg/registry/registrytest"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
-	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
 )
 
 func TestScriptAnswersWhatWasSetLast(t *testing.T) {

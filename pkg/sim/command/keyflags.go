@@ -9,10 +9,10 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/barometer-scaler/barometer/pkg/keyschema"
+	"github.com/barometer-scaler/barometer/pkg/pressure/host"
 	"github.com/barometer-scaler/barometer/pkg/signal"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
-	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
-	"github.com/barometer-scaler/barometer/pkg/trigger/source"
 )
 
 // keyFlags are the simulator's flags for trigger keys: one per key whose
@@ -31,7 +31,7 @@ type keyFlags struct {
 
 func defineKeyFlags(fs *flag.FlagSet) *keyFlags {
 	// The source kinds do not matter: no source key is simulated.
-	k := &keyFlags{schema: trigger.NewSchema(source.Host()), keys: map[string]keyschema.Info{}, values: map[string]string{}}
+	k := &keyFlags{schema: trigger.NewSchema(host.Kind()), keys: map[string]keyschema.Info{}, values: map[string]string{}}
 	for _, info := range k.schema.Keys() {
 		if !info.Simulated {
 			continue

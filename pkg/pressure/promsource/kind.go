@@ -1,4 +1,4 @@
-package source
+package promsource
 
 import (
 	"errors"
@@ -15,18 +15,24 @@ import (
 	"github.com/prometheus/prometheus/promql/parser"
 
 	"github.com/barometer-scaler/barometer/pkg/allow"
+	"github.com/barometer-scaler/barometer/pkg/keyschema"
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
-	"github.com/barometer-scaler/barometer/pkg/pressure/promsource"
 	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/promclient"
 	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/querypool"
-	"github.com/barometer-scaler/barometer/pkg/trigger"
-	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
+	"github.com/barometer-scaler/barometer/pkg/pressure/sourcekind"
 )
 
-// SourcePrometheus is the source kind that asks a Prometheus server.
-const SourcePrometheus = "prometheus"
+// KindName is the source kind that asks a Prometheus server.
+const KindName = "prometheus"
+
+// The keys the checks between keys name.
+const (
+	keyServerAddress   = "serverAddress"
+	keyQueryParameters = "queryParameters"
+	keyCustomHeaders   = "customHeaders"
+)
 
 // selectorPattern accepts a list of PromQL label matchers and nothing else,
 // so a selector cannot close the braces it is put between and smuggle in
@@ -44,7 +50,7 @@ type promConfig struct {
 	selector string
 	cores    float64
 	names    exposition.Names
-	explicit promsource.Queries // "" where the default applies
+	explicit Queries // "" where the default applies
 	resource string
 	allow    *allow.List
 	pool     *querypool.Pool
@@ -65,39 +71,39 @@ type promConfig struct {
 // default: setting both is a contradiction, reported as such.
 type promQuery struct {
 	key     string
-	field   func(*promsource.Queries) *string
+	field   func(*Queries) *string
 	shapers []string
 	doc     string
 }
 
 var promQueries = []promQuery{
-	{"replicasQuery", func(q *promsource.Queries) *string { return &q.Replicas }, nil, "the replicas that exist; a series with value 0 is a missing replica"},
-	{"activationQuery", func(q *promsource.Queries) *string { return &q.Activation }, []string{"activationMetric"}, "the activation dimension"},
-	{"cpuQuery", func(q *promsource.Queries) *string { return &q.CPU }, []string{"cpuMetric", "cpuLimitMetric", keyCPULimitCores}, "CPU use over its limit"},
-	{"memoryQuery", func(q *promsource.Queries) *string { return &q.Memory }, []string{"memoryMetric"}, "memory in use"},
-	{"memoryLimitQuery", func(q *promsource.Queries) *string { return &q.MemoryLimit }, []string{"memoryLimitMetric"}, "the memory ceiling"},
-	{"walStateQuery", func(q *promsource.Queries) *string { return &q.WalState }, []string{"walStateMetric"}, "the WAL state"},
-	{"splitsInFlightQuery", func(q *promsource.Queries) *string { return &q.SplitsInFlight }, []string{"splitsMetric"}, "splits in flight"},
-	{"treeRetainedBytesQuery", func(q *promsource.Queries) *string { return &q.TreeRetainedBytes }, []string{"treeRetainedBytesMetric"}, "the storage axis"},
-	{"treeRetainedBytesCeilingQuery", func(q *promsource.Queries) *string { return &q.TreeRetainedBytesCeiling }, []string{"treeRetainedBytesCeilingMetric"}, "the storage axis"},
-	{"treeSaturationQuery", func(q *promsource.Queries) *string { return &q.TreeSaturation }, []string{"treeSaturationMetric"}, "the storage axis"},
-	{"partitionAccountQuery", func(q *promsource.Queries) *string { return &q.PartitionAccount }, []string{"partitionAccountMetric"}, "the storage axis"},
-	{"arrivalsQuery", func(q *promsource.Queries) *string { return &q.Arrivals }, []string{"queueArrivalsMetric"}, "the work queue"},
-	{"runSecondsQuery", func(q *promsource.Queries) *string { return &q.RunSeconds }, []string{"queueRunDurationMetric"}, "the work queue"},
-	{"runsQuery", func(q *promsource.Queries) *string { return &q.Runs }, []string{"queueRunDurationMetric"}, "the work queue"},
-	{"readyQuery", func(q *promsource.Queries) *string { return &q.Ready }, []string{"queueReadyMetric"}, "the work queue"},
-	{"retryingQuery", func(q *promsource.Queries) *string { return &q.Retrying }, []string{"queueRetryingMetric"}, "the work queue"},
-	{"dueQuery", func(q *promsource.Queries) *string { return &q.Due }, []string{"queueDueMetric"}, "the work queue"},
-	{"busyQuery", func(q *promsource.Queries) *string { return &q.Busy }, []string{"queueBusyMetric"}, "the work queue"},
-	{"reservedQuery", func(q *promsource.Queries) *string { return &q.Reserved }, []string{"queueReservedMetric"}, "the work queue"},
-	{"reservationStartQuery", func(q *promsource.Queries) *string { return &q.ReservationStart }, []string{"queueReservationStartMetric"}, "the work queue"},
-	{"reservationEndQuery", func(q *promsource.Queries) *string { return &q.ReservationEnd }, []string{"queueReservationEndMetric"}, "the work queue"},
-	{"reservationSlotsQuery", func(q *promsource.Queries) *string { return &q.ReservationSlots }, []string{"queueReservationSlotsMetric"}, "the work queue"},
-	{"timestampQuery", func(q *promsource.Queries) *string { return &q.Timestamp }, []string{"activationMetric"}, "the newest sample's time per replica, read as the data's age"},
+	{"replicasQuery", func(q *Queries) *string { return &q.Replicas }, nil, "the replicas that exist; a series with value 0 is a missing replica"},
+	{"activationQuery", func(q *Queries) *string { return &q.Activation }, []string{"activationMetric"}, "the activation dimension"},
+	{"cpuQuery", func(q *Queries) *string { return &q.CPU }, []string{"cpuMetric", "cpuLimitMetric", sourcekind.KeyCPULimitCores}, "CPU use over its limit"},
+	{"memoryQuery", func(q *Queries) *string { return &q.Memory }, []string{"memoryMetric"}, "memory in use"},
+	{"memoryLimitQuery", func(q *Queries) *string { return &q.MemoryLimit }, []string{"memoryLimitMetric"}, "the memory ceiling"},
+	{"walStateQuery", func(q *Queries) *string { return &q.WalState }, []string{"walStateMetric"}, "the WAL state"},
+	{"splitsInFlightQuery", func(q *Queries) *string { return &q.SplitsInFlight }, []string{"splitsMetric"}, "splits in flight"},
+	{"treeRetainedBytesQuery", func(q *Queries) *string { return &q.TreeRetainedBytes }, []string{"treeRetainedBytesMetric"}, "the storage axis"},
+	{"treeRetainedBytesCeilingQuery", func(q *Queries) *string { return &q.TreeRetainedBytesCeiling }, []string{"treeRetainedBytesCeilingMetric"}, "the storage axis"},
+	{"treeSaturationQuery", func(q *Queries) *string { return &q.TreeSaturation }, []string{"treeSaturationMetric"}, "the storage axis"},
+	{"partitionAccountQuery", func(q *Queries) *string { return &q.PartitionAccount }, []string{"partitionAccountMetric"}, "the storage axis"},
+	{"arrivalsQuery", func(q *Queries) *string { return &q.Arrivals }, []string{"queueArrivalsMetric"}, "the work queue"},
+	{"runSecondsQuery", func(q *Queries) *string { return &q.RunSeconds }, []string{"queueRunDurationMetric"}, "the work queue"},
+	{"runsQuery", func(q *Queries) *string { return &q.Runs }, []string{"queueRunDurationMetric"}, "the work queue"},
+	{"readyQuery", func(q *Queries) *string { return &q.Ready }, []string{"queueReadyMetric"}, "the work queue"},
+	{"retryingQuery", func(q *Queries) *string { return &q.Retrying }, []string{"queueRetryingMetric"}, "the work queue"},
+	{"dueQuery", func(q *Queries) *string { return &q.Due }, []string{"queueDueMetric"}, "the work queue"},
+	{"busyQuery", func(q *Queries) *string { return &q.Busy }, []string{"queueBusyMetric"}, "the work queue"},
+	{"reservedQuery", func(q *Queries) *string { return &q.Reserved }, []string{"queueReservedMetric"}, "the work queue"},
+	{"reservationStartQuery", func(q *Queries) *string { return &q.ReservationStart }, []string{"queueReservationStartMetric"}, "the work queue"},
+	{"reservationEndQuery", func(q *Queries) *string { return &q.ReservationEnd }, []string{"queueReservationEndMetric"}, "the work queue"},
+	{"reservationSlotsQuery", func(q *Queries) *string { return &q.ReservationSlots }, []string{"queueReservationSlotsMetric"}, "the work queue"},
+	{"timestampQuery", func(q *Queries) *string { return &q.Timestamp }, []string{"activationMetric"}, "the newest sample's time per replica, read as the data's age"},
 }
 
 // resourceReplaces are the keys resourceQuery stands in for.
-var resourceReplaces = []string{"cpuQuery", "memoryQuery", "memoryLimitQuery", "cpuMetric", "cpuLimitMetric", keyCPULimitCores, "memoryMetric", "memoryLimitMetric"}
+var resourceReplaces = []string{"cpuQuery", "memoryQuery", "memoryLimitQuery", "cpuMetric", "cpuLimitMetric", sourcekind.KeyCPULimitCores, "memoryMetric", "memoryLimitMetric"}
 
 // Prometheus is the prometheus source kind. The server address must pass
 // list (nil means allow.Default()): its host where the metadata names it,
@@ -106,7 +112,7 @@ var resourceReplaces = []string{"cpuQuery", "memoryQuery", "memoryLimitQuery", "
 // Every source of the kind queries through one querypool.Pool: pool, the
 // one the process registers its metrics from, else one of the kind's own
 // (an optional argument, so callers with no metrics pass none).
-func Prometheus(list *allow.List, profiles *connprofile.Set, pool ...*querypool.Pool) trigger.Kind {
+func Kind(list *allow.List, profiles *connprofile.Set, pool ...*querypool.Pool) sourcekind.Kind {
 	if list == nil {
 		list = allow.Default()
 	}
@@ -115,13 +121,13 @@ func Prometheus(list *allow.List, profiles *connprofile.Set, pool ...*querypool.
 		shared = pool[0]
 	}
 	keys := []keyschema.Key[promConfig]{
-		connectionProfileKey(func(c *promConfig) *string { return &c.profile }),
+		connprofile.Key(func(c *promConfig) *string { return &c.profile }),
 		keyschema.Text(keyServerAddress, func(c *promConfig) *string { return &c.server }, "",
 			"an http or https URL such as http://prometheus.monitoring.svc:9090, without credentials, query or fragment",
 			func(s string, _ *keyschema.Context) (string, string, bool) { return serverAddress(s) }, quoted).
 			Documented("(required; a connection profile's `url`)").
 			Describe("the server's URL, such as `http://prometheus.monitoring.svc:9090`"),
-		keyschema.String("replicaLabel", func(c *promConfig) *string { return &c.label }, promsource.DefaultReplicaLabel,
+		keyschema.String("replicaLabel", func(c *promConfig) *string { return &c.label }, DefaultReplicaLabel,
 			"a Prometheus label name: letters, digits and '_', not starting with a digit",
 			func(s string, _ *keyschema.Context) bool { return model.LegacyValidation.IsValidLabelName(s) }).
 			Describe("the label that names a replica"),
@@ -133,18 +139,18 @@ func Prometheus(list *allow.List, profiles *connprofile.Set, pool ...*querypool.
 			Documented("`3s`, or the connection profile's").
 			Describe("bound of one sample's queries; a connection profile's time-out also caps it"),
 		keyschema.Text(keyQueryParameters, func(c *promConfig) *map[string]string { return &c.params }, nil,
-			"name=value pairs separated by ','", parsePairs, pairsText).Documented("(none)").
-			ShowAs(func(c *promConfig) string { return pairNames(c.params) }).
+			"name=value pairs separated by ','", keyschema.ParsePairs, keyschema.PairsText).Documented("(none)").
+			ShowAs(func(c *promConfig) string { return keyschema.PairNames(c.params) }).
 			Describe("added to every query's URL, as KEDA's prometheus scaler does (Thanos' `dedup=false`, say); not the query API's own parameters"),
 		keyschema.Text(keyCustomHeaders, func(c *promConfig) *map[string]string { return &c.headers }, nil,
-			"Name=value pairs separated by ','", parsePairs, pairsText).Documented("(none)").
-			ShowAs(func(c *promConfig) string { return pairNames(c.headers) }).
+			"Name=value pairs separated by ','", keyschema.ParsePairs, keyschema.PairsText).Documented("(none)").
+			ShowAs(func(c *promConfig) string { return keyschema.PairNames(c.headers) }).
 			Describe("sent with every query; not secret (credentials belong in a connection profile), and never the profile's tenant header"),
 		keyschema.Bool("ignoreNullValues", func(c *promConfig) *bool { return &c.keepNulls }, true).
 			Describe("`true`: an empty answer reads as docs/prometheus.md says (a dimension with no series is 0); `false`: an empty replicas, activation, resource, cpu or memory query fails the sample, so the signal goes stale and KEDA's fallback applies"),
-		cpuLimitCoresKey(func(c *promConfig) *float64 { return &c.cores }),
+		sourcekind.CPULimitCoresKey(func(c *promConfig) *float64 { return &c.cores }),
 	}
-	keys = append(keys, metricNameKeys(func(c *promConfig) *exposition.Names { return &c.names },
+	keys = append(keys, exposition.NameKeys(func(c *promConfig) *exposition.Names { return &c.names },
 		"a Prometheus metric name", model.LegacyValidation.IsValidMetricName)...)
 	queries := keyschema.Group{Name: "queries", Doc: "one PromQL query per dimension (see docs/exposition.md for their defaults)"}
 	for _, q := range promQueries {
@@ -153,10 +159,10 @@ func Prometheus(list *allow.List, profiles *connprofile.Set, pool ...*querypool.
 	}
 	keys = append(keys, queryKey("resourceQuery", func(c *promConfig) *string { return &c.resource }).
 		Documented("(none)").Describe("a ready 0..1 per replica; replaces the CPU and memory queries"))
-	return trigger.NewKind(SourcePrometheus, "asks a Prometheus server that already scrapes the workload",
+	return sourcekind.New(KindName, "asks a Prometheus server that already scrapes the workload",
 		func() promConfig { return promConfig{allow: list, profiles: profiles, pool: shared} }, keys,
 		[]keyschema.Check[promConfig]{checkShapers, checkResource, resolveProfile, checkRequest},
-		func(c promConfig) (trigger.SourceSpec, error) { return c.spec(), nil })
+		func(c promConfig) (sourcekind.Spec, error) { return c.spec(), nil })
 }
 
 func quoted(s string) string { return fmt.Sprintf("%q", s) }
@@ -224,7 +230,7 @@ func serverAddress(raw string) (string, string, bool) {
 func resolveProfile(c *promConfig, ctx *keyschema.Context, _ func(string) bool) error {
 	p, err := c.profiles.Resolve(c.profile, c.server, ctx.Namespace)
 	if err != nil {
-		return profileError(err)
+		return connprofile.MetadataError(err)
 	}
 	c.resolved = p
 	c.align = ctx.Interval
@@ -275,7 +281,7 @@ func checkShapers(c *promConfig, _ *keyschema.Context, set func(string) bool) er
 			continue
 		}
 		for _, s := range q.shapers {
-			if set(s) && (s != keyCPULimitCores || c.cores > 0) {
+			if set(s) && (s != sourcekind.KeyCPULimitCores || c.cores > 0) {
 				return &keyschema.MetadataError{Key: s, Allowed: fmt.Sprintf("only shapes the default %s; it has no effect with %s set, so set one or the other", q.key, q.key)}
 			}
 		}
@@ -291,7 +297,7 @@ func checkResource(c *promConfig, _ *keyschema.Context, set func(string) bool) e
 		return nil
 	}
 	for _, k := range resourceReplaces {
-		if set(k) && (k != keyCPULimitCores || c.cores > 0) {
+		if set(k) && (k != sourcekind.KeyCPULimitCores || c.cores > 0) {
 			return &keyschema.MetadataError{Key: "resourceQuery", Value: c.resource, Allowed: "replaces the cpu and memory queries; it cannot be combined with " + k}
 		}
 	}
@@ -301,7 +307,7 @@ func checkResource(c *promConfig, _ *keyschema.Context, set func(string) bool) e
 // spec resolves every query: an explicit one, else the default shaped by
 // the selector and the metric-name keys.
 func (c promConfig) spec() prometheusSpec {
-	q := promsource.DefaultQueries(c.names, c.selector, c.cores)
+	q := DefaultQueries(c.names, c.selector, c.cores)
 	for _, pq := range promQueries {
 		if v := *pq.field(&c.explicit); v != "" {
 			*pq.field(&q) = v
@@ -320,7 +326,7 @@ type prometheusSpec struct {
 	server      string
 	label       string
 	timeout     time.Duration
-	queries     promsource.Queries
+	queries     Queries
 	allow       *allow.List
 	profile     *connprofile.Profile
 	params      map[string]string
@@ -343,12 +349,12 @@ func (s prometheusSpec) Key() string {
 	if s.profile != nil {
 		fmt.Fprintf(&b, " connectionProfile=%q", s.profile.Name())
 	}
-	fmt.Fprintf(&b, " queryParameters=%q customHeaders=%q ignoreNullValues=%t", pairsText(s.params), pairsText(s.headers), !s.failOnEmpty)
+	fmt.Fprintf(&b, " queryParameters=%q customHeaders=%q ignoreNullValues=%t", keyschema.PairsText(s.params), keyschema.PairsText(s.headers), !s.failOnEmpty)
 	return b.String()
 }
 
 func (s prometheusSpec) New(logger *slog.Logger) (pressure.Source, error) {
-	return promsource.New(promsource.Options{
+	return New(Options{
 		ServerAddress:   s.server,
 		Queries:         s.queries,
 		ReplicaLabel:    s.label,

@@ -1,4 +1,4 @@
-package source
+package promsource
 
 import (
 	"errors"
@@ -7,9 +7,11 @@ import (
 	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/allow"
+	"github.com/barometer-scaler/barometer/pkg/keyschema"
 	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
+	"github.com/barometer-scaler/barometer/pkg/pressure/host"
+	"github.com/barometer-scaler/barometer/pkg/pressure/scrape"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
-	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
 )
 
 // A trigger names a connection profile (or its server matches one); the
@@ -29,7 +31,7 @@ func TestConnectionProfileKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	schema := trigger.NewSchema(Host(), Prometheus(nil, set), Scrape(nil, set, Kube{}))
+	schema := trigger.NewSchema(host.Kind(), Kind(nil, set), scrape.Kind(nil, set, scrape.Kube{}))
 	parse := func(ns string, kv ...string) (*trigger.Trigger, error) {
 		raw := map[string]string{"source": "prometheus"}
 		for i := 0; i+1 < len(kv); i += 2 {
@@ -74,7 +76,7 @@ func TestConnectionProfileKeys(t *testing.T) {
 // By default a ScaledObject's metadata reaches only the Services of its own
 // namespace; a wider pattern is the operator's choice.
 func TestTenancy(t *testing.T) {
-	schema := trigger.NewSchema(Host(), Scrape(nil, nil, Kube{}), Prometheus(nil, nil))
+	schema := trigger.NewSchema(host.Kind(), scrape.Kind(nil, nil, scrape.Kube{}), Kind(nil, nil))
 	var me *keyschema.MetadataError
 	for _, c := range []struct {
 		ns, source, key, addr string
@@ -96,7 +98,7 @@ func TestTenancy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := trigger.NewSchema(Prometheus(wide, nil)).ParseIn("shop", map[string]string{"source": "prometheus", "serverAddress": "http://prometheus.monitoring.svc:9090"}, time.Second); err != nil {
+	if _, err := trigger.NewSchema(Kind(wide, nil)).ParseIn("shop", map[string]string{"source": "prometheus", "serverAddress": "http://prometheus.monitoring.svc:9090"}, time.Second); err != nil {
 		t.Errorf("an operator's wider pattern: %v", err)
 	}
 }

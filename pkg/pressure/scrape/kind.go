@@ -1,4 +1,4 @@
-package source
+package scrape
 
 import (
 	"crypto/sha256"
@@ -12,21 +12,23 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/barometer-scaler/barometer/pkg/allow"
+	"github.com/barometer-scaler/barometer/pkg/keyschema"
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
 	"github.com/barometer-scaler/barometer/pkg/pressure/discovery"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
-	"github.com/barometer-scaler/barometer/pkg/pressure/scrape"
-	"github.com/barometer-scaler/barometer/pkg/trigger"
-	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
+	"github.com/barometer-scaler/barometer/pkg/pressure/sourcekind"
 )
 
-// SourceScrape is the source kind that scrapes the replicas directly.
-const SourceScrape = "scrape"
+// KindName is the source kind that scrapes the replicas directly.
+const KindName = "scrape"
 
 // MaxScrapeTargets bounds the targets key: each static target is a replica
 // scraped every sample, and a DNS target may expand to many more.
 const MaxScrapeTargets = 1000
+
+// keyVictimHints is named by the check that refuses it where it cannot work.
+const keyVictimHints = "victimHints"
 
 // Scrape is the scrape source kind. Every target must pass list (nil means
 // allow.Default()): its host where the metadata names it, and, through the
@@ -36,58 +38,58 @@ const MaxScrapeTargets = 1000
 // through (nil: none); kube is the scaler's access to Kubernetes, which
 // k8s:// targets need.
 //
-// Every source of the kind scrapes through one scrape.Exchange, so targets
+// Every source of the kind scrapes through one Exchange, so targets
 // naming the same replica the same way scrape it once per instant.
-func Scrape(list *allow.List, profiles *connprofile.Set, kube Kube) trigger.Kind {
+func Kind(list *allow.List, profiles *connprofile.Set, kube Kube) sourcekind.Kind {
 	if list == nil {
 		list = allow.Default()
 	}
-	exchange := scrape.NewExchange(scrape.ExchangeOptions{})
+	exchange := NewExchange(ExchangeOptions{})
 	keys := []keyschema.Key[scrapeConfig]{
-		connectionProfileKey(func(c *scrapeConfig) *string { return &c.profile }),
-		keyschema.Text("targets", func(c *scrapeConfig) *[]scrape.Target { return &c.opts.Targets }, nil,
-			"comma-separated http://, https://, dns+http:// or k8s:// URLs", func(s string, c *keyschema.Context) ([]scrape.Target, string, bool) {
+		connprofile.Key(func(c *scrapeConfig) *string { return &c.profile }),
+		keyschema.Text("targets", func(c *scrapeConfig) *[]Target { return &c.opts.Targets }, nil,
+			"comma-separated http://, https://, dns+http:// or k8s:// URLs", func(s string, c *keyschema.Context) ([]Target, string, bool) {
 				return scrapeTargets(s, list, c.Namespace, kube)
 			}, targetsText).Require().
 			Describe("comma-separated `http://`, `https://`, `dns+http://name:port/path` or `k8s://service:port/path` URLs; a `dns+http` name expands to every A/AAAA record (one replica each) on each sample; a `k8s` Service of the ScaledObject's namespace to its ready EndpointSlice endpoints, one replica per pod, `port` a number or a port name (docs/kubernetes.md); at most 1,000"),
 		keyschema.Bool(keyVictimHints, func(c *scrapeConfig) *bool { return &c.hints }, false).
 			Describe("keep each pod's `controller.kubernetes.io/pod-deletion-cost` in the order of its load, so scale-in removes an idle pod first; only with `k8s://` targets and when the scaler allows it (`BAROMETER_VICTIM_HINTS`; docs/kubernetes.md)"),
-		cpuLimitCoresKey(func(c *scrapeConfig) *float64 { return &c.opts.CPULimitCores }),
-		keyschema.Duration("scrapeTimeout", func(c *scrapeConfig) *time.Duration { return &c.opts.Timeout }, scrape.DefaultTimeout, 10*time.Millisecond, time.Minute, false).
+		sourcekind.CPULimitCoresKey(func(c *scrapeConfig) *float64 { return &c.opts.CPULimitCores }),
+		keyschema.Duration("scrapeTimeout", func(c *scrapeConfig) *time.Duration { return &c.opts.Timeout }, DefaultTimeout, 10*time.Millisecond, time.Minute, false).
 			Describe("bound of one scrape, always inside the sample's own budget"),
-		keyschema.Int("maxResponseBytes", func(c *scrapeConfig) *int64 { return &c.opts.MaxResponseBytes }, scrape.DefaultMaxResponseBytes, 1<<10, 1<<30).
+		keyschema.Int("maxResponseBytes", func(c *scrapeConfig) *int64 { return &c.opts.MaxResponseBytes }, DefaultMaxResponseBytes, 1<<10, 1<<30).
 			Describe("a larger response fails that replica"),
-		keyschema.Int("scrapeConcurrency", func(c *scrapeConfig) *int { return &c.opts.Concurrency }, scrape.DefaultConcurrency, 1, 1024).
+		keyschema.Int("scrapeConcurrency", func(c *scrapeConfig) *int { return &c.opts.Concurrency }, DefaultConcurrency, 1, 1024).
 			Describe("scrapes in flight at once"),
-		keyschema.Int("seriesLimit", func(c *scrapeConfig) *int { return &c.opts.SeriesLimit }, scrape.DefaultSeriesLimit, 1, 1000000).
+		keyschema.Int("seriesLimit", func(c *scrapeConfig) *int { return &c.opts.SeriesLimit }, DefaultSeriesLimit, 1, 1000000).
 			Describe("series of the contract's families one replica may expose (like Prometheus' sample_limit); more fails that replica before they are parsed, so a replica cannot make a sample's memory grow without bound"),
 	}
-	keys = append(keys, metricNameKeys(func(c *scrapeConfig) *exposition.Names { return &c.opts.Names },
+	keys = append(keys, exposition.NameKeys(func(c *scrapeConfig) *exposition.Names { return &c.opts.Names },
 		"a metric name: valid UTF-8, at most 200 bytes",
 		func(s string) bool { return len(s) <= 200 && model.UTF8Validation.IsValidMetricName(s) })...)
-	return trigger.NewKind(SourceScrape, "reads the pressure exposition contract straight from the replicas",
+	return sourcekind.New(KindName, "reads the pressure exposition contract straight from the replicas",
 		func() scrapeConfig {
-			return scrapeConfig{opts: scrape.Options{Allow: list, Discovery: kube.Discovery, Exchange: exchange}, profiles: profiles}
+			return scrapeConfig{opts: Options{Allow: list, Discovery: kube.Discovery, Exchange: exchange}, profiles: profiles}
 		}, keys,
 		[]keyschema.Check[scrapeConfig]{
 			func(c *scrapeConfig, _ *keyschema.Context, _ func(string) bool) error {
-				return uniqueNames(c.opts.Names)
+				return exposition.CheckUniqueNames(c.opts.Names)
 			},
 			func(c *scrapeConfig, ctx *keyschema.Context, _ func(string) bool) error {
-				if slices.ContainsFunc(c.opts.Targets, func(t scrape.Target) bool { return t.Kube != nil }) {
+				if slices.ContainsFunc(c.opts.Targets, func(t Target) bool { return t.Kube != nil }) {
 					c.opts.Namespace = ctx.Namespace
 				}
 				return checkHints(c, kube)
 			},
 			resolveScrapeProfile,
 		},
-		func(c scrapeConfig) (trigger.SourceSpec, error) { return scrapeSpec{opts: c.opts, hints: c.hints}, nil })
+		func(c scrapeConfig) (sourcekind.Spec, error) { return scrapeSpec{opts: c.opts, hints: c.hints}, nil })
 }
 
 // scrapeConfig is a scrape trigger's keys: the source's options and the
 // connection profile they name.
 type scrapeConfig struct {
-	opts     scrape.Options
+	opts     Options
 	profiles *connprofile.Set
 	profile  string
 	hints    bool
@@ -102,7 +104,7 @@ func checkHints(c *scrapeConfig, kube Kube) error {
 	if !kube.Hints {
 		return &keyschema.MetadataError{Key: keyVictimHints, Value: "true", Allowed: "victim hints are off in this scaler: set BAROMETER_VICTIM_HINTS=true (the scaler then needs patch on pods; the chart's victimHints.enabled grants it)"}
 	}
-	if slices.ContainsFunc(c.opts.Targets, func(t scrape.Target) bool { return t.Kube == nil }) {
+	if slices.ContainsFunc(c.opts.Targets, func(t Target) bool { return t.Kube == nil }) {
 		return &keyschema.MetadataError{Key: keyVictimHints, Value: "true", Allowed: "only when every target is a k8s:// target, whose replicas are pods"}
 	}
 	return nil
@@ -127,7 +129,7 @@ func resolveScrapeProfile(c *scrapeConfig, ctx *keyschema.Context, _ func(string
 	}
 	p, err := c.profiles.ResolveTargets(c.profile, urls, ctx.Namespace)
 	if err != nil {
-		return profileError(err)
+		return connprofile.MetadataError(err)
 	}
 	c.opts.Profile = p
 	return nil
@@ -144,15 +146,15 @@ type Kube struct {
 	Hints bool
 }
 
-func scrapeTargets(raw string, list *allow.List, namespace string, kube Kube) ([]scrape.Target, string, bool) {
-	var out []scrape.Target
+func scrapeTargets(raw string, list *allow.List, namespace string, kube Kube) ([]Target, string, bool) {
+	var out []Target
 	seen := map[string]bool{}
 	for entry := range strings.SplitSeq(raw, ",") {
 		entry = strings.TrimSpace(entry)
 		if entry == "" {
 			continue
 		}
-		t, err := scrape.ParseTarget(entry)
+		t, err := ParseTarget(entry)
 		if err != nil {
 			return nil, fmt.Sprintf("%s: %v; each target is an http://, https://, dns+http:// or k8s:// URL", keyschema.Quote(entry), err), false
 		}
@@ -183,11 +185,11 @@ func scrapeTargets(raw string, list *allow.List, namespace string, kube Kube) ([
 	}
 	// Order does not change what is scraped; sorted, it does not split the
 	// sampler either.
-	slices.SortFunc(out, func(a, b scrape.Target) int { return strings.Compare(a.String(), b.String()) })
+	slices.SortFunc(out, func(a, b Target) int { return strings.Compare(a.String(), b.String()) })
 	return out, "", true
 }
 
-func targetsText(ts []scrape.Target) string {
+func targetsText(ts []Target) string {
 	var b strings.Builder
 	for _, t := range ts {
 		b.WriteString(t.String())
@@ -196,37 +198,15 @@ func targetsText(ts []scrape.Target) string {
 	return b.String()
 }
 
-// uniqueNames refuses two keys that name the same metric, which could only
-// be a mistake; the run duration is also read as its _sum and _count
-// series, which no other key may name either.
-func uniqueNames(names exposition.Names) error {
-	used := map[string]string{}
-	for _, o := range names.Overrides() {
-		if k, dup := used[*o.Name]; dup {
-			return &keyschema.MetadataError{Key: o.Key, Value: *o.Name, Allowed: "a metric no other key names; " + k + " already names it"}
-		}
-		used[*o.Name] = o.Key
-	}
-	for _, suffix := range []string{exposition.SumSuffix, exposition.CountSuffix} {
-		if k, dup := used[names.QueueRunDuration+suffix]; dup {
-			return &keyschema.MetadataError{Key: k, Value: names.QueueRunDuration + suffix,
-				Allowed: "a metric no other key names; queueRunDurationMetric reads it as its " + suffix + " series"}
-		}
-	}
-	return nil
-}
-
 // scrapeSpec is the parsed configuration of a scrape source.
 type scrapeSpec struct {
-	opts  scrape.Options
+	opts  Options
 	hints bool
 }
 
 // VictimHints says whether the source asks for victim hints and the
-// namespace of the pods they rank. It is exported (on an unexported type)
-// only because trigger.Trigger.VictimHints finds it through an interface,
-// and pkg/trigger, which this package imports, cannot name an unexported
-// method of a type declared here.
+// namespace of the pods they rank. trigger.Trigger.VictimHints finds it
+// through an interface, which an unexported method could not satisfy.
 func (s scrapeSpec) VictimHints() (string, bool) { return s.opts.Namespace, s.hints }
 
 // Key names the first target and hashes the full, resolved configuration:
@@ -262,5 +242,5 @@ func (s scrapeSpec) Key() string {
 func (s scrapeSpec) New(logger *slog.Logger) (pressure.Source, error) {
 	o := s.opts
 	o.Logger = logger
-	return scrape.New(o)
+	return New(o)
 }

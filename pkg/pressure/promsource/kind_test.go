@@ -1,4 +1,4 @@
-package source
+package promsource
 
 import (
 	"errors"
@@ -8,10 +8,9 @@ import (
 	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/allow"
+	"github.com/barometer-scaler/barometer/pkg/keyschema"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
-	"github.com/barometer-scaler/barometer/pkg/pressure/promsource"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
-	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
 )
 
 const promServer = "http://prometheus.monitoring.svc:9090"
@@ -20,9 +19,9 @@ const promServer = "http://prometheus.monitoring.svc:9090"
 // adding source and serverAddress unless given.
 func parseProm(t *testing.T, list *allow.List, kv map[string]string) (prometheusSpec, error) {
 	t.Helper()
-	raw := map[string]string{"source": SourcePrometheus, "serverAddress": promServer}
+	raw := map[string]string{"source": KindName, "serverAddress": promServer}
 	maps.Copy(raw, kv)
-	s := trigger.NewSchema(Prometheus(list, nil))
+	s := trigger.NewSchema(Kind(list, nil))
 	md, err := s.Parse(raw, 5*time.Second)
 	if err != nil {
 		return prometheusSpec{}, err
@@ -35,7 +34,7 @@ func TestPrometheusDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := promsource.DefaultQueries(exposition.DefaultNames(), "", 0)
+	want := DefaultQueries(exposition.DefaultNames(), "", 0)
 	if spec.server != promServer || spec.label != "pod" || spec.timeout != 3*time.Second || spec.queries != want {
 		t.Errorf("defaults = %+v", spec)
 	}
@@ -197,7 +196,7 @@ func TestPrometheusQueriesAreParsed(t *testing.T) {
 // Every default query, however the selector and the metric names shape it,
 // is one the parser accepts: a template that broke would fail every sample.
 func TestPrometheusDefaultQueriesParse(t *testing.T) {
-	q := promsource.DefaultQueries(exposition.DefaultNames(), `job="shop",namespace=~"a|b"`, 2)
+	q := DefaultQueries(exposition.DefaultNames(), `job="shop",namespace=~"a|b"`, 2)
 	for _, pq := range promQueries {
 		if *pq.field(&q) == "" {
 			continue // no default: the dimension is read only when its key is set
@@ -212,13 +211,13 @@ func TestPrometheusDefaultQueriesParse(t *testing.T) {
 // identity's hash, a few bytes however many queries the trigger carries,
 // and apart for triggers sampled apart.
 func TestShortID(t *testing.T) {
-	s := trigger.NewSchema(Prometheus(nil, nil))
+	s := trigger.NewSchema(Kind(nil, nil))
 	long := strings.Repeat(`sum by (pod) (rate(http_requests_total{job="shop"}[1m])) + `, 30) + "1"
-	a, err := s.Parse(map[string]string{"source": SourcePrometheus, "serverAddress": promServer, "cpuQuery": long}, 5*time.Second)
+	a, err := s.Parse(map[string]string{"source": KindName, "serverAddress": promServer, "cpuQuery": long}, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := s.Parse(map[string]string{"source": SourcePrometheus, "serverAddress": promServer}, 5*time.Second)
+	b, err := s.Parse(map[string]string{"source": KindName, "serverAddress": promServer}, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +237,7 @@ func TestShortID(t *testing.T) {
 // parameter may carry a credential despite the docs; Settings names them
 // and never shows their values.
 func TestSettingsHideHeaderAndParameterValues(t *testing.T) {
-	s := trigger.NewSchema(Prometheus(nil, nil))
+	s := trigger.NewSchema(Kind(nil, nil))
 	got, err := s.Settings("", map[string]string{
 		"source": "prometheus", "serverAddress": promServer,
 		"customHeaders": "X-Api-Key=s3cret-token,X-Team=shop", "queryParameters": "api_key=s3cret-key",

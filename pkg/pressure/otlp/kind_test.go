@@ -1,4 +1,4 @@
-package source
+package otlp
 
 import (
 	"context"
@@ -8,11 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/barometer-scaler/barometer/pkg/keyschema"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
-	"github.com/barometer-scaler/barometer/pkg/pressure/otlp"
 	"github.com/barometer-scaler/barometer/pkg/pressure/otlp/store"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
-	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
 )
 
 func newOTLPStore(t *testing.T) *store.Store {
@@ -28,9 +27,9 @@ func newOTLPStore(t *testing.T) *store.Store {
 // source and resourceSelector unless given.
 func parseOTLP(t *testing.T, st *store.Store, namespace string, kv map[string]string) (*trigger.Trigger, error) {
 	t.Helper()
-	raw := map[string]string{"source": SourceOTLP, "resourceSelector": "k8s.deployment.name=shop"}
+	raw := map[string]string{"source": KindName, "resourceSelector": "k8s.deployment.name=shop"}
 	maps.Copy(raw, kv)
-	return trigger.NewSchema(OTLP(st)).ParseIn(namespace, raw, time.Second)
+	return trigger.NewSchema(Kind(st)).ParseIn(namespace, raw, time.Second)
 }
 
 func TestOTLPDefaults(t *testing.T) {
@@ -40,7 +39,7 @@ func TestOTLPDefaults(t *testing.T) {
 	}
 	c := tr.Source.(otlpSpec).cfg
 	if c.Namespace != "team-a" || len(c.Selector) != 1 || c.Selector["k8s.deployment.name"] != "shop" ||
-		c.Window != otlp.DefaultWindow || c.MaxAge != otlp.DefaultMaxAge || c.CPULimitCores != 0 || c.Names != exposition.DefaultNames() {
+		c.Window != DefaultWindow || c.MaxAge != DefaultMaxAge || c.CPULimitCores != 0 || c.Names != exposition.DefaultNames() {
 		t.Errorf("defaults = %+v", c)
 	}
 	if tr.Interval != time.Second {

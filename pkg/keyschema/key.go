@@ -3,7 +3,7 @@
 // and the parsing, the errors, the documentation tables and any derived
 // surface (the simulator's flags) all read the declaration. It knows
 // nothing of what the keys configure: pkg/trigger declares the trigger's
-// keys with it, and pkg/trigger/source each source kind's.
+// keys with it, and each source package its kind's (pkg/pressure/sourcekind).
 package keyschema
 
 import (

@@ -1,4 +1,4 @@
-package source
+package otlp
 
 import (
 	"fmt"
@@ -9,17 +9,16 @@ import (
 
 	"github.com/prometheus/common/model"
 
+	"github.com/barometer-scaler/barometer/pkg/keyschema"
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
-	"github.com/barometer-scaler/barometer/pkg/pressure/otlp"
 	"github.com/barometer-scaler/barometer/pkg/pressure/otlp/store"
-	"github.com/barometer-scaler/barometer/pkg/trigger"
-	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
+	"github.com/barometer-scaler/barometer/pkg/pressure/sourcekind"
 )
 
-// SourceOTLP is the source kind that reads what the replicas push over
+// KindName is the source kind that reads what the replicas push over
 // OTLP to the scaler's receiver.
-const SourceOTLP = "otlp"
+const KindName = "otlp"
 
 // keyResourceSelector is the otlp source's workload selector. It is not
 // `selector`, the prometheus source's PromQL matchers: a key several
@@ -33,7 +32,7 @@ const keyResourceSelector = "resourceSelector"
 //
 // The namespace a source reads is always its ScaledObject's own, never a
 // metadata value: a trigger cannot read what another namespace pushed.
-func OTLP(st *store.Store) trigger.Kind {
+func Kind(st *store.Store) sourcekind.Kind {
 	opts := store.DefaultOptions()
 	if st != nil {
 		opts = st.Options()
@@ -44,36 +43,38 @@ func OTLP(st *store.Store) trigger.Kind {
 	keys := []keyschema.Key[otlpConfig]{
 		keyschema.Text(keyResourceSelector, func(c *otlpConfig) *map[string]string { return &c.selector }, nil,
 			"attribute=value pairs separated by ',', each attribute one of "+strings.Join(store.WorkloadAttributes, ", "),
-			parseResourceSelector, pairsText).Require().
+			parseResourceSelector, keyschema.PairsText).Require().
 			Describe("the workload whose pushes are read, by the resource attributes its replicas push, such as `k8s.deployment.name=shop` (every pair must match); only what was pushed for the ScaledObject's own namespace (`k8s.namespace.name`) is read"),
-		keyschema.Duration("window", func(c *otlpConfig) *time.Duration { return &c.window }, otlp.DefaultWindow, time.Second, covered, false).
+		keyschema.Duration("window", func(c *otlpConfig) *time.Duration { return &c.window }, DefaultWindow, time.Second, covered, false).
 			Describe("the span a pushed counter's rate (CPU seconds) and a histogram's mean are read over, back from its newest point"),
-		keyschema.Duration("maxAge", func(c *otlpConfig) *time.Duration { return &c.maxAge }, otlp.DefaultMaxAge, time.Second, opts.Retention, false).
+		keyschema.Duration("maxAge", func(c *otlpConfig) *time.Duration { return &c.maxAge }, DefaultMaxAge, time.Second, opts.Retention, false).
 			Describe("a replica whose newest point is older is left out of the sample and named in its reason (it stopped pushing); set it to a few export intervals"),
-		cpuLimitCoresKey(func(c *otlpConfig) *float64 { return &c.cores }),
+		sourcekind.CPULimitCoresKey(func(c *otlpConfig) *float64 { return &c.cores }),
 	}
-	keys = append(keys, metricNameKeys(func(c *otlpConfig) *exposition.Names { return &c.names },
+	keys = append(keys, exposition.NameKeys(func(c *otlpConfig) *exposition.Names { return &c.names },
 		"a metric name: valid UTF-8, at most 200 bytes",
 		func(s string) bool { return len(s) <= 200 && model.UTF8Validation.IsValidMetricName(s) })...)
-	return trigger.NewKind(SourceOTLP, "reads the pressure exposition contract that the replicas push over OTLP to the scaler's receiver (docs/otlp.md)",
+	return sourcekind.New(KindName, "reads the pressure exposition contract that the replicas push over OTLP to the scaler's receiver (docs/md)",
 		func() otlpConfig { return otlpConfig{} }, keys,
 		[]keyschema.Check[otlpConfig]{
-			func(c *otlpConfig, _ *keyschema.Context, _ func(string) bool) error { return uniqueNames(c.names) },
+			func(c *otlpConfig, _ *keyschema.Context, _ func(string) bool) error {
+				return exposition.CheckUniqueNames(c.names)
+			},
 			func(c *otlpConfig, ctx *keyschema.Context, _ func(string) bool) error {
 				if st == nil {
-					return &keyschema.MetadataError{Key: "source", Value: SourceOTLP,
+					return &keyschema.MetadataError{Key: "source", Value: KindName,
 						Allowed: "a source this scaler serves: its OTLP receiver is off (set BAROMETER_OTLP_GRPC_ADDR or BAROMETER_OTLP_HTTP_ADDR)"}
 				}
 				if ctx.Namespace == "" {
-					return &keyschema.MetadataError{Key: "source", Value: SourceOTLP,
+					return &keyschema.MetadataError{Key: "source", Value: KindName,
 						Allowed: "a source that names no namespace: otlp reads its ScaledObject's namespace, and the scaler's own default target has none"}
 				}
 				c.namespace = ctx.Namespace
 				return nil
 			},
 		},
-		func(c otlpConfig) (trigger.SourceSpec, error) {
-			return otlpSpec{store: st, cfg: otlp.Config{
+		func(c otlpConfig) (sourcekind.Spec, error) {
+			return otlpSpec{store: st, cfg: Config{
 				Namespace: c.namespace, Selector: c.selector, Window: c.window, MaxAge: c.maxAge,
 				Names: c.names, CPULimitCores: c.cores,
 			}}, nil
@@ -93,7 +94,7 @@ type otlpConfig struct {
 // parseResourceSelector reads the selector's pairs, each naming a
 // workload attribute the store records, with a value.
 func parseResourceSelector(s string, c *keyschema.Context) (map[string]string, string, bool) {
-	pairs, why, ok := parsePairs(s, c)
+	pairs, why, ok := keyschema.ParsePairs(s, c)
 	if !ok {
 		return nil, why, false
 	}
@@ -111,7 +112,7 @@ func parseResourceSelector(s string, c *keyschema.Context) (map[string]string, s
 // otlpSpec is the parsed configuration of an otlp source.
 type otlpSpec struct {
 	store *store.Store
-	cfg   otlp.Config
+	cfg   Config
 }
 
 // Key lists every resolved setting, the namespace first: the same
@@ -120,7 +121,7 @@ func (s otlpSpec) Key() string {
 	var b strings.Builder
 	c := s.cfg
 	fmt.Fprintf(&b, "otlp namespace=%s %s=%q window=%s maxAge=%s cpuLimitCores=%g",
-		c.Namespace, keyResourceSelector, pairsText(c.Selector), c.Window, c.MaxAge, c.CPULimitCores)
+		c.Namespace, keyResourceSelector, keyschema.PairsText(c.Selector), c.Window, c.MaxAge, c.CPULimitCores)
 	for _, n := range c.Names.Overrides() {
 		fmt.Fprintf(&b, " %s=%q", n.Key, *n.Name)
 	}
@@ -128,5 +129,5 @@ func (s otlpSpec) Key() string {
 }
 
 func (s otlpSpec) New(logger *slog.Logger) (pressure.Source, error) {
-	return otlp.New(s.store, s.cfg, logger)
+	return New(s.store, s.cfg, logger)
 }

@@ -1,4 +1,4 @@
-package source
+package scrape
 
 import (
 	"context"
@@ -12,11 +12,10 @@ import (
 
 	"github.com/barometer-scaler/barometer/examples/demo-workload/demo"
 	"github.com/barometer-scaler/barometer/pkg/allow"
+	"github.com/barometer-scaler/barometer/pkg/keyschema"
 	"github.com/barometer-scaler/barometer/pkg/pressure/discovery"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
-	"github.com/barometer-scaler/barometer/pkg/pressure/scrape"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
-	"github.com/barometer-scaler/barometer/pkg/trigger/keyschema"
 )
 
 const scrapeTarget = "http://web-0.web.shop.svc:9100/metrics"
@@ -25,9 +24,9 @@ const scrapeTarget = "http://web-0.web.shop.svc:9100/metrics"
 // given.
 func parseScrapeMD(t *testing.T, list *allow.List, kv map[string]string) (scrapeSpec, error) {
 	t.Helper()
-	raw := map[string]string{"source": SourceScrape, "targets": scrapeTarget}
+	raw := map[string]string{"source": KindName, "targets": scrapeTarget}
 	maps.Copy(raw, kv)
-	s := trigger.NewSchema(Scrape(list, nil, Kube{}))
+	s := trigger.NewSchema(Kind(list, nil, Kube{}))
 	md, err := s.Parse(raw, 5*time.Second)
 	if err != nil {
 		return scrapeSpec{}, err
@@ -42,8 +41,8 @@ func TestScrapeDefaults(t *testing.T) {
 	}
 	o := spec.opts
 	if len(o.Targets) != 1 || o.Targets[0].String() != scrapeTarget || o.CPULimitCores != 0 ||
-		o.Timeout != scrape.DefaultTimeout || o.MaxResponseBytes != scrape.DefaultMaxResponseBytes ||
-		o.Concurrency != scrape.DefaultConcurrency || o.Names != exposition.DefaultNames() || o.Allow == nil {
+		o.Timeout != DefaultTimeout || o.MaxResponseBytes != DefaultMaxResponseBytes ||
+		o.Concurrency != DefaultConcurrency || o.Names != exposition.DefaultNames() || o.Allow == nil {
 		t.Errorf("defaults = %+v", o)
 	}
 }
@@ -208,13 +207,13 @@ func TestScrapeSourceEndToEnd(t *testing.T) {
 // namespace; with both it reads its ScaledObject's namespace, which splits
 // the sampler by namespace.
 func TestScrapeKubeTargets(t *testing.T) {
-	md := map[string]string{"source": SourceScrape, "targets": "k8s://web:metrics"}
-	_, err := trigger.NewSchema(Scrape(nil, nil, Kube{Unavailable: errors.New("no config here")})).ParseIn("shop", md, 5*time.Second)
+	md := map[string]string{"source": KindName, "targets": "k8s://web:metrics"}
+	_, err := trigger.NewSchema(Kind(nil, nil, Kube{Unavailable: errors.New("no config here")})).ParseIn("shop", md, 5*time.Second)
 	var me *keyschema.MetadataError
 	if !errors.As(err, &me) || me.Key != "targets" || !strings.Contains(err.Error(), "no config here") {
 		t.Fatalf("without Kubernetes: %v", err)
 	}
-	s := trigger.NewSchema(Scrape(nil, nil, Kube{Discovery: noDiscovery{}}))
+	s := trigger.NewSchema(Kind(nil, nil, Kube{Discovery: noDiscovery{}}))
 	if _, err := s.Parse(md, 5*time.Second); !errors.As(err, &me) || !strings.Contains(err.Error(), "namespace") {
 		t.Fatalf("default target: %v", err)
 	}
@@ -238,13 +237,13 @@ func (noDiscovery) Acquire(string) (discovery.Namespace, func()) { return nil, f
 // TestScrapeVictimHints: victimHints is refused, naming the setting, while
 // the scaler does not allow hints, and with a target that is not k8s://.
 func TestScrapeVictimHints(t *testing.T) {
-	md := map[string]string{"source": SourceScrape, "targets": "k8s://web:metrics", "victimHints": "true"}
-	off := trigger.NewSchema(Scrape(nil, nil, Kube{Discovery: noDiscovery{}}))
+	md := map[string]string{"source": KindName, "targets": "k8s://web:metrics", "victimHints": "true"}
+	off := trigger.NewSchema(Kind(nil, nil, Kube{Discovery: noDiscovery{}}))
 	var me *keyschema.MetadataError
 	if _, err := off.ParseIn("shop", md, 5*time.Second); !errors.As(err, &me) || me.Key != "victimHints" || !strings.Contains(err.Error(), "BAROMETER_VICTIM_HINTS") {
 		t.Fatalf("hints off: %v", err)
 	}
-	on := trigger.NewSchema(Scrape(nil, nil, Kube{Discovery: noDiscovery{}, Hints: true}))
+	on := trigger.NewSchema(Kind(nil, nil, Kube{Discovery: noDiscovery{}, Hints: true}))
 	tr, err := on.ParseIn("shop", md, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
