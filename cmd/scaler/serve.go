@@ -30,7 +30,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/pressure/otlp"
 	"github.com/barometer-scaler/barometer/pkg/pressure/otlp/receiver"
 	"github.com/barometer-scaler/barometer/pkg/pressure/otlp/store"
-	"github.com/barometer-scaler/barometer/pkg/pressure/promsource"
+	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/promkind"
 	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/querypool"
 	"github.com/barometer-scaler/barometer/pkg/pressure/scrape"
 	"github.com/barometer-scaler/barometer/pkg/registry"
@@ -267,7 +267,7 @@ func (s *servers) stopHTTP(logger *slog.Logger) {
 // allow-list admits them. queries is the prometheus sources' shared
 // pool (nil where nothing is sampled).
 func newSchema(allowed *allow.List, profiles *connprofile.Set, k scrape.Kube, queries *querypool.Pool, push *store.Store) *trigger.Schema {
-	return trigger.NewSchema(host.Kind(), scrape.Kind(allowed, profiles, k), promsource.Kind(allowed, profiles, queries), otlp.Kind(push))
+	return trigger.NewSchema(host.Kind(), scrape.Kind(allowed, profiles, k), promkind.Kind(allowed, profiles, queries), otlp.Kind(push))
 }
 
 // pushConfig is the OTLP push path's share of the configuration.

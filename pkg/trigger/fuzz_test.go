@@ -10,7 +10,7 @@ import (
 
 	"github.com/barometer-scaler/barometer/pkg/keyschema"
 	"github.com/barometer-scaler/barometer/pkg/pressure/host"
-	"github.com/barometer-scaler/barometer/pkg/pressure/promsource"
+	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/promkind"
 	"github.com/barometer-scaler/barometer/pkg/pressure/scrape"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
 )
@@ -23,7 +23,7 @@ const maxErrorBytes = 4096
 
 // fuzzSchema is the scaler's schema, as cmd/scaler builds it.
 func fuzzSchema() *trigger.Schema {
-	return trigger.NewSchema(host.Kind(), scrape.Kind(nil, nil, scrape.Kube{}), promsource.Kind(nil, nil))
+	return trigger.NewSchema(host.Kind(), scrape.Kind(nil, nil, scrape.Kube{}), promkind.Kind(nil, nil))
 }
 
 // decodeMetadata reads a fuzz input as scalerMetadata: one key=value per

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"github.com/barometer-scaler/barometer/pkg/keyschema"
 	"github.com/barometer-scaler/barometer/pkg/pressure/host"
-	"github.com/barometer-scaler/barometer/pkg/pressure/promsource"
+	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/promkind"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
 	"testing"
 	"time"
@@ -14,7 +14,7 @@ import (
 // its metadata, a signal option left unset from the profile, anything else
 // from its default; the scaler's own default interval counts as a default.
 func TestSettingsSayWhereEachValueCameFrom(t *testing.T) {
-	s := trigger.NewSchema(host.Kind(), promsource.Kind(nil, nil))
+	s := trigger.NewSchema(host.Kind(), promkind.Kind(nil, nil))
 	got, err := s.Settings("monitoring", map[string]string{
 		"source": "prometheus", "serverAddress": promServer, "profile": "original", "leadWindow": "5",
 		"targetPressureFromEnv": "0.5",

@@ -17,7 +17,8 @@
 // last readings (see foldQueue) and the seasonal forecast's windows (see
 // ObserveSeason); everything else is read afresh.
 //
-// What the answers mean to a user (which replicas there are, how old the
+// The kind (the keys a trigger is written in) is promkind's. What the
+// answers mean to a user (which replicas there are, how old the
 // data is, what an empty answer reads as, what fails a sample) is written
 // in docs/prometheus.md; the code follows it.
 package promsource

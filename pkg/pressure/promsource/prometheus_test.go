@@ -20,6 +20,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
 	"github.com/barometer-scaler/barometer/pkg/pressure/promsource"
+	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/promkind"
 	"github.com/barometer-scaler/barometer/pkg/pressure/sourcekind"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
 )
@@ -292,7 +293,7 @@ func TestAgainstPrometheus(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s := trigger.NewSchema(promsource.Kind(list, nil))
+			s := trigger.NewSchema(promkind.Kind(list, nil))
 			md, err := s.Parse(map[string]string{
 				"source": "prometheus", "serverAddress": strings.Replace(f.prom.URL, "127.0.0.1", "localhost", 1),
 				"selector": `job="demo"`,

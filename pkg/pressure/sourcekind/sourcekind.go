@@ -3,7 +3,8 @@
 // becomes a Spec that builds the source.
 //
 // Each source package declares its kind next to its code (host.Kind,
-// scrape.Kind, promsource.Kind, otlp.Kind); pkg/trigger's schema is built
+// scrape.Kind, otlp.Kind; the prometheus source's in its subpackage,
+// promkind.Kind); pkg/trigger's schema is built
 // from the kinds cmd/scaler wires. This package imports only the key
 // schema and pkg/pressure, so a source depends on nothing above it.
 package sourcekind

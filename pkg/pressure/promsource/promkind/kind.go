@@ -1,4 +1,10 @@
-package promsource
+// Package promkind is the prometheus source kind (sourcekind.Kind): the
+// keys a trigger with source: prometheus is written in, their checks, and
+// the spec that builds a promsource.Source from them. It sits beside the
+// source rather than in it because the source's own package is the
+// reading (queries, folds, the past), which a trigger's language does not
+// need to see.
+package promkind
 
 import (
 	"errors"
@@ -19,6 +25,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
+	"github.com/barometer-scaler/barometer/pkg/pressure/promsource"
 	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/promclient"
 	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/querypool"
 	"github.com/barometer-scaler/barometer/pkg/pressure/sourcekind"
@@ -50,7 +57,7 @@ type promConfig struct {
 	selector string
 	cores    float64
 	names    exposition.Names
-	explicit Queries // "" where the default applies
+	explicit promsource.Queries // "" where the default applies
 	resource string
 	allow    *allow.List
 	pool     *querypool.Pool
@@ -71,35 +78,35 @@ type promConfig struct {
 // default: setting both is a contradiction, reported as such.
 type promQuery struct {
 	key     string
-	field   func(*Queries) *string
+	field   func(*promsource.Queries) *string
 	shapers []string
 	doc     string
 }
 
 var promQueries = []promQuery{
-	{"replicasQuery", func(q *Queries) *string { return &q.Replicas }, nil, "the replicas that exist; a series with value 0 is a missing replica"},
-	{"activationQuery", func(q *Queries) *string { return &q.Activation }, []string{"activationMetric"}, "the activation dimension"},
-	{"cpuQuery", func(q *Queries) *string { return &q.CPU }, []string{"cpuMetric", "cpuLimitMetric", sourcekind.KeyCPULimitCores}, "CPU use over its limit"},
-	{"memoryQuery", func(q *Queries) *string { return &q.Memory }, []string{"memoryMetric"}, "memory in use"},
-	{"memoryLimitQuery", func(q *Queries) *string { return &q.MemoryLimit }, []string{"memoryLimitMetric"}, "the memory ceiling"},
-	{"walStateQuery", func(q *Queries) *string { return &q.WalState }, []string{"walStateMetric"}, "the WAL state"},
-	{"splitsInFlightQuery", func(q *Queries) *string { return &q.SplitsInFlight }, []string{"splitsMetric"}, "splits in flight"},
-	{"treeRetainedBytesQuery", func(q *Queries) *string { return &q.TreeRetainedBytes }, []string{"treeRetainedBytesMetric"}, "the storage axis"},
-	{"treeRetainedBytesCeilingQuery", func(q *Queries) *string { return &q.TreeRetainedBytesCeiling }, []string{"treeRetainedBytesCeilingMetric"}, "the storage axis"},
-	{"treeSaturationQuery", func(q *Queries) *string { return &q.TreeSaturation }, []string{"treeSaturationMetric"}, "the storage axis"},
-	{"partitionAccountQuery", func(q *Queries) *string { return &q.PartitionAccount }, []string{"partitionAccountMetric"}, "the storage axis"},
-	{"arrivalsQuery", func(q *Queries) *string { return &q.Arrivals }, []string{"queueArrivalsMetric"}, "the work queue"},
-	{"runSecondsQuery", func(q *Queries) *string { return &q.RunSeconds }, []string{"queueRunDurationMetric"}, "the work queue"},
-	{"runsQuery", func(q *Queries) *string { return &q.Runs }, []string{"queueRunDurationMetric"}, "the work queue"},
-	{"readyQuery", func(q *Queries) *string { return &q.Ready }, []string{"queueReadyMetric"}, "the work queue"},
-	{"retryingQuery", func(q *Queries) *string { return &q.Retrying }, []string{"queueRetryingMetric"}, "the work queue"},
-	{"dueQuery", func(q *Queries) *string { return &q.Due }, []string{"queueDueMetric"}, "the work queue"},
-	{"busyQuery", func(q *Queries) *string { return &q.Busy }, []string{"queueBusyMetric"}, "the work queue"},
-	{"reservedQuery", func(q *Queries) *string { return &q.Reserved }, []string{"queueReservedMetric"}, "the work queue"},
-	{"reservationStartQuery", func(q *Queries) *string { return &q.ReservationStart }, []string{"queueReservationStartMetric"}, "the work queue"},
-	{"reservationEndQuery", func(q *Queries) *string { return &q.ReservationEnd }, []string{"queueReservationEndMetric"}, "the work queue"},
-	{"reservationSlotsQuery", func(q *Queries) *string { return &q.ReservationSlots }, []string{"queueReservationSlotsMetric"}, "the work queue"},
-	{"timestampQuery", func(q *Queries) *string { return &q.Timestamp }, []string{"activationMetric"}, "the newest sample's time per replica, read as the data's age"},
+	{"replicasQuery", func(q *promsource.Queries) *string { return &q.Replicas }, nil, "the replicas that exist; a series with value 0 is a missing replica"},
+	{"activationQuery", func(q *promsource.Queries) *string { return &q.Activation }, []string{"activationMetric"}, "the activation dimension"},
+	{"cpuQuery", func(q *promsource.Queries) *string { return &q.CPU }, []string{"cpuMetric", "cpuLimitMetric", sourcekind.KeyCPULimitCores}, "CPU use over its limit"},
+	{"memoryQuery", func(q *promsource.Queries) *string { return &q.Memory }, []string{"memoryMetric"}, "memory in use"},
+	{"memoryLimitQuery", func(q *promsource.Queries) *string { return &q.MemoryLimit }, []string{"memoryLimitMetric"}, "the memory ceiling"},
+	{"walStateQuery", func(q *promsource.Queries) *string { return &q.WalState }, []string{"walStateMetric"}, "the WAL state"},
+	{"splitsInFlightQuery", func(q *promsource.Queries) *string { return &q.SplitsInFlight }, []string{"splitsMetric"}, "splits in flight"},
+	{"treeRetainedBytesQuery", func(q *promsource.Queries) *string { return &q.TreeRetainedBytes }, []string{"treeRetainedBytesMetric"}, "the storage axis"},
+	{"treeRetainedBytesCeilingQuery", func(q *promsource.Queries) *string { return &q.TreeRetainedBytesCeiling }, []string{"treeRetainedBytesCeilingMetric"}, "the storage axis"},
+	{"treeSaturationQuery", func(q *promsource.Queries) *string { return &q.TreeSaturation }, []string{"treeSaturationMetric"}, "the storage axis"},
+	{"partitionAccountQuery", func(q *promsource.Queries) *string { return &q.PartitionAccount }, []string{"partitionAccountMetric"}, "the storage axis"},
+	{"arrivalsQuery", func(q *promsource.Queries) *string { return &q.Arrivals }, []string{"queueArrivalsMetric"}, "the work queue"},
+	{"runSecondsQuery", func(q *promsource.Queries) *string { return &q.RunSeconds }, []string{"queueRunDurationMetric"}, "the work queue"},
+	{"runsQuery", func(q *promsource.Queries) *string { return &q.Runs }, []string{"queueRunDurationMetric"}, "the work queue"},
+	{"readyQuery", func(q *promsource.Queries) *string { return &q.Ready }, []string{"queueReadyMetric"}, "the work queue"},
+	{"retryingQuery", func(q *promsource.Queries) *string { return &q.Retrying }, []string{"queueRetryingMetric"}, "the work queue"},
+	{"dueQuery", func(q *promsource.Queries) *string { return &q.Due }, []string{"queueDueMetric"}, "the work queue"},
+	{"busyQuery", func(q *promsource.Queries) *string { return &q.Busy }, []string{"queueBusyMetric"}, "the work queue"},
+	{"reservedQuery", func(q *promsource.Queries) *string { return &q.Reserved }, []string{"queueReservedMetric"}, "the work queue"},
+	{"reservationStartQuery", func(q *promsource.Queries) *string { return &q.ReservationStart }, []string{"queueReservationStartMetric"}, "the work queue"},
+	{"reservationEndQuery", func(q *promsource.Queries) *string { return &q.ReservationEnd }, []string{"queueReservationEndMetric"}, "the work queue"},
+	{"reservationSlotsQuery", func(q *promsource.Queries) *string { return &q.ReservationSlots }, []string{"queueReservationSlotsMetric"}, "the work queue"},
+	{"timestampQuery", func(q *promsource.Queries) *string { return &q.Timestamp }, []string{"activationMetric"}, "the newest sample's time per replica, read as the data's age"},
 }
 
 // resourceReplaces are the keys resourceQuery stands in for.
@@ -127,7 +134,7 @@ func Kind(list *allow.List, profiles *connprofile.Set, pool ...*querypool.Pool) 
 			func(s string, _ *keyschema.Context) (string, string, bool) { return serverAddress(s) }, quoted).
 			Documented("(required; a connection profile's `url`)").
 			Describe("the server's URL, such as `http://prometheus.monitoring.svc:9090`"),
-		keyschema.String("replicaLabel", func(c *promConfig) *string { return &c.label }, DefaultReplicaLabel,
+		keyschema.String("replicaLabel", func(c *promConfig) *string { return &c.label }, promsource.DefaultReplicaLabel,
 			"a Prometheus label name: letters, digits and '_', not starting with a digit",
 			func(s string, _ *keyschema.Context) bool { return model.LegacyValidation.IsValidLabelName(s) }).
 			Describe("the label that names a replica"),
@@ -307,7 +314,7 @@ func checkResource(c *promConfig, _ *keyschema.Context, set func(string) bool) e
 // spec resolves every query: an explicit one, else the default shaped by
 // the selector and the metric-name keys.
 func (c promConfig) spec() prometheusSpec {
-	q := DefaultQueries(c.names, c.selector, c.cores)
+	q := promsource.DefaultQueries(c.names, c.selector, c.cores)
 	for _, pq := range promQueries {
 		if v := *pq.field(&c.explicit); v != "" {
 			*pq.field(&q) = v
@@ -326,7 +333,7 @@ type prometheusSpec struct {
 	server      string
 	label       string
 	timeout     time.Duration
-	queries     Queries
+	queries     promsource.Queries
 	allow       *allow.List
 	profile     *connprofile.Profile
 	params      map[string]string
@@ -354,7 +361,7 @@ func (s prometheusSpec) Key() string {
 }
 
 func (s prometheusSpec) New(logger *slog.Logger) (pressure.Source, error) {
-	return New(Options{
+	return promsource.New(promsource.Options{
 		ServerAddress:   s.server,
 		Queries:         s.queries,
 		ReplicaLabel:    s.label,

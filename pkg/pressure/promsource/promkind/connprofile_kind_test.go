@@ -1,4 +1,4 @@
-package promsource
+package promkind
 
 import (
 	"errors"

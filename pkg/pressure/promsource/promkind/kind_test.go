@@ -1,4 +1,4 @@
-package promsource
+package promkind
 
 import (
 	"errors"
@@ -10,6 +10,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/allow"
 	"github.com/barometer-scaler/barometer/pkg/keyschema"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
+	"github.com/barometer-scaler/barometer/pkg/pressure/promsource"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
 )
 
@@ -34,7 +35,7 @@ func TestPrometheusDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := DefaultQueries(exposition.DefaultNames(), "", 0)
+	want := promsource.DefaultQueries(exposition.DefaultNames(), "", 0)
 	if spec.server != promServer || spec.label != "pod" || spec.timeout != 3*time.Second || spec.queries != want {
 		t.Errorf("defaults = %+v", spec)
 	}
@@ -196,7 +197,7 @@ func TestPrometheusQueriesAreParsed(t *testing.T) {
 // Every default query, however the selector and the metric names shape it,
 // is one the parser accepts: a template that broke would fail every sample.
 func TestPrometheusDefaultQueriesParse(t *testing.T) {
-	q := DefaultQueries(exposition.DefaultNames(), `job="shop",namespace=~"a|b"`, 2)
+	q := promsource.DefaultQueries(exposition.DefaultNames(), `job="shop",namespace=~"a|b"`, 2)
 	for _, pq := range promQueries {
 		if *pq.field(&q) == "" {
 			continue // no default: the dimension is read only when its key is set
