@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,88 +23,6 @@ import (
 // querier is the one call Source needs from v1.API; tests substitute it.
 type querier interface {
 	Query(ctx context.Context, query string, ts time.Time, opts ...v1.Option) (model.Value, v1.Warnings, v1.Infos, error)
-}
-
-// dimension names one query. key is its metadata key, used in errors so the
-// ScaledObject author sees which of their queries failed.
-type dimension int
-
-const (
-	dimReplicas dimension = iota
-	dimActivation
-	dimResource
-	dimCPU
-	dimMemory
-	dimMemoryLimit
-	dimWalState
-	dimSplits
-	dimTreeBytes
-	dimTreeCeiling
-	dimTreeSaturation
-	dimPartitionAccount
-	dimArrivals
-	dimRunSeconds
-	dimRuns
-	dimReady
-	dimRetrying
-	dimDue
-	dimBusy
-	dimReserved
-	dimReservationStart
-	dimReservationEnd
-	dimReservationSlots
-	dimTimestamp
-	numDimensions
-)
-
-var dimensionKeys = [numDimensions]string{
-	"replicasQuery", "activationQuery", "resourceQuery", "cpuQuery", "memoryQuery",
-	"memoryLimitQuery", "walStateQuery", "splitsInFlightQuery", "treeRetainedBytesQuery",
-	"treeRetainedBytesCeilingQuery", "treeSaturationQuery", "partitionAccountQuery",
-	"arrivalsQuery", "runSecondsQuery", "runsQuery", "readyQuery", "retryingQuery", "dueQuery",
-	"busyQuery", "reservedQuery", "reservationStartQuery", "reservationEndQuery",
-	"reservationSlotsQuery", "timestampQuery",
-}
-
-// Key is the metadata key a dimension's query is configured under.
-func (d dimension) Key() string { return dimensionKeys[d] }
-
-func (d dimension) storage() bool { return d >= dimTreeBytes && d <= dimPartitionAccount }
-
-func (d dimension) queue() bool { return d >= dimArrivals && d <= dimReservationSlots }
-
-// required is a dimension whose empty answer fails the sample under
-// Options.FailOnEmpty: one the pressure itself is read from.
-func (d dimension) required() bool { return d <= dimMemory }
-
-// counter is a queue counter: read per replica, see foldQueue.
-func (d dimension) counter() bool { return d >= dimArrivals && d <= dimRuns }
-
-func (q Queries) byDimension() [numDimensions]string {
-	return [numDimensions]string{
-		q.Replicas, q.Activation, q.Resource, q.CPU, q.Memory, q.MemoryLimit, q.WalState,
-		q.SplitsInFlight, q.TreeRetainedBytes, q.TreeRetainedBytesCeiling, q.TreeSaturation,
-		q.PartitionAccount, q.Arrivals, q.RunSeconds, q.Runs, q.Ready, q.Retrying, q.Due,
-		q.Busy, q.Reserved, q.ReservationStart, q.ReservationEnd, q.ReservationSlots,
-		q.Timestamp,
-	}
-}
-
-// perReplica is a dimension read per replica: every one but the storage
-// queries, the queue gauges and the timestamp query (the set foldReplicas
-// walks).
-func (d dimension) perReplica() bool {
-	return d != dimTimestamp && !d.storage() && (!d.queue() || d.counter())
-}
-
-// hasPerReplica says some per-replica query is set, so a replica can be read.
-func (q Queries) hasPerReplica() bool {
-	for d, x := range q.byDimension() {
-		if x != "" && dimension(d).perReplica() {
-			return true
-		}
-	}
-	return false
 }
 
 // Source reads pressure from a Prometheus server. It is safe for concurrent
@@ -244,12 +160,6 @@ func newSource(api querier, opts Options) *Source {
 	return s
 }
 
-// result is one query's answer.
-type result struct {
-	vec model.Vector
-	err error
-}
-
 // Observe runs every configured query at one instant and folds the answers.
 func (s *Source) Observe(ctx context.Context) (pressure.Observation, error) {
 	return s.ObserveAt(ctx, s.now())
@@ -276,92 +186,4 @@ func (s *Source) ObserveAt(ctx context.Context, at time.Time) (pressure.Observat
 		}
 	}
 	return s.fold(res, at)
-}
-
-// query asks one dimension's query alone.
-func (s *Source) query(ctx context.Context, d dimension, at time.Time) result {
-	v, err := s.send(ctx, d.Key(), s.queries[d], at, func(v model.Value) (any, error) { return v, nil })
-	if err != nil {
-		return result{err: s.errorf(d, "%w%s", err, s.authHint(err))}
-	}
-	vec, ok := v.(model.Vector)
-	if !ok {
-		val, _ := v.(model.Value)
-		return result{err: s.errorf(d, "returned a %s; want an instant vector with one series per %s", typeName(val), s.seriesUnit(d))}
-	}
-	return s.check(d, vec)
-}
-
-// check is what a dimension's answer must be beyond an instant vector.
-func (s *Source) check(d dimension, vec model.Vector) result {
-	if len(vec) == 0 && s.failOnEmpty && d.required() {
-		return result{err: s.errorf(d, "%w", ErrEmpty)}
-	}
-	return result{vec: vec}
-}
-
-// send asks the server query, evaluated at at, through the pool: in turn
-// with the other queries to the server, and once for every source asking
-// the same at the same instant. read turns the answer into what is
-// shared (it runs once, before sharing). name labels the query in logs.
-// The server stops evaluating once the budget left after the wait is
-// spent, rather than finishing work nobody waits for.
-func (s *Source) send(ctx context.Context, name, query string, at time.Time, read func(model.Value) (any, error)) (any, error) {
-	key := s.flightKey + "\x00" + strconv.FormatInt(at.UnixNano(), 10) + "\x00" + query
-	return s.pool.Do(ctx, s.server, key, func(ctx context.Context) (any, error) {
-		v, warnings, _, err := s.api.Query(ctx, query, at, promclient.TimeoutOptions(ctx)...)
-		if err != nil {
-			return nil, err
-		}
-		if len(warnings) > 0 {
-			s.logger.Debug("prometheus query warnings", "query", name, "warnings", warnings)
-		}
-		return read(v)
-	})
-}
-
-// authHint says what a 401 or 403 means, since client_golang reports only
-// the code (the body, which a proxy may fill with anything, is not
-// shown).
-func (s *Source) authHint(err error) string {
-	var apiErr *v1.Error
-	if !errors.As(err, &apiErr) || apiErr.Type != v1.ErrClient {
-		return ""
-	}
-	via := "without credentials (no connection profile)"
-	if s.profile != "" {
-		via = "with the credentials of connection profile " + s.profile
-	}
-	switch {
-	case strings.HasSuffix(apiErr.Msg, ": 401"):
-		return ": the server did not accept the request " + via
-	case strings.HasSuffix(apiErr.Msg, ": 403"):
-		return ": the server refused the request " + via + " (a credential or tenant it does not allow)"
-	}
-	return ""
-}
-
-func (s *Source) errorf(d dimension, format string, args ...any) error {
-	return fmt.Errorf("prometheus %s: %s %q: %w", s.server, d.Key(), s.queries[d], fmt.Errorf(format, args...))
-}
-
-func (s *Source) seriesUnit(d dimension) string {
-	switch {
-	case d.storage():
-		return "tree"
-	case d == dimReady || d == dimRetrying:
-		return "class"
-	case d >= dimReservationStart:
-		return "reservation id"
-	case d.queue() && !d.counter():
-		return "workload (series are summed)"
-	}
-	return "replica"
-}
-
-func typeName(v model.Value) string {
-	if v == nil {
-		return "nothing"
-	}
-	return v.Type().String()
 }

@@ -12,7 +12,14 @@ import (
 
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
+
+	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/promclient"
 )
+
+// This file is the path of one sample's queries, in the order a sample
+// takes it: queryAll, queryTogether (combinedQuery, send, split, check)
+// and, for the parts asked alone or a combination that failed, query and
+// separable.
 
 // A sample asks its dimensions in one query: each dimension's query is
 // wrapped in label_replace, which adds dimLabel naming the dimension and
@@ -41,41 +48,14 @@ const dimLabel = "__barometer_dim"
 // asked alone from then on.
 const maxRefusals = 3
 
-// combinedQuery is the query asking every dimension of dims at once. A
-// line break ends each query, so a trailing PromQL comment (# ...) in one
-// cannot swallow what follows it.
-func (s *Source) combinedQuery(dims []dimension) string {
-	var b strings.Builder
-	for i, d := range dims {
-		if i > 0 {
-			b.WriteString(" or ")
-		}
-		fmt.Fprintf(&b, "label_replace(%s\n, %q, %q, \"\", \"\")", s.queries[d], dimLabel, strconv.Itoa(int(d)))
-	}
-	return b.String()
+// result is one query's answer.
+type result struct {
+	vec model.Vector
+	err error
 }
 
 // answers is a combined query's answer, split by dimension.
 type answers [numDimensions]model.Vector
-
-// split sorts a combined answer into its dimensions, taking dimLabel off
-// every series. It runs once per answer, before the answer is shared.
-func split(v model.Value) (*answers, error) {
-	vec, ok := v.(model.Vector)
-	if !ok {
-		return nil, fmt.Errorf("returned a %s; want an instant vector", typeName(v))
-	}
-	var out answers
-	for _, smp := range vec {
-		d, err := strconv.Atoi(string(smp.Metric[dimLabel]))
-		if err != nil || d < 0 || d >= int(numDimensions) {
-			return nil, fmt.Errorf("series %s has no dimension label %s the query gave it", smp.Metric, dimLabel)
-		}
-		delete(smp.Metric, dimLabel)
-		out[d] = append(out[d], smp)
-	}
-	return &out, nil
-}
 
 // queryAll asks every configured query at the instant at: the dimensions
 // that may be combined in one query, the others alone, concurrently.
@@ -162,6 +142,81 @@ func (s *Source) queryTogether(ctx context.Context, dims []dimension, at time.Ti
 	s.logger.Info("prometheus queries that fail combined are asked alone from now on", "server", s.server, "queries", keys, "err", err)
 }
 
+// combinedQuery is the query asking every dimension of dims at once. A
+// line break ends each query, so a trailing PromQL comment (# ...) in one
+// cannot swallow what follows it.
+func (s *Source) combinedQuery(dims []dimension) string {
+	var b strings.Builder
+	for i, d := range dims {
+		if i > 0 {
+			b.WriteString(" or ")
+		}
+		fmt.Fprintf(&b, "label_replace(%s\n, %q, %q, \"\", \"\")", s.queries[d], dimLabel, strconv.Itoa(int(d)))
+	}
+	return b.String()
+}
+
+// send asks the server query, evaluated at at, through the pool: in turn
+// with the other queries to the server, and once for every source asking
+// the same at the same instant. read turns the answer into what is
+// shared (it runs once, before sharing). name labels the query in logs.
+// The server stops evaluating once the budget left after the wait is
+// spent, rather than finishing work nobody waits for.
+func (s *Source) send(ctx context.Context, name, query string, at time.Time, read func(model.Value) (any, error)) (any, error) {
+	key := s.flightKey + "\x00" + strconv.FormatInt(at.UnixNano(), 10) + "\x00" + query
+	return s.pool.Do(ctx, s.server, key, func(ctx context.Context) (any, error) {
+		v, warnings, _, err := s.api.Query(ctx, query, at, promclient.TimeoutOptions(ctx)...)
+		if err != nil {
+			return nil, err
+		}
+		if len(warnings) > 0 {
+			s.logger.Debug("prometheus query warnings", "query", name, "warnings", warnings)
+		}
+		return read(v)
+	})
+}
+
+// split sorts a combined answer into its dimensions, taking dimLabel off
+// every series. It runs once per answer, before the answer is shared.
+func split(v model.Value) (*answers, error) {
+	vec, ok := v.(model.Vector)
+	if !ok {
+		return nil, fmt.Errorf("returned a %s; want an instant vector", typeName(v))
+	}
+	var out answers
+	for _, smp := range vec {
+		d, err := strconv.Atoi(string(smp.Metric[dimLabel]))
+		if err != nil || d < 0 || d >= int(numDimensions) {
+			return nil, fmt.Errorf("series %s has no dimension label %s the query gave it", smp.Metric, dimLabel)
+		}
+		delete(smp.Metric, dimLabel)
+		out[d] = append(out[d], smp)
+	}
+	return &out, nil
+}
+
+// check is what a dimension's answer must be beyond an instant vector.
+func (s *Source) check(d dimension, vec model.Vector) result {
+	if len(vec) == 0 && s.failOnEmpty && d.required() {
+		return result{err: s.errorf(d, "%w", ErrEmpty)}
+	}
+	return result{vec: vec}
+}
+
+// query asks one dimension's query alone.
+func (s *Source) query(ctx context.Context, d dimension, at time.Time) result {
+	v, err := s.send(ctx, d.Key(), s.queries[d], at, func(v model.Value) (any, error) { return v, nil })
+	if err != nil {
+		return result{err: s.errorf(d, "%w%s", err, s.authHint(err))}
+	}
+	vec, ok := v.(model.Vector)
+	if !ok {
+		val, _ := v.(model.Value)
+		return result{err: s.errorf(d, "returned a %s; want an instant vector with one series per %s", typeName(val), s.seriesUnit(d))}
+	}
+	return s.check(d, vec)
+}
+
 // separable reports whether a combined query's failure may be one of its
 // parts' own, which asking them one by one tells: not when the sample's
 // time is up, the server could not be reached (a transport error, which
@@ -185,4 +240,50 @@ func separable(ctx context.Context, err error) bool {
 		}
 	}
 	return true
+}
+
+// authHint says what a 401 or 403 means, since client_golang reports only
+// the code (the body, which a proxy may fill with anything, is not
+// shown).
+func (s *Source) authHint(err error) string {
+	var apiErr *v1.Error
+	if !errors.As(err, &apiErr) || apiErr.Type != v1.ErrClient {
+		return ""
+	}
+	via := "without credentials (no connection profile)"
+	if s.profile != "" {
+		via = "with the credentials of connection profile " + s.profile
+	}
+	switch {
+	case strings.HasSuffix(apiErr.Msg, ": 401"):
+		return ": the server did not accept the request " + via
+	case strings.HasSuffix(apiErr.Msg, ": 403"):
+		return ": the server refused the request " + via + " (a credential or tenant it does not allow)"
+	}
+	return ""
+}
+
+func (s *Source) errorf(d dimension, format string, args ...any) error {
+	return fmt.Errorf("prometheus %s: %s %q: %w", s.server, d.Key(), s.queries[d], fmt.Errorf(format, args...))
+}
+
+func (s *Source) seriesUnit(d dimension) string {
+	switch {
+	case d.storage():
+		return "tree"
+	case d == dimReady || d == dimRetrying:
+		return "class"
+	case d >= dimReservationStart:
+		return "reservation id"
+	case d.queue() && !d.counter():
+		return "workload (series are summed)"
+	}
+	return "replica"
+}
+
+func typeName(v model.Value) string {
+	if v == nil {
+		return "nothing"
+	}
+	return v.Type().String()
 }
