@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -95,9 +96,13 @@ func vec(pairs ...any) model.Vector {
 
 var testNow = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
+// testSource samples at testNow, and a second later at each sample after:
+// samples at one instant would share one answer (querypool.Pool).
 func testSource(q Queries, answers map[string]any) (*Source, *fakeAPI) {
 	api := &fakeAPI{answers: answers}
-	return newSource(api, Options{ServerAddress: "http://prom:9090", Queries: q, Now: func() time.Time { return testNow }}), api
+	var samples atomic.Int64
+	now := func() time.Time { return testNow.Add(time.Duration(samples.Add(1)-1) * time.Second) }
+	return newSource(api, Options{ServerAddress: "http://prom:9090", Queries: q, Now: now}), api
 }
 
 // contract is the usual query set, named after the dimension for legibility.

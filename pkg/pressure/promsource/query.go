@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/promclient"
+	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/querypool"
 )
 
 // This file is the path of one sample's queries, in the order a sample
@@ -27,8 +28,8 @@ import (
 // order of the series), and the wrapped queries are joined by `or`,
 // which keeps every series of both sides whose label sets differ, as
 // those of two dimensions always do by dimLabel. The answer is split back
-// by dimLabel, which is then removed, so each dimension reads exactly the
-// series its own query returns. Every query is evaluated at the same
+// by dimLabel (and an instant answer's label removed), so each dimension
+// reads exactly the series its own query returns. Every query is evaluated at the same
 // instant either way.
 //
 // What one query cannot tell apart is whose fault a failure is: the
@@ -157,15 +158,15 @@ func (s *Source) combinedQuery(dims []dimension) string {
 }
 
 // send asks the server query, evaluated at at, through the pool: in turn
-// with the other queries to the server, and once for every source asking
-// the same at the same instant. read turns the answer into what is
-// shared (it runs once, before sharing). name labels the query in logs.
-// The server stops evaluating once the budget left after the wait is
-// spent, rather than finishing work nobody waits for.
+// with the other queries to the server, only with the time left to
+// answer it (the server is told that time, and stops evaluating when
+// nobody waits any more), and once for every source asking the same at
+// the same instant. read turns the answer into what is shared (it runs
+// once, before sharing). name labels the query in logs.
 func (s *Source) send(ctx context.Context, name, query string, at time.Time, read func(model.Value) (any, error)) (any, error) {
-	key := s.flightKey + "\x00" + strconv.FormatInt(at.UnixNano(), 10) + "\x00" + query
-	return s.pool.Do(ctx, s.server, key, func(ctx context.Context) (any, error) {
-		v, warnings, _, err := s.api.Query(ctx, query, at, promclient.TimeoutOptions(ctx)...)
+	q := querypool.Query{Server: s.server, Key: s.flightKey + "\x00" + strconv.FormatInt(at.UnixNano(), 10) + "\x00" + query, Kind: querypool.Sample}
+	return s.pool.Do(ctx, q, func(ctx context.Context, timeout time.Duration) (any, error) {
+		v, warnings, _, err := s.api.Query(ctx, query, at, promclient.TimeoutOption(timeout)...)
 		if err != nil {
 			return nil, err
 		}
@@ -219,13 +220,14 @@ func (s *Source) query(ctx context.Context, d dimension, at time.Time) result {
 
 // separable reports whether a combined query's failure may be one of its
 // parts' own, which asking them one by one tells: not when the sample's
-// time is up, the server could not be reached (a transport error, which
+// time is up (or too short for the server to answer: querypool.ErrNoTime),
+// the server could not be reached (a transport error, which
 // client_golang returns as a *url.Error), or answered something that is
 // not about the query (a time-out in its queue, a status from the server
 // or a proxy in front of it without an API error, such as 401, 429 or
 // 503).
 func separable(ctx context.Context, err error) bool {
-	if ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, querypool.ErrNoTime) {
 		return false
 	}
 	if _, ok := errors.AsType[*url.Error](err); ok {

@@ -80,8 +80,9 @@ func TestACombinationRefusedAgainAndAgainIsGivenUp(t *testing.T) {
 
 func TestAFailureNotTheQueriesIsNotAskedAgain(t *testing.T) {
 	for name, failure := range map[string]error{
-		"busy proxy":       &v1.Error{Type: v1.ErrServer, Msg: "server error: 503"},
-		"timed out queued": &v1.Error{Type: v1.ErrTimeout, Msg: "query timed out in query queue"},
+		"busy proxy":        &v1.Error{Type: v1.ErrServer, Msg: "server error: 503"},
+		"timed out queued":  &v1.Error{Type: v1.ErrTimeout, Msg: "query timed out in query queue"},
+		"no time to answer": fmt.Errorf("%w: 300ms left before the deadline, and the server's recent answers took up to 450ms", querypool.ErrNoTime),
 	} {
 		t.Run(name, func(t *testing.T) {
 			src, api := testSource(contract, map[string]any{"act": failure})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/promclient"
+	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/querypool"
 )
 
 // The seasonal forecast's history is Prometheus' own: the source reads it
@@ -163,8 +164,8 @@ func (s *Source) readDemand(ctx context.Context, query string, r v1.Range, compu
 	}
 	// The answer shared is the demand, so the key says how it is read.
 	key := s.flightKey + "\x00" + strconv.FormatFloat(compute.ActivationWorkingSetTarget, 'g', -1, 64) + "\x00range " + strconv.FormatInt(r.Start.UnixNano(), 10) + " " + strconv.FormatInt(r.End.UnixNano(), 10) + " " + r.Step.String() + "\x00" + query
-	v, err := s.pool.Do(ctx, s.server, key, func(ctx context.Context) (any, error) {
-		v, warnings, _, err := rq.QueryRange(ctx, query, r, promclient.TimeoutOptions(ctx)...)
+	v, err := s.pool.Do(ctx, querypool.Query{Server: s.server, Key: key, Kind: querypool.History}, func(ctx context.Context, timeout time.Duration) (any, error) {
+		v, warnings, _, err := rq.QueryRange(ctx, query, r, promclient.TimeoutOption(timeout)...)
 		if err != nil {
 			return nil, err
 		}

@@ -19,7 +19,6 @@ package promclient
 
 import (
 	"cmp"
-	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -134,22 +133,21 @@ func (c *Client) CloseIdleConnections() {
 	}
 }
 
-// TimeoutOptions sends the server the budget left before ctx's deadline
-// as its evaluation timeout, so it stops evaluating once nobody waits for
-// the answer; none when ctx has no deadline or no budget left.
-func TimeoutOptions(ctx context.Context) []v1.Option {
-	if dl, ok := ctx.Deadline(); ok {
-		if t := serverTimeout(time.Until(dl)); t > 0 {
-			return []v1.Option{v1.WithTimeout(t)}
-		}
+// TimeoutOption sends the server timeout as the query's evaluation
+// timeout, so it stops evaluating once nobody waits for the answer; none
+// when timeout is 0 (no deadline). timeout must be one ServerTimeout
+// returned, which the server's duration parser reads.
+func TimeoutOption(timeout time.Duration) []v1.Option {
+	if timeout <= 0 {
+		return nil
 	}
-	return nil
+	return []v1.Option{v1.WithTimeout(timeout)}
 }
 
-// serverTimeout rounds the budget down to what the server's duration
+// ServerTimeout rounds a budget down to what the server's duration
 // parser reads: client_golang sends Go's String(), and Prometheus (2.x)
 // refuses fractions such as "2.5s", but takes "2s" and "750ms".
-func serverTimeout(budget time.Duration) time.Duration {
+func ServerTimeout(budget time.Duration) time.Duration {
 	if budget >= time.Second {
 		return budget.Truncate(time.Second)
 	}

@@ -25,9 +25,9 @@ func TestServerTimeoutIsAPrometheusDuration(t *testing.T) {
 		time.Minute:                "1m0s",
 		0:                          "0s",
 	} {
-		got := serverTimeout(in).String()
+		got := ServerTimeout(in).String()
 		if got != want {
-			t.Errorf("serverTimeout(%v) = %s, want %s", in, got, want)
+			t.Errorf("ServerTimeout(%v) = %s, want %s", in, got, want)
 		}
 		if _, err := model.ParseDuration(got); err != nil {
 			t.Errorf("%s: %v", got, err)
@@ -35,10 +35,9 @@ func TestServerTimeoutIsAPrometheusDuration(t *testing.T) {
 	}
 }
 
-// TestTimeoutOptions: a query asked under a deadline sends the server the
-// budget left, in a form Prometheus' own duration parser reads; without a
-// deadline it sends none.
-func TestTimeoutOptions(t *testing.T) {
+// TestTimeoutOption: a query given a server timeout sends it, in a form
+// Prometheus' own duration parser reads; without one it sends none.
+func TestTimeoutOption(t *testing.T) {
 	var gotTimeout []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_ = r.ParseForm()
@@ -51,21 +50,19 @@ func TestTimeoutOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.CloseIdleConnections()
-	ctx, cancel := context.WithTimeout(context.Background(), 2500*time.Millisecond)
-	defer cancel()
-	for _, ctx := range []context.Context{ctx, context.Background()} {
-		if _, _, _, err := c.API.Query(ctx, "q", time.Unix(1700000000, 0), TimeoutOptions(ctx)...); err != nil {
+	for _, timeout := range []time.Duration{ServerTimeout(2500 * time.Millisecond), 0} {
+		if _, _, _, err := c.API.Query(context.Background(), "q", time.Unix(1700000000, 0), TimeoutOption(timeout)...); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if len(gotTimeout) != 2 {
 		t.Fatalf("server saw %d queries, want 2", len(gotTimeout))
 	}
-	if d, err := model.ParseDuration(gotTimeout[0]); err != nil || d <= 0 || time.Duration(d) > 2*time.Second {
-		t.Errorf("evaluation timeout sent under a 2.5s deadline = %q, want the budget left, rounded down to a Prometheus duration", gotTimeout[0])
+	if d, err := model.ParseDuration(gotTimeout[0]); err != nil || time.Duration(d) != 2*time.Second {
+		t.Errorf("evaluation timeout sent for a 2.5s budget = %q, want 2s", gotTimeout[0])
 	}
 	if gotTimeout[1] != "" {
-		t.Errorf("evaluation timeout sent without a deadline = %q, want none", gotTimeout[1])
+		t.Errorf("evaluation timeout sent without one = %q, want none", gotTimeout[1])
 	}
 }
 

@@ -40,7 +40,7 @@ func QueryRange(ctx context.Context, q RangeQuery) (model.Value, error) {
 	timeout := cmp.Or(q.Timeout, DefaultQueryTimeout)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	v, _, _, err := c.API.QueryRange(ctx, q.Query, q.Range, v1.WithTimeout(serverTimeout(timeout)))
+	v, _, _, err := c.API.QueryRange(ctx, q.Query, q.Range, v1.WithTimeout(ServerTimeout(timeout)))
 	if err != nil {
 		return nil, fmt.Errorf("prometheus %s: range query: %w", q.ServerAddress, err)
 	}

@@ -3,16 +3,22 @@ package querypool
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
+	"time"
 )
+
+const promURL = "http://prom"
+
+func sample(key string) Query { return Query{Server: promURL, Key: key, Kind: Sample} }
 
 func TestACallerGivingUpDoesNotFailTheOthers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := New(1)
 		open := make(chan struct{})
 		runs := 0
-		ask := func(ctx context.Context) (any, error) {
+		ask := func(ctx context.Context, _ time.Duration) (any, error) {
 			runs++
 			select {
 			case <-open:
@@ -24,13 +30,13 @@ func TestACallerGivingUpDoesNotFailTheOthers(t *testing.T) {
 		first, cancel := context.WithCancel(context.Background())
 		firstErr := make(chan error, 1)
 		go func() {
-			_, err := p.Do(first, "http://prom", "q", ask)
+			_, err := p.Do(first, sample("q"), ask)
 			firstErr <- err
 		}()
 		synctest.Wait()
 		second := make(chan any, 1)
 		go func() {
-			v, err := p.Do(context.Background(), "http://prom", "q", ask)
+			v, err := p.Do(context.Background(), sample("q"), ask)
 			if err != nil {
 				v = err
 			}
@@ -48,5 +54,167 @@ func TestACallerGivingUpDoesNotFailTheOthers(t *testing.T) {
 		if runs != 1 {
 			t.Errorf("asked %d times, want once", runs)
 		}
+	})
+}
+
+// An answer is kept until the deadline of the asker that sent it:
+// samplers of one instant whose samples begin after it came back take it
+// instead of sending the query again; past the deadline (the next
+// instant's samples) the query is sent anew.
+func TestAQueryIsSentOncePerInstant(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := New(0)
+		var runs atomic.Int32
+		ask := func(context.Context, time.Duration) (any, error) {
+			runs.Add(1)
+			time.Sleep(10 * time.Millisecond)
+			return "answer", nil
+		}
+		do := func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			defer cancel()
+			if v, err := p.Do(ctx, sample("q@10"), ask); err != nil || v != "answer" {
+				t.Fatalf("Do: %v, %v", v, err)
+			}
+		}
+		do()
+		time.Sleep(time.Second) // after the answer, before the deadline
+		do()
+		if n := runs.Load(); n != 1 {
+			t.Errorf("sent %d times within the first asker's deadline, want once", n)
+		}
+		time.Sleep(3 * time.Second)
+		do()
+		if n := runs.Load(); n != 2 {
+			t.Errorf("sent %d times in all, want again once the first deadline passed", n)
+		}
+	})
+}
+
+// A query is not sent with less time left than the server's recent
+// answers took: it would be abandoned before its answer. It fails at once
+// with ErrNoTime and the server never sees it; one with the time left is
+// sent, and is given the time left as its server timeout.
+func TestAQueryIsNotSentWithoutTheTimeToAnswerIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := New(1)
+		slow := func(ctx context.Context, timeout time.Duration) (any, error) {
+			time.Sleep(800 * time.Millisecond)
+			return "answer", nil
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		if _, err := p.Do(ctx, sample("warm"), slow); err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+
+		// One query holds the only slot for 2.5 s; the next, given 3 s,
+		// would have 0.5 s left when its turn came, less than the 0.8 s
+		// the server takes.
+		release := make(chan struct{})
+		go func() {
+			_, _ = p.Do(context.Background(), sample("long"), func(context.Context, time.Duration) (any, error) {
+				<-release
+				return "answer", nil
+			})
+		}()
+		synctest.Wait()
+		go func() {
+			time.Sleep(2500 * time.Millisecond)
+			close(release)
+		}()
+		sent := false
+		start := time.Now()
+		ctx, cancel = context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		_, err := p.Do(ctx, sample("late"), func(ctx context.Context, timeout time.Duration) (any, error) {
+			sent = true
+			return slow(ctx, timeout)
+		})
+		if !errors.Is(err, ErrNoTime) || sent {
+			t.Fatalf("a query with 0.5 s left and answers taking 0.8 s: sent %t, error %v; want not sent, ErrNoTime", sent, err)
+		}
+		if waited := time.Since(start); waited != 2200*time.Millisecond {
+			t.Errorf("it failed after %v; want as soon as 0.8 s were left (2.2 s)", waited)
+		}
+		synctest.Wait()
+
+		// With the slot free and 3 s left it goes, told the whole seconds
+		// left, which is what the server's timeout can say.
+		ctx, cancel = context.WithTimeout(context.Background(), 2900*time.Millisecond)
+		defer cancel()
+		var given time.Duration
+		if _, err := p.Do(ctx, sample("in time"), func(ctx context.Context, timeout time.Duration) (any, error) {
+			given = timeout
+			dl, _ := ctx.Deadline()
+			if time.Until(dl) != timeout {
+				t.Errorf("the query may run %v, its server timeout is %v; want the same", time.Until(dl), timeout)
+			}
+			return "answer", nil
+		}); err != nil || given != 2*time.Second {
+			t.Errorf("error %v, server timeout %v; want sent with 2s", err, given)
+		}
+	})
+}
+
+// A query that was cut off at its deadline is not a latency: a server
+// that was down (or slow) once is given the next queries as before, not
+// refused them for a minute.
+func TestATimedOutQueryIsNotALatency(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := New(1)
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		_, err := p.Do(ctx, sample("hangs"), func(ctx context.Context, _ time.Duration) (any, error) {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		})
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("hanging query: %v", err)
+		}
+		ctx, cancel = context.WithTimeout(context.Background(), 1500*time.Millisecond)
+		defer cancel()
+		if _, err := p.Do(ctx, sample("next"), func(context.Context, time.Duration) (any, error) { return "answer", nil }); err != nil {
+			t.Errorf("the next query: %v; want it sent", err)
+		}
+	})
+}
+
+// History reads take at most half of a server's slots, so a sample's
+// query never queues behind more than that.
+func TestHistoryTakesAtMostHalfTheSlots(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := New(4)
+		release := make(chan struct{})
+		var inFlight, most atomic.Int32
+		hold := func(context.Context, time.Duration) (any, error) {
+			n := inFlight.Add(1)
+			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+			}
+			<-release
+			inFlight.Add(-1)
+			return "answer", nil
+		}
+		for i := range 6 {
+			go func() {
+				_, _ = p.Do(context.Background(), Query{Server: promURL, Key: string(rune('a' + i)), Kind: History}, hold)
+			}()
+		}
+		synctest.Wait()
+		if n := most.Load(); n != 2 {
+			t.Errorf("%d history reads in flight out of 4 slots, want 2", n)
+		}
+		sampled := make(chan struct{})
+		go func() {
+			_, _ = p.Do(context.Background(), sample("sample"), func(context.Context, time.Duration) (any, error) { return "answer", nil })
+			close(sampled)
+		}()
+		synctest.Wait()
+		select {
+		case <-sampled:
+		default:
+			t.Error("a sample's query waited behind history reads with slots free")
+		}
+		close(release)
 	})
 }
