@@ -14,13 +14,24 @@ type Source interface {
 }
 
 // HistorySource is a source that can observe the past: what it would
-// have observed had it been asked at an earlier instant (a Prometheus
+// have observed had it been asked at earlier instants (a Prometheus
 // server evaluates its queries at any time it keeps data for). A sampler
 // that starts late folds the recent past from it, so it holds the same
 // state as a replica that has run all along (sampling.SamplerConfig.Backfill).
 type HistorySource interface {
 	Source
-	ObserveAt(ctx context.Context, at time.Time) (Observation, error)
+	// ObservePast observes the n instants every step from first, oldest
+	// first, at once: one request, not one per instant (a Prometheus
+	// server answers them as one range query). An instant that could not
+	// be read has its Err set; an error means none could.
+	ObservePast(ctx context.Context, first time.Time, step time.Duration, n int) ([]PastObservation, error)
+}
+
+// PastObservation is what a HistorySource observed at the instant At.
+type PastObservation struct {
+	At          time.Time
+	Observation Observation
+	Err         error
 }
 
 // SourceFunc adapts a function to Source.

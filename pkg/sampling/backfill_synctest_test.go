@@ -17,20 +17,30 @@ import (
 // their distance to the server does.
 type pastSource struct{ interval, delay time.Duration }
 
-func (p pastSource) Observe(ctx context.Context) (pressure.Observation, error) {
+func (p pastSource) Observe(context.Context) (pressure.Observation, error) {
 	now := time.Now()
 	time.Sleep(p.delay)
-	return p.ObserveAt(ctx, now)
+	return p.at(now), nil
 }
 
-func (p pastSource) ObserveAt(_ context.Context, at time.Time) (pressure.Observation, error) {
+func (p pastSource) ObservePast(_ context.Context, first time.Time, step time.Duration, n int) ([]pressure.PastObservation, error) {
+	time.Sleep(p.delay)
+	var out []pressure.PastObservation
+	for k := range n {
+		at := first.Add(time.Duration(k) * step)
+		out = append(out, pressure.PastObservation{At: at, Observation: p.at(at)})
+	}
+	return out, nil
+}
+
+func (p pastSource) at(at time.Time) pressure.Observation {
 	at = at.Truncate(p.interval)
 	step := float64(at.Unix() % 40)
 	obs := pressure.Observation{MeasuredAt: at.Add(-500 * time.Millisecond)}
 	for _, name := range []string{"a", "b", "c", "d"} {
 		obs.Replicas = append(obs.Replicas, pressure.ReplicaObservation{Name: name, CPUUtilisation: 0.2 + 0.02*step})
 	}
-	return obs, nil
+	return obs
 }
 
 // runAligned starts an aligned sampler on the system clock of the bubble

@@ -190,8 +190,11 @@ func (s *Sampler) onOwnGoroutine(fn func()) {
 }
 
 // backfill folds the Backfill aligned instants before now into the
-// decider, oldest first, without publishing. A past sample that fails is
-// left out, as a live one would be.
+// decider, oldest first, without publishing. They are read in one
+// request (pressure.HistorySource.ObservePast), so a starting target
+// costs its source what one sample does, not one request per instant. A
+// past instant that failed is left out, as a live one would be; a read
+// that fails leaves the decider cold.
 func (s *Sampler) backfill(ctx context.Context) {
 	past, ok := s.cfg.Source.(pressure.HistorySource)
 	warmer, warms := s.decider.(decide.Warmer)
@@ -200,19 +203,22 @@ func (s *Sampler) backfill(ctx context.Context) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	base := s.cfg.Clock.Now().Truncate(s.cfg.Interval)
+	first := s.cfg.Clock.Now().Truncate(s.cfg.Interval).Add(-time.Duration(s.cfg.Backfill) * s.cfg.Interval)
+	obsCtx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	observed, err := past.ObservePast(obsCtx, first, s.cfg.Interval, s.cfg.Backfill)
+	cancel()
+	if err != nil {
+		s.cfg.Logger.Info("backfill failed; the signal starts from its first sample", "err", err)
+		return
+	}
 	folded := 0
-	for k := s.cfg.Backfill; k >= 1 && ctx.Err() == nil; k-- {
-		at := base.Add(-time.Duration(k) * s.cfg.Interval)
-		obsCtx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
-		obs, err := past.ObserveAt(obsCtx, at)
-		cancel()
-		if err != nil {
-			s.cfg.Logger.Debug("backfill sample failed; left out", "at", at, "err", err)
+	for _, p := range observed {
+		if p.Err != nil {
+			s.cfg.Logger.Debug("backfill sample failed; left out", "at", p.At, "err", p.Err)
 			continue
 		}
 		// A past sample reads no history: only the live samples forecast.
-		warmer.Warm(at, obs, s.input(obs, s.noSeason(), at, obs.MeasuredAt, &Snapshot{}))
+		warmer.Warm(p.At, p.Observation, s.input(p.Observation, s.noSeason(), p.At, p.Observation.MeasuredAt, &Snapshot{}))
 		folded++
 	}
 	s.cfg.Logger.Debug("backfilled", "samples", folded, "of", s.cfg.Backfill)

@@ -19,14 +19,20 @@ type seasonSource struct {
 	err    error
 	asked  []time.Time
 	with   []pressure.ComputeCollector
+	past   []int // the instants each backfill read asked for
 }
 
-func (s *seasonSource) Observe(ctx context.Context) (pressure.Observation, error) {
-	return s.ObserveAt(ctx, time.Time{})
-}
+var halfLoad = pressure.Observation{Replicas: []pressure.ReplicaObservation{{Name: "a", CPUUtilisation: 0.5}}}
 
-func (s *seasonSource) ObserveAt(context.Context, time.Time) (pressure.Observation, error) {
-	return pressure.Observation{Replicas: []pressure.ReplicaObservation{{Name: "a", CPUUtilisation: 0.5}}}, nil
+func (s *seasonSource) Observe(context.Context) (pressure.Observation, error) { return halfLoad, nil }
+
+func (s *seasonSource) ObservePast(_ context.Context, first time.Time, step time.Duration, n int) ([]pressure.PastObservation, error) {
+	s.past = append(s.past, n)
+	out := make([]pressure.PastObservation, n)
+	for k := range out {
+		out[k] = pressure.PastObservation{At: first.Add(time.Duration(k) * step), Observation: halfLoad}
+	}
+	return out, nil
 }
 
 func (s *seasonSource) ObserveSeason(_ context.Context, at time.Time, compute pressure.ComputeCollector) (pressure.Season, error) {
@@ -71,10 +77,11 @@ func TestTheSourcesHistoryReachesTheDecider(t *testing.T) {
 			if len(src.asked) != 1 || !src.asked[0].Equal(snap.Signal.SampledAt) || src.with[0] != compute {
 				t.Errorf("history asked at %v with %v; want once, at the sample's instant %v, with the sampler's collector", src.asked, src.with, snap.Signal.SampledAt)
 			}
-			// The backfilled past reads no history, but says the source
-			// holds it, so the computer keeps none of its own.
-			if len(d.warmed) != 3 {
-				t.Fatalf("%d samples backfilled, want 3", len(d.warmed))
+			// The backfilled past is read in one request, reads no
+			// history, but says the source holds it, so the computer
+			// keeps none of its own.
+			if len(d.warmed) != 3 || len(src.past) != 1 {
+				t.Fatalf("%d samples backfilled from %d reads, want 3 from one", len(d.warmed), len(src.past))
 			}
 			for _, in := range d.warmed {
 				if in.Season == nil || in.Season.Recent != nil || in.Season.Long != nil {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/model"
 
 	"github.com/barometer-scaler/barometer/examples/demo-workload/demo"
@@ -21,6 +22,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
 	"github.com/barometer-scaler/barometer/pkg/pressure/promsource"
 	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/promkind"
+	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/querypool"
 	"github.com/barometer-scaler/barometer/pkg/pressure/sourcekind"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
 )
@@ -331,7 +333,12 @@ func TestAgainstPrometheus(t *testing.T) {
 		// aligned, both evaluate at the interval's start and so read the
 		// same instant of the same series.
 		q := promsource.DefaultQueries(exposition.DefaultNames(), `job="demo"`, 0)
+		// Instants in the past by the time they are read (a second
+		// after the last, once its scrape is stored), so what is read
+		// there no longer changes.
+		const missed = 4
 		base := time.Now().Truncate(time.Second)
+		time.Sleep(time.Until(base.Add((missed + 1) * time.Second)))
 		read := func(offset time.Duration) pressure.Observation {
 			src, err := promsource.New(promsource.Options{ServerAddress: f.prom.URL, Queries: q, Align: time.Second,
 				Now: func() time.Time { return base.Add(offset) }})
@@ -349,21 +356,37 @@ func TestAgainstPrometheus(t *testing.T) {
 			t.Errorf("aligned replicas disagree:\n%+v\n%+v", a, b)
 		}
 
-		// A replica that starts later folds that instant from the past
-		// (the sampler's backfill) and reads what the first read live.
-		late, err := promsource.New(promsource.Options{ServerAddress: f.prom.URL, Queries: q, Align: time.Second,
+		// A replica that starts later folds the instants it missed from
+		// the past (the sampler's backfill), all in one range query, and
+		// reads what was read live at each.
+		live := make([]pressure.Observation, missed)
+		for k := range live {
+			live[k] = read(time.Duration(k)*time.Second + 200*time.Millisecond)
+		}
+		pool := querypool.New(0)
+		reg := prometheus.NewRegistry()
+		reg.MustRegister(pool)
+		late, err := promsource.New(promsource.Options{ServerAddress: f.prom.URL, Queries: q, Align: time.Second, Pool: pool,
 			Now: func() time.Time { return base.Add(time.Minute) }})
 		if err != nil {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		past, err := late.ObserveAt(ctx, base.Add(300*time.Millisecond))
+		past, err := late.ObservePast(ctx, base, time.Second, missed)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !past.ObservedAt.Equal(a.ObservedAt) || !reflect.DeepEqual(past.Replicas, a.Replicas) {
-			t.Errorf("the past read differs from the live one:\n%+v\n%+v", past, a)
+		if n := counter(t, reg, "barometer_prometheus_queries_total"); n != 1 || len(past) != missed {
+			t.Fatalf("%d instants of the past read in %v queries, want %d in one", len(past), n, missed)
+		}
+		for k, p := range past {
+			if p.Err != nil || !p.At.Equal(base.Add(time.Duration(k)*time.Second)) {
+				t.Fatalf("past instant %d: at %v, %v", k, p.At, p.Err)
+			}
+			if got, want := p.Observation, live[k]; !got.ObservedAt.Equal(want.ObservedAt) || !got.MeasuredAt.Equal(want.MeasuredAt) || !reflect.DeepEqual(got.Replicas, want.Replicas) {
+				t.Errorf("instant %d: the past read differs from the live one:\n%+v\n%+v", k, got, want)
+			}
 		}
 	})
 

@@ -12,7 +12,6 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
-	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/promclient"
 	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/querypool"
 )
 
@@ -28,12 +27,6 @@ import (
 // windows' demand (Source.season): no more than a few dozen points.
 
 var _ pressure.SeasonSource = (*Source)(nil)
-
-// rangeQuerier is the call the history needs beyond an instant query;
-// v1.API has it.
-type rangeQuerier interface {
-	QueryRange(ctx context.Context, query string, r v1.Range, opts ...v1.Option) (model.Value, v1.Warnings, v1.Infos, error)
-}
 
 // seasonDims are the dimensions the demand is read from.
 var seasonDims = [...]dimension{dimReplicas, dimActivation, dimResource, dimCPU, dimMemory, dimMemoryLimit, dimWalState}
@@ -156,89 +149,13 @@ func (s *Source) readLong(ctx context.Context, query string, hour time.Time, com
 }
 
 // readDemand asks query (seasonQuery) over r and folds each step into
-// demand.
+// demand. The answer shared is the demand, so its key says how it is
+// read.
 func (s *Source) readDemand(ctx context.Context, query string, r v1.Range, compute pressure.ComputeCollector) ([]pressure.DemandPoint, error) {
-	rq, ok := s.api.(rangeQuerier)
-	if !ok {
-		return nil, errors.New("promsource: this client cannot ask range queries")
-	}
-	// The answer shared is the demand, so the key says how it is read.
-	key := s.flightKey + "\x00" + strconv.FormatFloat(compute.ActivationWorkingSetTarget, 'g', -1, 64) + "\x00range " + strconv.FormatInt(r.Start.UnixNano(), 10) + " " + strconv.FormatInt(r.End.UnixNano(), 10) + " " + r.Step.String() + "\x00" + query
-	v, err := s.pool.Do(ctx, querypool.Query{Server: s.server, Key: key, Kind: querypool.History}, func(ctx context.Context, timeout time.Duration) (any, error) {
-		v, warnings, _, err := rq.QueryRange(ctx, query, r, promclient.TimeoutOption(timeout)...)
-		if err != nil {
-			return nil, err
-		}
-		if len(warnings) > 0 {
-			s.logger.Debug("prometheus range query warnings", "query", "season", "warnings", warnings)
-		}
-		return s.foldDemand(v, r, compute)
-	})
+	v, err := s.sendRange(ctx, querypool.History, query, r, strconv.FormatFloat(compute.ActivationWorkingSetTarget, 'g', -1, 64),
+		func(v model.Value) (any, error) { return s.foldDemand(v, r, compute) })
 	if err != nil {
 		return nil, fmt.Errorf("prometheus %s: history of the seasonal forecast from %s to %s: %w%s", s.server, r.Start.UTC().Format(time.RFC3339), r.End.UTC().Format(time.RFC3339), err, s.authHint(err))
 	}
 	return v.([]pressure.DemandPoint), nil
-}
-
-// foldDemand folds a combined range answer step by step, as Observe folds
-// an instant answer: the replicas of each step (foldReplicas), read by
-// compute into demand. A step with no replica to read, or whose series
-// cannot be folded, has no point. It runs once per answer, before the
-// answer is shared; the points it returns are never modified.
-func (s *Source) foldDemand(v model.Value, r v1.Range, compute pressure.ComputeCollector) ([]pressure.DemandPoint, error) {
-	m, ok := v.(model.Matrix)
-	if !ok {
-		return nil, fmt.Errorf("returned a %s; want a range vector", typeName(v))
-	}
-	steps := int(r.End.Sub(r.Start)/r.Step) + 1
-	// next[i] is series i's next sample: the samples of a series are in
-	// time order, so one pass over the steps reads each once.
-	dimOf := make([]dimension, len(m))
-	next := make([]int, len(m))
-	for i, ss := range m {
-		d, err := strconv.Atoi(string(ss.Metric[dimLabel]))
-		if err != nil || d < 0 || d >= int(numDimensions) {
-			return nil, fmt.Errorf("series %s has no dimension label %s the query gave it", ss.Metric, dimLabel)
-		}
-		dimOf[i] = dimension(d)
-	}
-	var res [numDimensions]result
-	// samples[i] is series i's sample at the step being folded: one
-	// for each series, written again at every step.
-	samples := make([]model.Sample, len(m))
-	out := make([]pressure.DemandPoint, 0, steps)
-	replicas := make([]pressure.ReplicaObservation, 0, 8)
-	for k := range steps {
-		at := r.Start.Add(time.Duration(k) * r.Step)
-		ts := model.TimeFromUnixNano(at.UnixNano())
-		for d := range res {
-			res[d].vec = res[d].vec[:0]
-		}
-		for i, ss := range m {
-			vals := ss.Values
-			for next[i] < len(vals) && vals[next[i]].Timestamp < ts {
-				next[i]++
-			}
-			if next[i] < len(vals) && vals[next[i]].Timestamp == ts {
-				samples[i] = model.Sample{Metric: ss.Metric, Value: vals[next[i]].Value, Timestamp: ts}
-				res[dimOf[i]].vec = append(res[dimOf[i]].vec, &samples[i])
-			}
-		}
-		folded, err := s.foldReplicas(&res)
-		if err != nil {
-			continue
-		}
-		replicas = replicas[:0]
-		for _, rep := range folded {
-			rep.finish()
-			if !rep.down && rep.err == nil {
-				replicas = append(replicas, rep.obs)
-			}
-		}
-		if len(replicas) == 0 {
-			continue
-		}
-		out = append(out, pressure.DemandPoint{At: at, Demand: compute.Collect(pressure.Observation{Replicas: replicas}).Demand()})
-	}
-	return out, nil
 }

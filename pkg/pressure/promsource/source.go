@@ -167,19 +167,28 @@ func (s *Source) Observe(ctx context.Context) (pressure.Observation, error) {
 
 // ObserveAt is what Observe would have answered at the instant at: the
 // queries are evaluated there (and, aligned, at the same instant before it
-// that Observe would have chosen), so a sampler starting late reads the
-// same past its peer read live (pressure.HistorySource).
+// that Observe would have chosen).
 func (s *Source) ObserveAt(ctx context.Context, at time.Time) (pressure.Observation, error) {
-	if s.align > 0 {
-		// A little before the aligned instant: a scrape stamped just
-		// before it may still be being ingested when the first replica
-		// asks, and the second would then read it where the first did
-		// not.
-		at = at.Truncate(s.align).Add(-min(s.align/2, alignMargin))
-	}
+	at = s.evaluatedAt(at)
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	res := s.queryAll(ctx, at)
+	return s.observed(s.queryAll(ctx, at), at)
+}
+
+// evaluatedAt is the instant the queries of a sample at at are evaluated:
+// aligned, a little before the aligned instant, since a scrape stamped
+// just before it may still be being ingested when the first replica
+// asks, and the second would then read it where the first did not.
+func (s *Source) evaluatedAt(at time.Time) time.Time {
+	if s.align <= 0 {
+		return at
+	}
+	return at.Truncate(s.align).Add(-min(s.align/2, alignMargin))
+}
+
+// observed folds one instant's answers: a query that failed (but the
+// splits query, which fails open) fails the sample.
+func (s *Source) observed(res *[numDimensions]result, at time.Time) (pressure.Observation, error) {
 	for d, r := range res {
 		if r.err != nil && dimension(d) != dimSplits {
 			return pressure.Observation{}, r.err
