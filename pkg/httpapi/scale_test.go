@@ -69,7 +69,7 @@ func TestScaleKeepsTheOriginalFieldOrder(t *testing.T) {
 		obj  json.RawMessage
 		want []string
 	}{
-		{"top level", body, []string{"scaleValue", "recommendedReplicas", "compute", "storage", "reason", "sampledAt", "rawScaleValue", "stale", "target", "policy", "action", "cost", "dataAgeSeconds", "forecast"}},
+		{"top level", body, []string{"scaleValue", "recommendedReplicas", "compute", "storage", "reason", "sampledAt", "rawScaleValue", "stale", "target", "policy", "action", "cost", "dataAgeSeconds", "forecast", "forecastHistoryPending"}},
 		{"cost", field(t, body, "cost"), []string{"replicaSeconds", "cost"}},
 		{"compute", field(t, body, "compute"), []string{"activation", "resource", "walDispatch", "walSaturation"}},
 		{"storage", storage, []string{"overThreshold", "walRetainedBytes", "accounts", "recommendation"}},

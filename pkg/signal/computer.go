@@ -126,11 +126,14 @@ func (c *Computer) Compute(now time.Time, in Input) ScalingSignal {
 		SampledAt:           now,
 		RawScaleValue:       raw,
 		Forecast:            comp.forecast,
-		Dominant:            dominant,
-		Held:                held,
-		ScaleInAllowed:      allowed,
-		SplitInFlight:       split,
-		Policy:              PolicyPressure,
+		// Set while the history the forecast reads is the source's and
+		// none has come yet.
+		ForecastHistoryPending: in.Season != nil && !c.held.HasHistory(),
+		Dominant:               dominant,
+		Held:                   held,
+		ScaleInAllowed:         allowed,
+		SplitInFlight:          split,
+		Policy:                 PolicyPressure,
 	}
 }
 

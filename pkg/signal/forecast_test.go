@@ -217,6 +217,24 @@ func TestForecastFromTheSourcesHistory(t *testing.T) {
 		}
 	})
 
+	t.Run("says when it has no history yet", func(t *testing.T) {
+		// The recent windows come before the long history does (a
+		// source reads its long history at a phase of its own, within
+		// its first hour): no forecast, for want of history.
+		c := NewComputer(opts)
+		if sig := c.Compute(at, in(at, seasonaltest.SourceSeason(seasonaltest.Daily, at, false))); sig.Forecast != 0 || !sig.ForecastHistoryPending {
+			t.Errorf("before the long history: forecast %v, pending %t; want 0, pending", sig.Forecast, sig.ForecastHistoryPending)
+		}
+		later := at.Add(seasonal.Bucket)
+		if sig := c.Compute(later, in(later, seasonaltest.SourceSeason(seasonaltest.Daily, later, true))); sig.Forecast == 0 || sig.ForecastHistoryPending {
+			t.Errorf("with the long history: forecast %v, pending %t; want a forecast", sig.Forecast, sig.ForecastHistoryPending)
+		}
+		// A computer keeping its own history is never waiting for one.
+		if sig := NewComputer(opts).Compute(at, in(at, nil)); sig.ForecastHistoryPending {
+			t.Error("the computer's own history: pending")
+		}
+	})
+
 	t.Run("an empty history, as a backfilled sample has", func(t *testing.T) {
 		c := NewComputer(opts)
 		if sig := c.Compute(at, in(at, &pressure.Season{})); sig.Forecast != 0 || !c.season.Empty() {

@@ -63,6 +63,11 @@ type ScalingSignal struct {
 	// replica asked for now will count (Options.Forecast); 0 when the
 	// forecast is off or found no season.
 	Forecast float64
+	// ForecastHistoryPending is set while the forecast reads a source's
+	// history (Input.Season) and none has been read yet: a prometheus
+	// source reads it within its first hour, and until then the forecast
+	// is 0 for want of history, not for want of a season.
+	ForecastHistoryPending bool
 	// Dominant is the dimension behind RawScaleValue.
 	Dominant Dimension
 	// Held is set when the gate held a falling signal at its previous value.

@@ -67,6 +67,11 @@ type Signal struct {
 	// 100 %, like rawScaleValue) where the trigger's `forecast` key turns
 	// it on or to `only`; 0 when off or no season was found.
 	Forecast float64 `json:"forecast"`
+	// ForecastHistoryPending is true while the forecast reads a source's
+	// history and none has been read yet (a prometheus source reads it
+	// within its first hour): a forecast of 0 then means no history yet,
+	// not no season.
+	ForecastHistoryPending bool `json:"forecastHistoryPending"`
 	// StaleReason says why a stale signal is stale (and the last sampling
 	// error, if any); empty, and absent from /scale, when fresh. The proto
 	// message carries the flag only.
@@ -162,22 +167,23 @@ type Recommendation struct {
 // every surface at once and must not change if a reader edits its view.
 func New(sig *signal.ScalingSignal, target string, staleErr error) Signal {
 	v := Signal{
-		ScaleValue:          sig.ScaleValue,
-		RecommendedReplicas: sig.RecommendedReplicas,
-		Compute:             newCompute(&sig.Compute),
-		Storage:             newStorage(&sig.Storage),
-		Reason:              sig.Reason,
-		RawScaleValue:       sig.RawScaleValue,
-		Forecast:            sig.Forecast,
-		Stale:               staleErr != nil,
-		Target:              target,
-		Policy:              sig.Policy,
-		Action:              sig.Action,
-		Cost:                Cost{ReplicaSeconds: sig.Cost.ReplicaSeconds, Cost: sig.Cost.Cost},
-		Dominant:            sig.Dominant,
-		Held:                sig.Held,
-		ScaleInAllowed:      sig.ScaleInAllowed,
-		SplitInFlight:       sig.SplitInFlight,
+		ScaleValue:             sig.ScaleValue,
+		RecommendedReplicas:    sig.RecommendedReplicas,
+		Compute:                newCompute(&sig.Compute),
+		Storage:                newStorage(&sig.Storage),
+		Reason:                 sig.Reason,
+		RawScaleValue:          sig.RawScaleValue,
+		Forecast:               sig.Forecast,
+		ForecastHistoryPending: sig.ForecastHistoryPending,
+		Stale:                  staleErr != nil,
+		Target:                 target,
+		Policy:                 sig.Policy,
+		Action:                 sig.Action,
+		Cost:                   Cost{ReplicaSeconds: sig.Cost.ReplicaSeconds, Cost: sig.Cost.Cost},
+		Dominant:               sig.Dominant,
+		Held:                   sig.Held,
+		ScaleInAllowed:         sig.ScaleInAllowed,
+		SplitInFlight:          sig.SplitInFlight,
 	}
 	if !sig.WarmingUp() {
 		at := sig.SampledAt.UTC()

@@ -45,13 +45,13 @@ func TestJSONIsTheScaleBody(t *testing.T) {
 			`"compute":{"activation":0,"resource":0.04,"walDispatch":0,"walSaturation":"Healthy"},` +
 			`"storage":{"overThreshold":false,"walRetainedBytes":0,"accounts":[],"recommendation":null},` +
 			`"reason":"resource pressure 0.04 across 1 replica(s)","sampledAt":"2026-11-30T01:02:03.456Z","rawScaleValue":0.04,` +
-			`"stale":false,"target":"host@x","policy":"pressure","action":"no-op","cost":{"replicaSeconds":25,"cost":0},"dataAgeSeconds":null,"forecast":0}`},
+			`"stale":false,"target":"host@x","policy":"pressure","action":"no-op","cost":{"replicaSeconds":25,"cost":0},"dataAgeSeconds":null,"forecast":0,"forecastHistoryPending":false}`},
 		{"warming up", warm, errors.New("warming up: no sample yet"), `{"scaleValue":0,"recommendedReplicas":2,` +
 			`"compute":{"activation":0,"resource":0,"walDispatch":0,"walSaturation":"Healthy"},` +
 			`"storage":{"overThreshold":false,"walRetainedBytes":0,"accounts":[],"recommendation":null},` +
 			`"reason":"warming up","sampledAt":null,"rawScaleValue":0,` +
 			`"stale":true,"target":"host@x","policy":"pressure","action":"","cost":{"replicaSeconds":0,"cost":0},` +
-			`"dataAgeSeconds":null,"forecast":0,"staleReason":"warming up: no sample yet"}`},
+			`"dataAgeSeconds":null,"forecast":0,"forecastHistoryPending":false,"staleReason":"warming up: no sample yet"}`},
 	} {
 		got, err := json.Marshal(signalview.New(&c.sig, "host@x", c.staleErr))
 		if err != nil {

@@ -22,6 +22,7 @@ const PeriodStands = 2 * pressure.SeasonDetectEvery
 type Held struct {
 	period  int
 	foundAt time.Time
+	hasRead bool // a long history has been read
 	// read is the recent windows while a forecast reads them (here, not
 	// on the stack, because the interface the forecast reads through
 	// would move them to the heap at every sample).
@@ -53,7 +54,7 @@ func (h *Held) Forecast(season *pressure.Season, last time.Time, lag time.Durati
 // put in the buckets of a history like the computer's own (Memory), and
 // tested as that one is. The buckets live only while it runs.
 func (h *Held) detect(long []pressure.DemandPoint) {
-	h.period, h.foundAt = 0, time.Time{}
+	h.period, h.foundAt, h.hasRead = 0, time.Time{}, true
 	var s Memory
 	for _, p := range long {
 		b := bucketOf(p.At)
@@ -72,6 +73,10 @@ func (h *Held) detect(long []pressure.DemandPoint) {
 	s.detect()
 	h.period, h.foundAt = s.period, long[len(long)-1].At
 }
+
+// HasHistory reports whether a long history has been read: until then
+// there is no forecast for want of history.
+func (h *Held) HasHistory() bool { return h.hasRead }
 
 // Period is the period found in the last long history read: a day or a
 // week, 0 when neither.

@@ -345,9 +345,13 @@ type ScalingSignal struct {
 	// forecast is the seasonal forecast of the demand, in the units of
 	// raw_scale_value, where the trigger's forecast key turns it on (or to
 	// "only"); 0 when off or when no season was found.
-	Forecast      float64 `protobuf:"fixed64,18,opt,name=forecast,proto3" json:"forecast,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Forecast float64 `protobuf:"fixed64,18,opt,name=forecast,proto3" json:"forecast,omitempty"`
+	// forecast_history_pending is true while the forecast reads a source's
+	// history and none has been read yet (a prometheus source reads it
+	// within its first hour): forecast is then 0 for want of history.
+	ForecastHistoryPending bool `protobuf:"varint,19,opt,name=forecast_history_pending,json=forecastHistoryPending,proto3" json:"forecast_history_pending,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
 }
 
 func (x *ScalingSignal) Reset() {
@@ -504,6 +508,13 @@ func (x *ScalingSignal) GetForecast() float64 {
 		return x.Forecast
 	}
 	return 0
+}
+
+func (x *ScalingSignal) GetForecastHistoryPending() bool {
+	if x != nil {
+		return x.ForecastHistoryPending
+	}
+	return false
 }
 
 // Cost is a target's accumulated replica usage.
@@ -1010,7 +1021,7 @@ const file_barometer_v1_signal_proto_rawDesc = "" +
 	"\x04name\x18\x02 \x01(\tR\x04name\"@\n" +
 	"\fWatchRequest\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x12\n" +
-	"\x04name\x18\x02 \x01(\tR\x04name\"\xca\x05\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\"\x84\x06\n" +
 	"\rScalingSignal\x12\x16\n" +
 	"\x06target\x18\x01 \x01(\tR\x06target\x12\x14\n" +
 	"\x05stale\x18\x02 \x01(\bR\x05stale\x12\x1f\n" +
@@ -1033,7 +1044,8 @@ const file_barometer_v1_signal_proto_rawDesc = "" +
 	"\x04cost\x18\x10 \x01(\v2\x12.barometer.v1.CostR\x04cost\x12;\n" +
 	"\vmeasured_at\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"measuredAt\x12\x1a\n" +
-	"\bforecast\x18\x12 \x01(\x01R\bforecast\"C\n" +
+	"\bforecast\x18\x12 \x01(\x01R\bforecast\x128\n" +
+	"\x18forecast_history_pending\x18\x13 \x01(\bR\x16forecastHistoryPending\"C\n" +
 	"\x04Cost\x12'\n" +
 	"\x0freplica_seconds\x18\x01 \x01(\x01R\x0ereplicaSeconds\x12\x12\n" +
 	"\x04cost\x18\x02 \x01(\x01R\x04cost\"\xfd\x02\n" +
