@@ -17,28 +17,21 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/querypool"
 )
 
-// gatedRangeAPI answers every range query with one replica at 50 of
-// working set at every step, once open is closed and after a millisecond
-// of evaluation, and records the ranges it was asked. It is a fake because
-// sharing is a matter of timing: the targets must be asking at the same
-// moment, which a real server on loopback cannot be made to arrange (the
+// rangeAPI answers every range query with one replica at 50 of working
+// set at every step, after a millisecond of evaluation, and records the
+// ranges it was asked. It is a fake because sharing is a matter of
+// timing, which a real server on loopback cannot be made to arrange (the
 // real server's answers are TestSeasonalForecastFromPrometheus's).
-type gatedRangeAPI struct {
+type rangeAPI struct {
 	fakeAPI
-	open   chan struct{}
 	mu     sync.Mutex
 	range_ []v1.Range
 }
 
-func (g *gatedRangeAPI) QueryRange(ctx context.Context, q string, r v1.Range, _ ...v1.Option) (model.Value, v1.Warnings, v1.Infos, error) {
+func (g *rangeAPI) QueryRange(ctx context.Context, q string, r v1.Range, _ ...v1.Option) (model.Value, v1.Warnings, v1.Infos, error) {
 	g.mu.Lock()
 	g.range_ = append(g.range_, r)
 	g.mu.Unlock()
-	select {
-	case <-g.open:
-	case <-ctx.Done():
-		return nil, nil, nil, ctx.Err()
-	}
 	time.Sleep(time.Millisecond) // the fake clock's: the evaluation takes a while
 	var values []model.SamplePair
 	for t := r.Start; !t.After(r.End); t = t.Add(r.Step) {
@@ -47,55 +40,67 @@ func (g *gatedRangeAPI) QueryRange(ctx context.Context, q string, r v1.Range, _ 
 	return model.Matrix{{Metric: model.Metric{"pod": "a", dimLabel: model.LabelValue(fmt.Sprint(int(dimActivation)))}, Values: values}}, nil, nil, nil
 }
 
+// Targets asking the same queries read their history at the same samples
+// from a cold start (their phases are their queries'), so each window is
+// sent once for all of them, whichever asks first: the others are handed
+// the answer kept for the instant.
 func TestTargetsAskingTheSameShareTheHistory(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		api := &gatedRangeAPI{open: make(chan struct{})}
+		api := &rangeAPI{}
 		pool := querypool.New(0)
 		reg := prometheus.NewRegistry()
 		reg.MustRegister(pool)
-		compute := pressure.ComputeCollector{ActivationWorkingSetTarget: 100}
-		at := time.Date(2026, 3, 4, 11, 50, 0, 0, time.UTC)
-		const targets = 20
-		seasons := make(chan pressure.Season, targets+1)
-		errs := make(chan error, targets+1)
-		ask := func(q Queries, compute pressure.ComputeCollector) {
-			src := newSource(api, Options{ServerAddress: "http://prom:9090", Queries: q, Pool: pool})
-			go func() {
-				s, err := src.ObserveSeason(context.Background(), at, compute)
-				seasons <- s
-				errs <- err
-			}()
+		const targets, interval = 20, 5 * time.Second
+		type target struct {
+			src     *Source
+			compute pressure.ComputeCollector
+			longs   []time.Time
 		}
-		for range targets {
-			ask(Queries{Activation: "act"}, compute)
-		}
-		// The same queries read with another activation target: their
-		// demand differs, so they share nothing.
-		ask(Queries{Activation: "act"}, pressure.ComputeCollector{ActivationWorkingSetTarget: 50})
-		synctest.Wait()
-		close(api.open)
-		for range targets + 1 {
-			if err := <-errs; err != nil {
-				t.Fatal(err)
+		var all []*target
+		for i := range targets + 1 {
+			compute := pressure.ComputeCollector{ActivationWorkingSetTarget: 100}
+			if i == targets {
+				// The same queries read with another activation target:
+				// their demand differs, so they share nothing.
+				compute.ActivationWorkingSetTarget = 50
 			}
-			s := <-seasons
-			if len(s.Recent) != 6+2*25 || len(s.Long) != int(pressure.SeasonLong/pressure.SeasonStep) {
-				t.Errorf("%d recent and %d long points, want %d and %d", len(s.Recent), len(s.Long), 6+2*25, pressure.SeasonLong/pressure.SeasonStep)
+			all = append(all, &target{src: newSource(api, Options{ServerAddress: "http://prom:9090", Queries: Queries{Activation: "act"}, Pool: pool, Align: interval}), compute: compute})
+		}
+		time.Sleep(time.Until(time.Now().Truncate(interval).Add(interval)))
+		start := time.Now()
+		for k := range int(70 * time.Minute / interval) {
+			at := start.Add(time.Duration(k) * interval)
+			time.Sleep(time.Until(at))
+			for _, tg := range all {
+				s, err := tg.src.ObserveSeason(context.Background(), at, tg.compute)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if s.Long != nil {
+					if len(s.Long) != int(pressure.SeasonLong/pressure.SeasonStep) {
+						t.Fatalf("a long history of %d points, want %d", len(s.Long), pressure.SeasonLong/pressure.SeasonStep)
+					}
+					tg.longs = append(tg.longs, at)
+				}
+				if d := s.Recent; len(d) > 0 && d[0].Demand != 0.5*100/tg.compute.ActivationWorkingSetTarget {
+					t.Errorf("demand %v at working-set target %v", d[0].Demand, tg.compute.ActivationWorkingSetTarget)
+				}
 			}
-			if d := s.Recent[0].Demand; d != 0.5 && d != 1 {
-				t.Errorf("demand %v, want 0.5 (or 1 at the other target)", d)
+		}
+		for _, tg := range all {
+			if len(tg.longs) == 0 || !tg.longs[0].Equal(all[0].longs[0]) {
+				t.Fatalf("long histories read whole at %v and %v; want every target's within the first hour, at the same sample", all[0].longs, tg.longs)
 			}
 		}
-		// Each of the two readings asks its three recent windows once
-		// and, the first time in the hour, the eight days of the long
-		// history a day at a time.
-		const perReading = 3 + 8
-		if len(api.range_) != 2*perReading {
-			t.Errorf("%d targets asking the same history sent %d range queries, want %d", targets+1, len(api.range_), 2*perReading)
+		sent := len(api.range_)
+		if sent%2 != 0 || sent < 2*(8+3) {
+			t.Fatalf("%d range queries sent, want each window twice (one per activation target), the long history's 8 days included", sent)
 		}
-		if n := metric(t, reg, "barometer_prometheus_queries_shared_total").GetCounter().GetValue(); n != (targets-1)*perReading {
-			t.Errorf("shared = %v, want %d", n, (targets-1)*perReading)
+		shared := metric(t, reg, "barometer_prometheus_queries_shared_total").GetCounter().GetValue()
+		if shared != float64((targets-1)*sent/2) {
+			t.Errorf("shared = %v, want %d: every window sent once for the %d targets asking the same", shared, (targets-1)*sent/2, targets)
 		}
+		t.Logf("%d targets, two activation targets, 70 minutes from a cold start: %d range queries sent, %.0f shared", targets+1, sent, shared)
 		for _, r := range api.range_ {
 			if r.Step != pressure.SeasonStep || r.Start.Truncate(pressure.SeasonStep) != r.Start || r.End.Sub(r.Start) > 24*time.Hour {
 				t.Errorf("range %v..%v step %v: want the 5-minute grid, at most a day", r.Start, r.End, r.Step)

@@ -18,6 +18,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
 	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/promclient"
 	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/querypool"
+	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/seasonread"
 )
 
 // querier is the one call Source needs from v1.API; tests substitute it.
@@ -27,9 +28,9 @@ type querier interface {
 
 // Source reads pressure from a Prometheus server. It is safe for concurrent
 // use. Its only state between samples is the queue counters' (see
-// foldQueue) and, when the seasonal forecast reads its history here, the
-// windows of it read last (see ObserveSeason): everything else is read
-// afresh.
+// foldQueue) and, when the seasonal forecast reads its history here, what
+// of it was read and when to read more (see ObserveSeason): everything
+// else is read afresh.
 type Source struct {
 	api     querier
 	server  string
@@ -64,7 +65,7 @@ type Source struct {
 	counters exposition.QueueCounters
 
 	seasonMu sync.Mutex // guards season
-	season   seasonCache
+	season   *seasonread.Reads
 }
 
 // alignMargin is how far before the aligned instant an aligned source
