@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -71,12 +72,11 @@ var ErrNoTime = errors.New("not sent")
 //     aligned instants, so targets asking the same thing send each query
 //     once per instant, however their samples fall;
 //   - the rule that a query is sent only with at least as much time left
-//     as the server's recent answers to its kind took (the slowest of the
-//     last few within a minute): one with less would be abandoned before
-//     its answer, so it fails at once with ErrNoTime instead. The time
-//     left is what a server's timeout parameter can say (whole seconds
-//     above one), and the query is given exactly that, so the server and
-//     the scaler stop at the same moment.
+//     as the server's recent answers to its kind took (see latencies): one
+//     with less would be abandoned before its answer, so it fails at once
+//     with ErrNoTime instead. The time left is what a server's timeout
+//     parameter can say (whole seconds above one), and the query is given
+//     exactly that, so the server and the scaler stop at the same moment.
 //
 // A source given no Pool has one of its own.
 //
@@ -202,7 +202,7 @@ func (p *Pool) run(ctx context.Context, srv *server, q Query, ask func(context.C
 	ctx = context.WithoutCancel(ctx)
 	took := &srv.took[q.Kind]
 	start := time.Now()
-	need := took.slowest(start)
+	need := took.expected(start)
 	// The turn is awaited no longer than the query could still be
 	// answered in time.
 	waitCtx := ctx
@@ -253,15 +253,19 @@ func (p *Pool) notSent(q Query, deadline time.Time, need time.Duration, err erro
 		return err
 	}
 	p.refused.WithLabelValues(q.Server).Inc()
-	return fmt.Errorf("%w: %v left before the deadline, and the server's recent answers took up to %v (queries in flight to it: at most %d)",
+	return fmt.Errorf("%w: %v left before the deadline, and the server's recent answers took %v (queries in flight to it: at most %d)",
 		ErrNoTime, max(0, time.Until(deadline)).Round(time.Millisecond), need.Round(time.Millisecond), p.maxInFlight)
 }
 
 // latencyWindow is how many recent latencies a server keeps per kind,
 // and latencyMaxAge how long one counts: a server that was slow a
 // minute ago and has answered nothing since is given every query again.
+// What a query is expected to take is the 90th percentile of those: one
+// answer slowed by a pause of the machine's does not keep the others
+// from being sent, a server that has become slower moves it within a
+// few answers.
 const (
-	latencyWindow = 16
+	latencyWindow = 32
 	latencyMaxAge = time.Minute
 )
 
@@ -280,18 +284,24 @@ func (l *latencies) add(now time.Time, d time.Duration) {
 	l.next = (l.next + 1) % latencyWindow
 }
 
-// slowest is the longest of the latencies measured within latencyMaxAge
-// of now; 0 when there is none.
-func (l *latencies) slowest(now time.Time) time.Duration {
+// expected is the 90th percentile of the latencies measured within
+// latencyMaxAge of now; 0 when there is none.
+func (l *latencies) expected(now time.Time) time.Duration {
+	var recent [latencyWindow]time.Duration
+	n := 0
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out time.Duration
 	for i, d := range l.took {
 		if !l.at[i].IsZero() && now.Sub(l.at[i]) <= latencyMaxAge {
-			out = max(out, d)
+			recent[n] = d
+			n++
 		}
 	}
-	return out
+	l.mu.Unlock()
+	if n == 0 {
+		return 0
+	}
+	slices.Sort(recent[:n])
+	return recent[(n*9+9)/10-1]
 }
 
 // maxKept bounds the answers a server keeps for askers to come: with

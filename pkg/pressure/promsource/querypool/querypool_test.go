@@ -3,6 +3,7 @@ package querypool
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -176,6 +177,35 @@ func TestATimedOutQueryIsNotALatency(t *testing.T) {
 		defer cancel()
 		if _, err := p.Do(ctx, sample("next"), func(context.Context, time.Duration) (any, error) { return "answer", nil }); err != nil {
 			t.Errorf("the next query: %v; want it sent", err)
+		}
+	})
+}
+
+// One slow answer (a pause of the machine's, say) among quick ones does
+// not keep the next queries from being sent: what a query is expected to
+// take is what most recent answers took.
+func TestOneSlowAnswerIsNotTheExpectedLatency(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := New(1)
+		answer := func(d time.Duration) func(context.Context, time.Duration) (any, error) {
+			return func(context.Context, time.Duration) (any, error) {
+				time.Sleep(d)
+				return "answer", nil
+			}
+		}
+		for i := range 11 {
+			d := 10 * time.Millisecond
+			if i == 5 {
+				d = 2 * time.Second
+			}
+			if _, err := p.Do(context.Background(), sample(fmt.Sprint("q", i)), answer(d)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		if _, err := p.Do(ctx, sample("next"), answer(10*time.Millisecond)); err != nil {
+			t.Errorf("a query with 1 s left after ten answers of 10 ms and one of 2 s: %v; want it sent", err)
 		}
 	})
 }
