@@ -167,6 +167,8 @@ func phase(o options, bin, dir, server string, px *proxy, identical bool) error 
 	r.warmth()
 	r.history()
 	for i, s := range replicas {
+		sent, shared, notSent := s.poolCounts()
+		fmt.Printf("  replica %d's query pool: %.0f sent, %.0f shared, %.0f not sent for want of time to answer\n", i, sent, shared, notSent)
 		if n := s.forecastWaiting(sos[i]); n >= 0 {
 			fmt.Printf("  /scale of replica %d: %d of %d say the forecast has read no history yet\n", i, n, len(sos[i]))
 		}

@@ -49,6 +49,22 @@ func (r *report) answered() {
 	}
 	fmt.Printf("  queries received: %d (%s)\n", len(r.sent), strings.Join(kinds, ", "))
 	fmt.Printf("  answered 2xx: %d; 5xx: %d; other: %d; abandoned by the scaler before the answer: %d\n", ok, server, other, abandoned)
+	if abandoned > 0 {
+		early, byKind := 0, map[queryKind]int{}
+		var took []time.Duration
+		for _, q := range r.sent {
+			if q.abandoned {
+				byKind[q.kind]++
+				took = append(took, q.took)
+				if q.at.Sub(r.begin) < 3*r.o.interval {
+					early++
+				}
+			}
+		}
+		slices.Sort(took)
+		fmt.Printf("  abandoned: %d in the first 3 intervals; %d instant, %d backfill, %d history; after %v to %v\n",
+			early, byKind[instant], byKind[backfill], byKind[history], took[0].Round(time.Millisecond), took[len(took)-1].Round(time.Millisecond))
+	}
 	var first10 int
 	for _, q := range r.sent {
 		if q.at.Sub(r.begin) < 10*time.Second {

@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -222,4 +224,30 @@ func (s *scaler) forecastWaiting(sos []*scaledObject) int {
 		}
 	}
 	return n
+}
+
+// poolCounts reads the scaler's own counts of its query pool from
+// /metrics: sent, shared and not sent (no time to answer); absent
+// counters read 0.
+func (s *scaler) poolCounts() (sent, shared, notSent float64) {
+	_, body := s.get("/metrics")
+	for line := range strings.SplitSeq(string(body), "\n") {
+		name, rest, ok := strings.Cut(line, "{")
+		if !ok {
+			continue
+		}
+		v, err := strconv.ParseFloat(rest[strings.LastIndex(rest, " ")+1:], 64)
+		if err != nil {
+			continue
+		}
+		switch name {
+		case "barometer_prometheus_queries_total":
+			sent += v
+		case "barometer_prometheus_queries_shared_total":
+			shared += v
+		case "barometer_prometheus_queries_not_sent_total":
+			notSent += v
+		}
+	}
+	return sent, shared, notSent
 }
