@@ -108,7 +108,7 @@ func (s *scaler) get(path string) (int, []byte) {
 		return 0, nil
 	}
 	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	return resp.StatusCode, body
 }
 
