@@ -72,8 +72,9 @@ var ErrNoTime = errors.New("not sent")
 //     aligned instants, so targets asking the same thing send each query
 //     once per instant, however their samples fall;
 //   - the rule that a query is sent only with at least as much time left
-//     as the server's recent answers to its kind took (see latencies): one
-//     with less would be abandoned before its answer, so it fails at once
+//     as the server's recent answers to its kind took (see latencies and
+//     server.expected): one with less would be abandoned before its
+//     answer, so it fails at once
 //     with ErrNoTime instead. The time left is what a server's timeout
 //     parameter can say (whole seconds above one), and the query is given
 //     exactly that, so the server and the scaler stop at the same moment.
@@ -200,9 +201,8 @@ func (p *Pool) Do(ctx context.Context, q Query, ask func(ctx context.Context, ti
 func (p *Pool) run(ctx context.Context, srv *server, q Query, ask func(context.Context, time.Duration) (any, error)) (any, error) {
 	deadline, bounded := ctx.Deadline()
 	ctx = context.WithoutCancel(ctx)
-	took := &srv.took[q.Kind]
 	start := time.Now()
-	need := took.expected(start)
+	need := srv.expected(q.Kind, start)
 	// The turn is awaited no longer than the query could still be
 	// answered in time.
 	waitCtx := ctx
@@ -238,7 +238,7 @@ func (p *Pool) run(ctx context.Context, srv *server, q Query, ask func(context.C
 	// deadline says only that it took longer, and counting that would
 	// keep every query from a server that was down once.
 	if ctx.Err() == nil {
-		took.add(time.Now(), time.Since(sentAt))
+		srv.took[q.Kind].add(time.Now(), time.Since(sentAt))
 	}
 	if err == nil && bounded {
 		srv.kept.put(q.Key, v, deadline)
@@ -255,6 +255,24 @@ func (p *Pool) notSent(q Query, deadline time.Time, need time.Duration, err erro
 	p.refused.WithLabelValues(q.Server).Inc()
 	return fmt.Errorf("%w: %v left before the deadline, and the server's recent answers took %v (queries in flight to it: at most %d)",
 		ErrNoTime, max(0, time.Until(deadline)).Round(time.Millisecond), need.Round(time.Millisecond), p.maxInFlight)
+}
+
+// expected is how long a query of kind is expected to take: what the
+// server's recent answers to that kind took, or while none has been
+// measured (a scaler's first samples queue behind its first backfills),
+// what the quickest kind measured took: a query of one kind takes no less
+// than the quickest of the others, near enough.
+func (s *server) expected(kind Kind, now time.Time) time.Duration {
+	if d := s.took[kind].expected(now); d > 0 {
+		return d
+	}
+	var quickest time.Duration
+	for k := range s.took {
+		if d := s.took[k].expected(now); d > 0 && (quickest == 0 || d < quickest) {
+			quickest = d
+		}
+	}
+	return quickest
 }
 
 // latencyWindow is how many recent latencies a server keeps per kind,

@@ -210,6 +210,32 @@ func TestOneSlowAnswerIsNotTheExpectedLatency(t *testing.T) {
 	})
 }
 
+// A kind of query no answer has measured yet (a scaler's first samples,
+// queued behind its first backfills) is expected to take what the kinds
+// measured take, not nothing: with less time left than that it is not
+// sent either.
+func TestAKindNotMeasuredYetIsExpectedToTakeWhatOthersTake(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := New(1)
+		if _, err := p.Do(context.Background(), Query{Server: promURL, Key: "past", Kind: Backfill}, func(context.Context, time.Duration) (any, error) {
+			time.Sleep(800 * time.Millisecond)
+			return "answer", nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		defer cancel()
+		sent := false
+		_, err := p.Do(ctx, sample("first sample"), func(context.Context, time.Duration) (any, error) {
+			sent = true
+			return "answer", nil
+		})
+		if sent || !errors.Is(err, ErrNoTime) {
+			t.Errorf("a first sample with 0.5 s left after a backfill answered in 0.8 s: sent %t, %v; want not sent", sent, err)
+		}
+	})
+}
+
 // History reads take at most half of a server's slots, so a sample's
 // query never queues behind more than that.
 func TestHistoryTakesAtMostHalfTheSlots(t *testing.T) {
