@@ -14,7 +14,8 @@
 //
 // Two phases, each a fresh scaler (a cold start): "distinct", target i
 // reading workload w<i> (no query in common), and "identical", every
-// target reading w0 (every query shared).
+// target reading w0 with the same queries (each a sampler of its own, by
+// a scale-in hold of its own), so every query can be shared.
 //
 //	go run ./bench/promload                                  # 100 targets, 5 s, 2 minutes a phase
 //	go run ./bench/promload -delay 100ms -phase distinct

@@ -122,20 +122,22 @@ type scaledObject struct {
 }
 
 // scaledObjects are n ScaledObjects of prometheus triggers on server,
-// target i reading workload w<i> (or all w0: identical).
+// target i reading workload w<i>, or, identical, all reading w0 with the
+// same queries, each with a scale-in hold of its own, so that each is a
+// target (a sampler) of its own: ScaledObjects that differ only in what
+// they read share one target, and nothing would be left to share.
 func scaledObjects(n int, server string, identical bool) []*scaledObject {
 	out := make([]*scaledObject, n)
 	for i := range out {
-		w := i
+		md := map[string]string{
+			"scalerAddress": "barometer.keda.svc:6000", "source": "prometheus",
+			"serverAddress": server, "selector": fmt.Sprintf(`job="w%d"`, i),
+		}
 		if identical {
-			w = 0
+			md["selector"], md["scaleInHold"] = `job="w0"`, fmt.Sprintf("%ds", 300+i)
 		}
 		out[i] = &scaledObject{ref: &externalscaler.ScaledObjectRef{
-			Namespace: fmt.Sprintf("promload-%d", i/50), Name: fmt.Sprintf("so-%d", i),
-			ScalerMetadata: map[string]string{
-				"scalerAddress": "barometer.keda.svc:6000", "source": "prometheus",
-				"serverAddress": server, "selector": fmt.Sprintf(`job="w%d"`, w),
-			},
+			Namespace: fmt.Sprintf("promload-%d", i/50), Name: fmt.Sprintf("so-%d", i), ScalerMetadata: md,
 		}}
 	}
 	return out
