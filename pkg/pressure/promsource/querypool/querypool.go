@@ -225,6 +225,9 @@ func (p *Pool) run(ctx context.Context, srv *server, q Query, ask func(context.C
 	p.wait.WithLabelValues(q.Server).Observe(sentAt.Sub(start).Seconds())
 	var timeout time.Duration
 	if bounded {
+		// Measured again: answers that came while it waited (a scaler's
+		// first, say) count.
+		need = srv.expected(q.Kind, sentAt)
 		if timeout = promclient.ServerTimeout(deadline.Sub(sentAt)); timeout <= 0 || timeout < need {
 			return nil, p.notSent(q, deadline, need, context.DeadlineExceeded)
 		}

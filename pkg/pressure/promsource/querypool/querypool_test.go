@@ -140,9 +140,10 @@ func TestAQueryIsNotSentWithoutTheTimeToAnswerIt(t *testing.T) {
 		}
 		synctest.Wait()
 
-		// With the slot free and 3 s left it goes, told the whole seconds
-		// left, which is what the server's timeout can say.
-		ctx, cancel = context.WithTimeout(context.Background(), 2900*time.Millisecond)
+		// With the slot free and 3.9 s left (the answers took 0.8 and
+		// 2.5 s) it goes, told the whole seconds left, which is what the
+		// server's timeout can say.
+		ctx, cancel = context.WithTimeout(context.Background(), 3900*time.Millisecond)
 		defer cancel()
 		var given time.Duration
 		if _, err := p.Do(ctx, sample("in time"), func(ctx context.Context, timeout time.Duration) (any, error) {
@@ -152,8 +153,8 @@ func TestAQueryIsNotSentWithoutTheTimeToAnswerIt(t *testing.T) {
 				t.Errorf("the query may run %v, its server timeout is %v; want the same", time.Until(dl), timeout)
 			}
 			return "answer", nil
-		}); err != nil || given != 2*time.Second {
-			t.Errorf("error %v, server timeout %v; want sent with 2s", err, given)
+		}); err != nil || given != 3*time.Second {
+			t.Errorf("error %v, server timeout %v; want sent with 3s", err, given)
 		}
 	})
 }
@@ -232,6 +233,32 @@ func TestAKindNotMeasuredYetIsExpectedToTakeWhatOthersTake(t *testing.T) {
 		})
 		if sent || !errors.Is(err, ErrNoTime) {
 			t.Errorf("a first sample with 0.5 s left after a backfill answered in 0.8 s: sent %t, %v; want not sent", sent, err)
+		}
+	})
+}
+
+// A query that began waiting before the server had answered anything is
+// weighed, when its turn comes, against the answers that came meanwhile.
+func TestTheAnswersThatCameWhileAQueryWaitedCount(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := New(1)
+		go func() {
+			_, _ = p.Do(context.Background(), Query{Server: promURL, Key: "first", Kind: Backfill}, func(context.Context, time.Duration) (any, error) {
+				time.Sleep(800 * time.Millisecond)
+				return "answer", nil
+			})
+		}()
+		synctest.Wait()
+		// Its turn comes after 0.8 s, with 0.4 s left.
+		ctx, cancel := context.WithTimeout(context.Background(), 1200*time.Millisecond)
+		defer cancel()
+		sent := false
+		_, err := p.Do(ctx, Query{Server: promURL, Key: "second", Kind: Backfill}, func(context.Context, time.Duration) (any, error) {
+			sent = true
+			return "answer", nil
+		})
+		if sent || !errors.Is(err, ErrNoTime) {
+			t.Errorf("a query left 0.4 s by a wait behind an answer of 0.8 s: sent %t, %v; want not sent", sent, err)
 		}
 	})
 }
