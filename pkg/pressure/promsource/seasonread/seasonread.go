@@ -11,10 +11,11 @@
 //     reads over the step and the hour, and targets asking the same (and
 //     two scaler replicas) read at the same instants and share them.
 //   - A cold start reads nothing: the first reads fall at the target's
-//     phases, within the first step and the first hour, so the targets
-//     of a restarted scaler do not all read eleven windows with their
-//     first sample. Until the long history is read the forecast has none
-//     (docs/compensation.md).
+//     phases, within the first step and the first hour (a target whose
+//     phase in the hour has only just passed reads its long history at
+//     once, not an hour later), so the targets of a restarted scaler do
+//     not all read eleven windows with their first sample. Until the
+//     long history is read the forecast has none (docs/compensation.md).
 //   - A sample reads at most one window (more only when samples are so
 //     far apart that one would not keep up, see perSample), and none in
 //     a target's first two samples, which its backfill and first sample
@@ -54,7 +55,10 @@ var retry = wait.Backoff{Duration: 10 * time.Second, Factor: 2, Jitter: 0.5, Ste
 type Reads struct {
 	recentPhase, longPhase time.Duration
 	perSample              int
-	samples                int // samples seen, up to quietSamples
+	// lead is how long a cold start's reads take at most: the quiet
+	// samples, then the recent windows and the long history's days.
+	lead    time.Duration
+	samples int // samples seen, up to quietSamples
 
 	// recent holds the recent windows read at the grid instant recentAt;
 	// longAt is the hour the long history was last read whole for (at a
@@ -82,7 +86,10 @@ type reading struct {
 // interval.
 func New(key string, interval time.Duration) *Reads {
 	recent, long := Phases(key)
-	return &Reads{recentPhase: recent, longPhase: long, perSample: perSample(interval), backoff: retry}
+	r := &Reads{recentPhase: recent, longPhase: long, perSample: perSample(interval), backoff: retry}
+	reads := quietSamples + len(pressure.SeasonRecentWindows(time.Time{})) + len(pressure.SeasonLongWindow(time.Time{}).Reads())
+	r.lead = time.Duration((reads+r.perSample-1)/r.perSample) * interval
+	return r
 }
 
 // Phases are where in the step the recent windows of the history asked
@@ -120,8 +127,13 @@ func (r *Reads) At(ctx context.Context, at time.Time, read Read) (pressure.Seaso
 	grid := at.Add(-r.recentPhase).Truncate(pressure.SeasonStep)
 	hour := at.Add(-r.longPhase).Truncate(pressure.SeasonDetectEvery).Add(r.longPhase)
 	if r.samples == 0 {
-		// A cold start: the first reads wait for the target's phases.
-		r.recentAt, r.longAt = grid, hour
+		// A cold start: the first reads wait for the target's phases,
+		// but for a long history whose phase has only just passed: read
+		// at the next, it would come after the first hour.
+		r.recentAt = grid
+		if at.Sub(hour) >= r.lead {
+			r.longAt = hour
+		}
 	}
 	var (
 		out pressure.Season

@@ -92,6 +92,20 @@ func TestAColdStartReadsAtItsPhases(t *testing.T) {
 	}
 }
 
+// Whenever in the hour a target starts, its long history has been read
+// whole within its first hour: one whose phase has only just passed reads
+// it at once rather than at the next.
+func TestTheLongHistoryComesWithinTheFirstHour(t *testing.T) {
+	for offset := time.Duration(0); offset < time.Hour; offset += 20 * time.Second {
+		s := &server{}
+		at := start.Truncate(time.Hour).Add(offset)
+		longs := run(t, New(key, 5*time.Second), s, at, 5*time.Second, time.Hour)
+		if len(longs) == 0 {
+			t.Fatalf("started %v into the hour: no long history within the first hour", offset)
+		}
+	}
+}
+
 // A failed read is read again after a backoff that grows (10 s, 20 s,
 // ...), not left until the hour moves; once it answers the history
 // arrives.
