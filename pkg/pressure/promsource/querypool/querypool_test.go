@@ -188,25 +188,17 @@ func TestATimedOutQueryIsNotALatency(t *testing.T) {
 func TestOneSlowAnswerIsNotTheExpectedLatency(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := New(1)
-		answer := func(d time.Duration) func(context.Context, time.Duration) (any, error) {
-			return func(context.Context, time.Duration) (any, error) {
-				time.Sleep(d)
-				return "answer", nil
-			}
-		}
 		for i := range 11 {
 			d := 10 * time.Millisecond
 			if i == 5 {
 				d = 2 * time.Second
 			}
-			if _, err := p.Do(context.Background(), sample(fmt.Sprint("q", i)), answer(d)); err != nil {
+			if _, err := p.Do(context.Background(), sample(fmt.Sprint("q", i)), answerAfter(d)); err != nil {
 				t.Fatal(err)
 			}
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		if _, err := p.Do(ctx, sample("next"), answer(10*time.Millisecond)); err != nil {
-			t.Errorf("a query with 1 s left after ten answers of 10 ms and one of 2 s: %v; want it sent", err)
+		if sent, err := sendWithin(p, sample("next"), time.Second); !sent || err != nil {
+			t.Errorf("a query with 1 s left after ten answers of 10 ms and one of 2 s: sent %t, %v; want it sent", sent, err)
 		}
 	})
 }
@@ -218,20 +210,10 @@ func TestOneSlowAnswerIsNotTheExpectedLatency(t *testing.T) {
 func TestAKindNotMeasuredYetIsExpectedToTakeWhatOthersTake(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := New(1)
-		if _, err := p.Do(context.Background(), Query{Server: promURL, Key: "past", Kind: Backfill}, func(context.Context, time.Duration) (any, error) {
-			time.Sleep(800 * time.Millisecond)
-			return "answer", nil
-		}); err != nil {
+		if _, err := p.Do(context.Background(), Query{Server: promURL, Key: "past", Kind: Backfill}, answerAfter(800*time.Millisecond)); err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-		defer cancel()
-		sent := false
-		_, err := p.Do(ctx, sample("first sample"), func(context.Context, time.Duration) (any, error) {
-			sent = true
-			return "answer", nil
-		})
-		if sent || !errors.Is(err, ErrNoTime) {
+		if sent, err := sendWithin(p, sample("first sample"), 500*time.Millisecond); sent || !errors.Is(err, ErrNoTime) {
 			t.Errorf("a first sample with 0.5 s left after a backfill answered in 0.8 s: sent %t, %v; want not sent", sent, err)
 		}
 	})
@@ -243,24 +225,33 @@ func TestTheAnswersThatCameWhileAQueryWaitedCount(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := New(1)
 		go func() {
-			_, _ = p.Do(context.Background(), Query{Server: promURL, Key: "first", Kind: Backfill}, func(context.Context, time.Duration) (any, error) {
-				time.Sleep(800 * time.Millisecond)
-				return "answer", nil
-			})
+			_, _ = p.Do(context.Background(), Query{Server: promURL, Key: "first", Kind: Backfill}, answerAfter(800*time.Millisecond))
 		}()
 		synctest.Wait()
 		// Its turn comes after 0.8 s, with 0.4 s left.
-		ctx, cancel := context.WithTimeout(context.Background(), 1200*time.Millisecond)
-		defer cancel()
-		sent := false
-		_, err := p.Do(ctx, Query{Server: promURL, Key: "second", Kind: Backfill}, func(context.Context, time.Duration) (any, error) {
-			sent = true
-			return "answer", nil
-		})
-		if sent || !errors.Is(err, ErrNoTime) {
+		if sent, err := sendWithin(p, Query{Server: promURL, Key: "second", Kind: Backfill}, 1200*time.Millisecond); sent || !errors.Is(err, ErrNoTime) {
 			t.Errorf("a query left 0.4 s by a wait behind an answer of 0.8 s: sent %t, %v; want not sent", sent, err)
 		}
 	})
+}
+
+// answerAfter is a server answering after d.
+func answerAfter(d time.Duration) func(context.Context, time.Duration) (any, error) {
+	return func(context.Context, time.Duration) (any, error) {
+		time.Sleep(d)
+		return "answer", nil
+	}
+}
+
+// sendWithin asks q with left to go, and says whether it was sent.
+func sendWithin(p *Pool, q Query, left time.Duration) (sent bool, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), left)
+	defer cancel()
+	_, err = p.Do(ctx, q, func(context.Context, time.Duration) (any, error) {
+		sent = true
+		return "answer", nil
+	})
+	return sent, err
 }
 
 // History reads take at most half of a server's slots, so a sample's
