@@ -116,10 +116,10 @@ type Warmer interface {
 	Warm(now time.Time, obs pressure.Observation, in signal.Input)
 }
 
-// New returns the Decider of target key for trigger t, which samples every
+// New returns the Decider of target key for spec t, which samples every
 // t.Interval. A pooled trigger joins its pool, or returns a
 // *PoolConflictError when the pool is decided with other options.
-func (e *Engine) New(key string, t *trigger.Trigger, now time.Time, logger *slog.Logger) (Decider, error) {
+func (e *Engine) New(key string, t *trigger.Spec, now time.Time, logger *slog.Logger) (Decider, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}

@@ -67,7 +67,7 @@ func parse(t *testing.T, s map[string]string) *trigger.Trigger {
 
 func newRunner(t *testing.T, e *Engine, key string, s map[string]string) Decider {
 	t.Helper()
-	r, err := e.New(key, parse(t, s), t0, nil)
+	r, err := e.New(key, parse(t, s).Spec, t0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ func (s *server) eventsAll(w http.ResponseWriter, _ *http.Request) {
 // the trail is the target's: ScaledObjects with the same settings read the
 // same one.
 func (s *server) eventsRef(w http.ResponseWriter, r *http.Request) {
-	if t, ok := s.lookup(w, r); ok {
-		s.writeJSON(w, http.StatusOK, s.reg.Events(t))
+	if served, ok := s.lookup(w, r); ok {
+		s.writeJSON(w, http.StatusOK, s.reg.Events(served.Target))
 	}
 }

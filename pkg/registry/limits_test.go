@@ -91,7 +91,7 @@ func TestDefaultTargetReleasesIdleNames(t *testing.T) {
 	if refs != 0 || bound != 0 || reg.cache.n != 0 {
 		t.Fatalf("after the idle timeout: %d refs, %d bound to the default, %d cached", refs, bound, reg.cache.n)
 	}
-	if reg.Default() != def {
+	if got, _ := reg.Default(); got.Target != def {
 		t.Fatal("the default target was stopped")
 	}
 }

@@ -35,15 +35,14 @@ type Ref struct {
 
 func (r Ref) String() string { return r.Namespace + "/" + r.Name }
 
-// Target is one running sampler and the trigger that asked for it. Targets
-// are shared: every ScaledObject whose trigger has the same identity reads
-// the same Target.
+// Target is one running sampler and the spec it samples with. Targets are
+// shared: every ScaledObject whose trigger has the same identity reads the
+// same Target, and reaches its own trigger's read-side keys through its
+// Served record, never through the Target.
 type Target struct {
-	// Key is the trigger's identity.
-	Key string
-	// Trigger is the first trigger that asked for the target; every other
-	// trigger it serves has the same identity.
-	Trigger  *trigger.Trigger
+	// Key is the spec's identity.
+	Key      string
+	spec     *trigger.Spec
 	sampler  *sampling.Sampler
 	cancel   context.CancelFunc
 	done     chan struct{}
@@ -59,8 +58,11 @@ type Target struct {
 	refs      int
 }
 
-// SourceKey is the trigger's source key.
-func (t *Target) SourceKey() string { return t.Trigger.SourceKey() }
+// Spec is what the target samples with.
+func (t *Target) Spec() *trigger.Spec { return t.spec }
+
+// SourceKey is the spec's source key.
+func (t *Target) SourceKey() string { return t.spec.SourceKey() }
 
 // Policy is the name of the target's policy (signal.PolicyPressure for the
 // pressure signal).
@@ -134,7 +136,7 @@ type Config struct {
 	AlignSamples bool
 	// After, when set, builds what consumes a target's samples besides
 	// its decider (victim hints); a nil result: nothing.
-	After func(tr *trigger.Trigger) func(ctx context.Context, obs pressure.Observation, in signal.Input)
+	After func(spec *trigger.Spec) func(ctx context.Context, obs pressure.Observation, in signal.Input)
 	// History is how many published samples each target keeps for the
 	// status page (sampling.DefaultHistory); 0 keeps none.
 	History int
@@ -160,7 +162,7 @@ type Registry struct {
 	stopping bool // ctx has ended: every sampler is cancelled, new ones at once
 	targets  map[string]*Target
 	refs     map[Ref][]*binding // ScaledObject -> its triggers
-	def      *Target
+	def      Served             // the default target and its trigger
 
 	cache   bindings
 	started map[string]int // namespace -> targets it started
@@ -261,7 +263,7 @@ func (r *Registry) acquire(ref Ref, tr *trigger.Trigger, entry *cacheEntry) (*Ta
 			return nil, err
 		}
 		var err error
-		if t, err = r.start(key, tr); err != nil {
+		if t, err = r.start(key, tr.Spec); err != nil {
 			return nil, err
 		}
 		t.namespace = ref.Namespace
@@ -331,16 +333,17 @@ func (r *Registry) SetDefault(tr *trigger.Trigger) (*Target, error) {
 		return nil, err
 	}
 	r.mu.Lock()
-	t.pinned, r.def = true, t
+	t.pinned, r.def = true, Served{Target: t, Trigger: tr}
 	r.mu.Unlock()
 	return t, nil
 }
 
-// Default returns the default target, nil when none is set.
-func (r *Registry) Default() *Target {
+// Default returns the default target and its trigger; false when none is
+// set.
+func (r *Registry) Default() (Served, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.def
+	return r.def, r.def.Target != nil
 }
 
 // ErrUnknownRef is returned by Lookup for a ScaledObject never seen (or
@@ -351,20 +354,10 @@ var ErrUnknownRef = errors.New("no target serves this ScaledObject")
 // target for Lookup to count it as in use: a few of KEDA's polls.
 const refActive = time.Minute
 
-// Lookup returns the target serving ref. A ScaledObject can have several
-// targets: several Barometer triggers, or a trigger whose settings changed
-// (the old target runs until reaped). Lookup returns the first by key among
-// those KEDA asked for within refActive, so two live triggers always give
-// the same answer; when none is that recent, the one asked for last.
-// /targets lists them all.
-func (r *Registry) Lookup(ref Ref) (*Target, error) {
-	s, err := r.Serving(ref)
-	return s.Target, err
-}
-
 // Served is the target serving a ScaledObject, and the ScaledObject's own
-// trigger and metadata, whose read-side keys (its targetPressure, say) may
-// differ from the target's Trigger.
+// trigger and metadata: the one way a surface reaches a trigger, since
+// ScaledObjects sharing a target may differ in their read-side keys (their
+// targetPressure, say).
 type Served struct {
 	Target  *Target
 	Trigger *trigger.Trigger
@@ -373,10 +366,15 @@ type Served struct {
 	Metadata map[string]string
 }
 
-// Serving is Lookup, with the trigger and metadata last parsed for ref. A
-// ScaledObject that goes back to metadata it sent before is found in the
-// cache and keeps the newer ones here, which GetMetrics never pays to
-// update.
+// Serving returns the target serving ref, with the trigger and metadata
+// last parsed for ref. A ScaledObject can have several targets: several
+// Barometer triggers, or a trigger whose settings changed (the old target
+// runs until reaped). Serving returns the first by key among those KEDA
+// asked for within refActive, so two live triggers always give the same
+// answer; when none is that recent, the one asked for last. /targets lists
+// them all. A ScaledObject that goes back to metadata it sent before is
+// found in the cache and keeps the newer trigger here, which GetMetrics
+// never pays to update.
 func (r *Registry) Serving(ref Ref) (Served, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -460,8 +458,8 @@ func (r *Registry) List() []Info {
 		refs := append([]Ref{}, byTarget[t]...)
 		slices.SortFunc(refs, func(a, b Ref) int { return strings.Compare(a.String(), b.String()) })
 		out = append(out, Info{
-			Key: t.Key, Source: t.SourceKey(), Interval: t.Trigger.Interval.String(), Policy: t.Policy(),
-			Default: t == def, LastUsed: time.Unix(0, t.lastUsed.Load()).UTC(), ScaledObjs: refs,
+			Key: t.Key, Source: t.SourceKey(), Interval: t.spec.Interval.String(), Policy: t.Policy(),
+			Default: t == def.Target, LastUsed: time.Unix(0, t.lastUsed.Load()).UTC(), ScaledObjs: refs,
 		})
 	}
 	slices.SortFunc(out, func(a, b Info) int { return strings.Compare(a.Key, b.Key) })
@@ -512,7 +510,7 @@ func (r *Registry) ReapIdle() int {
 	for _, t := range stopped {
 		t.cancel()
 		<-t.done
-		r.cfg.Logger.Info("stopped idle sampler", "target", t.Trigger.ShortID())
+		r.cfg.Logger.Info("stopped idle sampler", "target", t.spec.ShortID())
 	}
 	return len(stopped)
 }
@@ -547,7 +545,7 @@ func (r *Registry) stopAll() {
 }
 
 // start builds the source and runs its sampler; r.mu is held.
-func (r *Registry) start(key string, tr *trigger.Trigger) (*Target, error) {
+func (r *Registry) start(key string, tr *trigger.Spec) (*Target, error) {
 	logger := r.cfg.Logger.With("target", tr.ShortID())
 	decider, err := r.engine.New(key, tr, r.cfg.Clock.Now(), logger)
 	var conflict *decide.PoolConflictError
@@ -584,7 +582,7 @@ func (r *Registry) start(key string, tr *trigger.Trigger) (*Target, error) {
 	if r.stopping {
 		cancel()
 	}
-	t := &Target{Key: key, Trigger: tr, sampler: sampler, cancel: cancel, done: make(chan struct{}), source: src, decider: decider}
+	t := &Target{Key: key, spec: tr, sampler: sampler, cancel: cancel, done: make(chan struct{}), source: src, decider: decider}
 	go func() {
 		defer close(t.done)
 		sampler.Run(ctx)

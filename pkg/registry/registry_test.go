@@ -64,10 +64,10 @@ func TestRegistryLifecycle(t *testing.T) {
 	if snap := a.WaitFirst(ctx, 5*time.Second); snap.Signal.WarmingUp() {
 		t.Fatal("first sample never came")
 	}
-	if got, err := reg.Lookup(orders); err != nil || got != a {
+	if got, err := reg.Serving(orders); err != nil || got.Target != a {
 		t.Fatalf("Lookup: %v %v", got, err)
 	}
-	if _, err := reg.Lookup(Ref{Namespace: "x", Name: "y"}); !errors.Is(err, ErrUnknownRef) {
+	if _, err := reg.Serving(Ref{Namespace: "x", Name: "y"}); !errors.Is(err, ErrUnknownRef) {
 		t.Fatalf("unknown ref: %v", err)
 	}
 	if _, err := reg.Acquire(orders, parse(map[string]string{"source": "const", "name": "broken"})); err == nil {
@@ -91,10 +91,10 @@ func TestRegistryLifecycle(t *testing.T) {
 	if n := reg.ReapIdle(); n != 1 {
 		t.Fatalf("reaped %d, want the idle shared target only", n)
 	}
-	if _, err := reg.Lookup(orders); !errors.Is(err, ErrUnknownRef) {
+	if _, err := reg.Serving(orders); !errors.Is(err, ErrUnknownRef) {
 		t.Fatalf("reaped target still looked up: %v", err)
 	}
-	if reg.Default() != def || len(reg.List()) != 1 {
+	if got, _ := reg.Default(); got.Target != def || len(reg.List()) != 1 {
 		t.Fatal("the default target must never be reaped")
 	}
 }
@@ -123,8 +123,8 @@ func TestLookupWithSeveralTriggersAndStreams(t *testing.T) {
 	a, b := acquire(ref, "a"), acquire(ref, "b")
 	for range 3 {
 		acquire(ref, "b")
-		if got, _ := reg.Lookup(ref); got != a {
-			t.Fatalf("lookup %s, want the first live trigger %s", got.Key, a.Key)
+		if got, _ := reg.Serving(ref); got.Target != a {
+			t.Fatalf("lookup %s, want the first live trigger %s", got.Target.Key, a.Key)
 		}
 		acquire(ref, "a")
 	}
@@ -137,8 +137,8 @@ func TestLookupWithSeveralTriggersAndStreams(t *testing.T) {
 	// while, b serves the ScaledObject, though a still runs.
 	clock.Advance(90 * time.Second)
 	acquire(ref, "b")
-	if got, _ := reg.Lookup(ref); got != b {
-		t.Fatalf("lookup %s after a went quiet, want %s", got.Key, b.Key)
+	if got, _ := reg.Serving(ref); got.Target != b {
+		t.Fatalf("lookup %s after a went quiet, want %s", got.Target.Key, b.Key)
 	}
 	// A stream holds its target past the idle timeout.
 	release := reg.Hold(a)

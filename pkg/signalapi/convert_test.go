@@ -9,6 +9,7 @@ import (
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/signal"
+	"github.com/barometer-scaler/barometer/pkg/signalview"
 	barometerv1 "github.com/barometer-scaler/barometer/proto/barometer/v1"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -89,7 +90,9 @@ func fullSignal(t *testing.T, bit int) signal.ScalingSignal {
 // the generated code would drop is caught as well.
 func roundTrip(t *testing.T, s signal.ScalingSignal) (*barometerv1.ScalingSignal, signal.ScalingSignal) {
 	t.Helper()
-	b, err := proto.Marshal(ToProto(s, "target-key", true))
+	v := signalview.New(&s, "target-key", nil)
+	v.Stale = true
+	b, err := proto.Marshal(ToProto(&v))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,7 @@ import (
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/signal"
+	"github.com/barometer-scaler/barometer/pkg/trigger"
 )
 
 // Signal is one published signal as the outside sees it. The fields with a
@@ -77,6 +78,18 @@ type Signal struct {
 	Held           bool             `json:"-"`
 	ScaleInAllowed bool             `json:"-"`
 	SplitInFlight  bool             `json:"-"`
+}
+
+// ForTrigger renders sig for a reader whose trigger is tr: New, with
+// RecommendedReplicas what KEDA asks for at tr's own target
+// (ReplicasAtTarget), the one replica count every surface shows. A
+// warming-up signal keeps its own.
+func ForTrigger(sig *signal.ScalingSignal, target string, staleErr error, tr *trigger.Trigger) Signal {
+	v := New(sig, target, staleErr)
+	if !sig.WarmingUp() {
+		v.RecommendedReplicas = ReplicasAtTarget(v.ScaleValue, tr.TargetPressure, tr.Signal.MinReplicas)
+	}
+	return v
 }
 
 // ReplicasAtTarget is the replica count KEDA's HPA asks for when it divides

@@ -29,6 +29,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/policy"
 	"github.com/barometer-scaler/barometer/pkg/registry"
 	"github.com/barometer-scaler/barometer/pkg/sampling"
+	"github.com/barometer-scaler/barometer/pkg/signalview"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
 )
 
@@ -149,7 +150,7 @@ func (p *page) list(w http.ResponseWriter, _ *http.Request) {
 		if t == nil {
 			continue // started between the two reads; the next reload lists it
 		}
-		row := targetRow{Key: info.Key, Source: t.Trigger.SourceKind, Policy: info.Policy, Profile: orNone(t.Trigger.Profile),
+		row := targetRow{Key: info.Key, Source: t.Spec().SourceKind, Policy: info.Policy, Profile: orNone(t.Spec().Profile),
 			Interval: info.Interval, Default: info.Default, Sample: sampleOf(t.Load(), now)}
 		for _, ref := range info.ScaledObjs {
 			row.Objects = append(row.Objects, objectLink{Name: ref.String(), Href: href(ref)})
@@ -194,16 +195,13 @@ func (p *page) object(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	t, tr := served.Target, served.Trigger
-	if tr == nil {
-		tr = t.Trigger
-	}
 	now := p.reg.Now()
 	snap := t.Load()
 	v := objectView{
 		Head: p.head(ref.String() + " · Barometer"), Object: ref.String(),
 		Key: t.Key, Source: t.SourceKey(), Policy: t.Policy(), Profile: orNone(tr.Profile), Interval: tr.Interval.String(),
 		Target: number(tr.TargetPressure), Sample: sampleOf(snap, now),
-		Reason: snap.Signal.Reason, Recommended: snap.Signal.RecommendedReplicas, Samples: snap.Samples, Failed: snap.Failures,
+		Reason: snap.Signal.Reason, Recommended: signalview.ForTrigger(&snap.Signal, t.Key, nil, tr).RecommendedReplicas, Samples: snap.Samples, Failed: snap.Failures,
 		EventsHref: "/events" + strings.TrimPrefix(href(ref), "/status"),
 	}
 	points := t.History(nil)

@@ -75,7 +75,7 @@ func (s *Schema) ParseIn(namespace string, raw map[string]string, defaultInterva
 }
 
 func (s *Schema) parse(r *keyschema.Reading) (*Trigger, error) {
-	t := &Trigger{Signal: signal.DefaultOptions()}
+	t := &Trigger{Spec: &Spec{Signal: signal.DefaultOptions()}}
 	common := commonKeys(s)
 	texts, err := keyschema.Apply(r, common, commonChecks, t)
 	if err != nil {

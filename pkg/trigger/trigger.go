@@ -8,19 +8,17 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/signal"
 )
 
-// Trigger is a ScaledObject trigger's scalerMetadata, parsed once: every
+// Trigger is one ScaledObject trigger's scalerMetadata, parsed once: every
 // default resolved and every range checked. It is never modified after
 // Parse returns it, so one Trigger may be shared by every call that carries
 // the same metadata.
+//
+// A Trigger is its Spec, what its target samples with, and the keys only
+// its own reads use. Triggers of one identity share a target, which keeps
+// a Spec and nothing else: a surface reaches the read-side keys only
+// through the ScaledObject's own Trigger (registry.Served).
 type Trigger struct {
-	// SourceKind is the `source` key; Source is its parsed configuration.
-	SourceKind string
-	Source     sourcekind.Spec
-	// Policy is the `policy` key and the keys that tune it.
-	Policy PolicySpec
-	// Profile is the pressure signal's profile (signal.ProfileNames), ""
-	// for a replica policy; Signal holds what it means.
-	Profile string
+	*Spec
 	// TargetPressure is the per-replica target sent as targetSizeFloat:
 	// the targetPressure key for the pressure signal, and 1 for a policy
 	// whose signal is a replica count, so the HPA asks for exactly that
@@ -30,6 +28,19 @@ type Trigger struct {
 	ActivationValue float64
 	// MetricName is the metric's name on the KEDA side.
 	MetricName string
+}
+
+// Spec is what a target samples with: the keys that enter the trigger's
+// identity. Triggers with equal identities have equal Specs.
+type Spec struct {
+	// SourceKind is the `source` key; Source is its parsed configuration.
+	SourceKind string
+	Source     sourcekind.Spec
+	// Policy is the `policy` key and the keys that tune it.
+	Policy PolicySpec
+	// Profile is the pressure signal's profile (signal.ProfileNames), ""
+	// for a replica policy; Signal holds what it means.
+	Profile string
 	// Floor is FloorTarget or FloorReplicas.
 	Floor string
 	// Interval is the sample interval.
@@ -46,43 +57,37 @@ type Trigger struct {
 	poolKey   string
 }
 
-// Identity is the trigger's sampler identity: the source's key and a short
-// hash of every sampled key's canonical value. Triggers with equal
-// identities mean the same sampling and share one sampler; read-side keys
-// (the target, the activation value, the metric's name) do not enter it.
-// It stays short enough for a metric label.
-func (t *Trigger) Identity() string { return t.identity }
+// Identity is the sampler identity: the source's key and a short hash of
+// every sampled key's canonical value. Triggers with equal identities
+// share one sampler. It stays short enough for a metric label.
+func (s *Spec) Identity() string { return s.identity }
 
-// ShortID names the trigger's sampler in logs: the source kind and the
-// first 8 hex digits of the identity's hash ("prometheus@1a2b3c4d"), a
-// prefix of the hash that ends Identity, never the source's whole key (a
-// prometheus trigger's is every query, thousands of bytes).
-func (t *Trigger) ShortID() string { return t.shortID }
+// ShortID names the sampler in logs: the source kind and the first 8 hex
+// digits of the identity's hash ("prometheus@1a2b3c4d"), never the
+// source's whole key.
+func (s *Spec) ShortID() string { return s.shortID }
 
 // SourceKey is the source's key (Source.Key()), computed once.
-func (t *Trigger) SourceKey() string { return t.sourceKey }
+func (s *Spec) SourceKey() string { return s.sourceKey }
 
-// PoolKey is what every member of the trigger's pool must agree on: the
-// policy keys (cost and the pool's name aside) and the sample interval.
-func (t *Trigger) PoolKey() string { return t.poolKey }
+// PoolKey is what every member of a pool must agree on: the policy keys
+// (cost and the pool's name aside) and the sample interval.
+func (s *Spec) PoolKey() string { return s.poolKey }
 
 // SamplerOptions are the signal options the sampler runs with. A replica
-// policy never reads the split gate, so its sampler skips the split probe
-// (the options stay in the trigger, and so in its identity, unchanged).
-func (t *Trigger) SamplerOptions() signal.Options {
-	opts := t.Signal
-	if t.Policy.Replicas() {
+// policy never reads the split gate, so its sampler skips the split probe.
+func (s *Spec) SamplerOptions() signal.Options {
+	opts := s.Signal
+	if s.Policy.Replicas() {
 		opts.SplitAwareScaleIn = false
 	}
 	return opts
 }
 
-// VictimHints reports whether the trigger asks for victim hints
-// (victimHints), and the namespace of the pods they rank: a source spec
-// that can (scrape.Kind's) has a method of the
-// same name and result.
-func (t *Trigger) VictimHints() (namespace string, on bool) {
-	if h, ok := t.Source.(interface{ VictimHints() (string, bool) }); ok {
+// VictimHints reports whether the source asks for victim hints and the
+// namespace of the pods they rank (scrape.Kind's specs can).
+func (s *Spec) VictimHints() (namespace string, on bool) {
+	if h, ok := s.Source.(interface{ VictimHints() (string, bool) }); ok {
 		return h.VictimHints()
 	}
 	return "", false
