@@ -217,8 +217,7 @@ func TestPolicyExamplesParse(t *testing.T) {
 		}
 		if len(specs) == 2 { // the pool: members agree on all but the price
 			a, b := specs[0], specs[1]
-			if a.Policy.Pool == "" || a.Policy.Pool != b.Policy.Pool || a.Policy.Elasticity != b.Policy.Elasticity ||
-				a.Policy.LaunchTTL != b.Policy.LaunchTTL || a.Interval != b.Interval {
+			if a.Policy.Pool == "" || a.Policy.Pool != b.Policy.Pool || a.PoolKey() != b.PoolKey() {
 				t.Errorf("%s: pool members disagree: %+v / %+v", f, a.Policy, b.Policy)
 			}
 		}

@@ -6,10 +6,11 @@ import (
 	"testing"
 
 	"github.com/barometer-scaler/barometer/pkg/policy"
+	"github.com/barometer-scaler/barometer/pkg/policy/ledger"
 )
 
-func ev(target string, sec float64, after int) policy.Event {
-	return policy.Event{Time: at(sec), Target: target, Policy: policy.PolicyFixed, Action: policy.NoOp, After: after}
+func ev(target string, sec float64, after int) ledger.Event {
+	return ledger.Event{Time: at(sec), Target: target, Policy: policy.PolicyFixed, Action: policy.NoOp, After: after}
 }
 
 func TestAuditRingKeepsTheLastN(t *testing.T) {
@@ -60,7 +61,7 @@ func TestAuditRingGrowsAsEventsArrive(t *testing.T) {
 
 func TestAuditAllIsOrderedByTimeThenTarget(t *testing.T) {
 	a := newAuditLog(2)
-	for _, e := range []policy.Event{ev("a", 0, 0), ev("b", 1, 0), ev("a", 2, 0), ev("b", 2, 0), ev("a", 3, 0)} {
+	for _, e := range []ledger.Event{ev("a", 0, 0), ev("b", 1, 0), ev("a", 2, 0), ev("b", 2, 0), ev("a", 3, 0)} {
 		a.Record(e)
 	}
 	var got []string
@@ -74,7 +75,7 @@ func TestAuditAllIsOrderedByTimeThenTarget(t *testing.T) {
 
 func TestAuditDefaultSizeAndConcurrency(t *testing.T) {
 	a := newAuditLog(0)
-	if a.size != policy.DefaultAuditSize || policy.DefaultAuditSize != 100 {
+	if a.size != ledger.DefaultAuditSize || ledger.DefaultAuditSize != 100 {
 		t.Errorf("size %d, want the default 100", a.size)
 	}
 	var wg sync.WaitGroup

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/policy"
+	"github.com/barometer-scaler/barometer/pkg/policy/ledger"
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/pressure/host"
 	"github.com/barometer-scaler/barometer/pkg/signal"
@@ -81,7 +82,7 @@ type step struct {
 	before, after int
 }
 
-func steps(ev []policy.Event) []step {
+func steps(ev []ledger.Event) []step {
 	out := make([]step, 0, len(ev))
 	for _, e := range ev {
 		out = append(out, step{e.Action, e.Before, e.After})

@@ -3,7 +3,7 @@ package httpapi
 import "net/http"
 
 // eventsAll serves GET /events: the audit trail of every running target,
-// oldest first (newest last), as a JSON array of policy.Event. The trail
+// oldest first (newest last), as a JSON array of ledger.Event. The trail
 // keeps the last decisions of each target (BAROMETER_AUDIT_SIZE) and forgets
 // a target when its sampler stops.
 func (s *server) eventsAll(w http.ResponseWriter, _ *http.Request) {

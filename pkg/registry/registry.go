@@ -20,7 +20,7 @@ import (
 	"github.com/barometer-scaler/barometer/internal/mapsize"
 	"github.com/barometer-scaler/barometer/pkg/decide"
 	"github.com/barometer-scaler/barometer/pkg/keyschema"
-	"github.com/barometer-scaler/barometer/pkg/policy"
+	"github.com/barometer-scaler/barometer/pkg/policy/ledger"
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/sampling"
 	"github.com/barometer-scaler/barometer/pkg/signal"
@@ -123,7 +123,7 @@ type Config struct {
 	// IdleTimeout stops a sampler nobody has read for this long.
 	IdleTimeout time.Duration
 	// AuditSize is how many decisions the audit trail keeps per target;
-	// <= 0 means policy.DefaultAuditSize.
+	// <= 0 means ledger.DefaultAuditSize.
 	AuditSize int
 	// MaxBindings bounds the parsed triggers kept for repeated calls; <= 0
 	// means DefaultMaxBindings. Past it a call is parsed anew each time.
@@ -608,7 +608,7 @@ func (r *Registry) start(key string, tr *trigger.Spec) (*Target, error) {
 func (r *Registry) Touch(t *Target) { t.lastUsed.Store(r.cfg.Clock.Now().UnixNano()) }
 
 // Events returns the decisions the audit trail keeps for t, oldest first.
-func (r *Registry) Events(t *Target) []policy.Event { return r.engine.Events(t.Key) }
+func (r *Registry) Events(t *Target) []ledger.Event { return r.engine.Events(t.Key) }
 
 // AllEvents returns every target's kept decisions, newest last.
-func (r *Registry) AllEvents() []policy.Event { return r.engine.AllEvents() }
+func (r *Registry) AllEvents() []ledger.Event { return r.engine.AllEvents() }

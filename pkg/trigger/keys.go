@@ -21,14 +21,10 @@ const (
 	KeyPolicy               = "policy"
 	KeyProfile              = "profile"
 	KeyLaunchTTL            = "launchTTL"
-	KeyTargetUtilization    = "targetUtilization"
 	KeyPool                 = "pool"
 	keyCostPerReplicaSecond = "costPerReplicaSecond"
 	keyLeadWindow           = "leadWindow"
 	keyMinReplicas          = "minReplicas"
-	keyMaxReplicas          = "maxReplicas"
-	keyThreshold            = "threshold"
-	keyThresholdLow         = "thresholdLow"
 )
 
 // Defaults of the trigger keys that are not signal or policy options.
@@ -40,8 +36,6 @@ const (
 	// BAROMETER_SAMPLE_INTERVAL alike.
 	MinInterval = 100 * time.Millisecond
 	MaxInterval = 10 * time.Minute
-	// MaxReplicaBound bounds every replica count a trigger names.
-	MaxReplicaBound = 10000
 )
 
 // Floor modes: see signal.Options.FloorTarget.
@@ -51,24 +45,11 @@ const (
 )
 
 // PolicyNames are the values of the `policy` key: the pressure signal
-// first (the default), then pkg/policy's replica policies.
+// first (the default), then the replica policies' kinds.
 func PolicyNames() []string { return append([]string{signal.PolicyPressure}, policy.Names()...) }
 
-// The sets of policies a key is read by, from pkg/policy's names: the
-// elasticity policies are every replica policy but the queue's, and every
-// replica policy but fixed (which holds its count) reads replica bounds.
-var (
-	onlyPressure  = []string{signal.PolicyPressure}
-	onlyQueue     = []string{policy.PolicyQueue}
-	onlyThreshold = []string{policy.PolicyPoolWithThreshold}
-	replicaPolicy = policy.Names()
-	elastic       = replicaPoliciesBut(policy.PolicyQueue)
-	bounded       = replicaPoliciesBut(policy.PolicyFixed)
-)
-
-func replicaPoliciesBut(name string) []string {
-	return slices.DeleteFunc(policy.Names(), func(p string) bool { return p == name })
-}
+// onlyPressure: the keys of the pressure signal.
+var onlyPressure = []string{signal.PolicyPressure}
 
 var (
 	metricNamePattern = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`)
@@ -79,9 +60,10 @@ const day = 24 * time.Hour
 
 // commonKeys are the keys of every trigger, in the order they are read:
 // source and policy first, since which other keys apply depends on them;
-// then the pressure signal's, then the replica policies'.
+// then the pressure signal's, then the replica policies' bookkeeping (a
+// policy's own keys are its kind's).
 func commonKeys(s *Schema) []keyschema.Key[Trigger] {
-	return slices.Concat(triggerKeys(s), signalKeys(), policyKeys())
+	return slices.Concat(triggerKeys(s), signalKeys(), ledgerKeys())
 }
 
 // triggerKeys are what every trigger says: where pressure comes from, how
@@ -129,22 +111,10 @@ var commonChecks = []keyschema.Check[Trigger]{
 		}
 		return nil
 	},
-	func(t *Trigger, _ *keyschema.Context, _ func(string) bool) error {
-		if q := t.Policy.Queue; t.Policy.Name == policy.PolicyQueue && q.MaxReplicas < q.MinReplicas {
-			return &keyschema.MetadataError{Key: keyMaxReplicas, Value: fmt.Sprint(q.MaxReplicas), Allowed: fmt.Sprintf("a whole number >= %d (%s)", q.MinReplicas, keyMinReplicas)}
-		}
-		return nil
-	},
-	func(t *Trigger, _ *keyschema.Context, _ func(string) bool) error {
-		if e := t.Policy.Elasticity; t.Policy.Name == policy.PolicyPoolWithThreshold && e.Low > e.High {
-			return &keyschema.MetadataError{Key: keyThresholdLow, Value: keyschema.FormatFloat(e.Low), Allowed: keyschema.Between(0, e.High).String()}
-		}
-		return nil
-	},
 }
 
-// finish derives what follows from the keys: the policies' own names in
-// their options, the target a replica count is read at, and the floor.
+// finish derives what follows from the keys: the target a replica count is
+// read at, and the floor.
 func finish(t *Trigger) {
 	if t.Policy.Replicas() {
 		t.TargetPressure = 1
@@ -161,22 +131,13 @@ func finish(t *Trigger) {
 	}
 }
 
-// poolKey is the policy keys a pool's members must agree on, cost and the
-// pool's name aside, and the sample interval.
-func poolKey(r *keyschema.Reading, common []keyschema.Key[Trigger], t *Trigger) string {
+// poolKey is what a pool's members must agree on: the policy, its keys,
+// its launch TTL and the sample interval (cost and the pool's name aside).
+func poolKey(t *Trigger, policyTexts []string) string {
 	if t.Policy.Pool == "" {
 		return ""
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "policy=%s", t.Policy.Name)
-	for _, k := range common {
-		if k.Policies == nil || k.Name == KeyPool || k.Name == keyCostPerReplicaSecond || !r.Applies(k.Info) {
-			continue
-		}
-		fmt.Fprintf(&b, " %s=%s", k.Name, k.Canonical(t))
-	}
-	fmt.Fprintf(&b, " sampleInterval=%s", t.Interval)
-	return b.String()
+	return fmt.Sprintf("policy=%s %s launchTTL=%s sampleInterval=%s", t.Policy.Name, strings.Join(policyTexts, " "), t.Policy.LaunchTTL, t.Interval)
 }
 
 // defaultMetricName is barometer-pressure for the pressure signal and

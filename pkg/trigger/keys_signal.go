@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/keyschema"
+	"github.com/barometer-scaler/barometer/pkg/policy"
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/signal"
 )
@@ -15,7 +16,7 @@ import (
 // pkg/signal's computer, each defaulting to the profile's.
 func signalKeys() []keyschema.Key[Trigger] {
 	return []keyschema.Key[Trigger]{
-		keyschema.Int(keyMinReplicas, minReplicas, 0, 0, MaxReplicaBound).For(append(onlyPressure, bounded...)...).
+		keyschema.Int(keyMinReplicas, func(t *Trigger) *int { return &t.Signal.MinReplicas }, 0, 0, policy.MaxReplicaBound).For(onlyPressure...).
 			Describe("lower bound of the decided count (a pool's total); `pressure`: the replica floor, once the first sample lands"),
 		keyschema.Enum("floor", func(t *Trigger) *string { return &t.Floor }, FloorTarget, FloorTarget, FloorReplicas).For(onlyPressure...).
 			Describe("`target`: floor `scaleValue` at `minReplicas x targetPressure`, so the HPA rests at exactly `minReplicas`; `replicas`: floor at `minReplicas` itself (the HPA then rests at `minReplicas / targetPressure`)"),

@@ -94,28 +94,25 @@ func (s *Spec) VictimHints() (namespace string, on bool) {
 }
 
 // PolicySpec is a trigger's policy configuration, validated: the `policy`
-// key and the keys that tune it.
+// key, the chosen replica policy's options, and the engine's bookkeeping
+// keys.
 type PolicySpec struct {
-	// Name is signal.PolicyPressure or one of policy.Names().
+	// Name is signal.PolicyPressure or a replica policy's kind name.
 	Name string
-	// Queue tunes the queue policy; zero for the others.
-	Queue policy.QueueOptions
-	// Elasticity tunes the elasticity policies; zero for the others.
-	Elasticity policy.ElasticityOptions
+	// Kind is the replica policy's kind and Options its parsed keys; both
+	// zero for the pressure signal.
+	Kind    policy.Kind
+	Options policy.Spec
 	// LaunchTTL is how long a scale-up or scale-down counts as in flight
 	// (not pressure, whose demand is measured, never asked for).
 	LaunchTTL time.Duration
 	// CostPerReplicaSecond prices the target's replica-seconds.
 	CostPerReplicaSecond float64
-	// Pool names the pool an elasticity target is decided in; "" for none.
+	// Pool names the pool a poolable policy's target is decided in; ""
+	// for none.
 	Pool string
 }
 
 // Replicas reports whether the policy's signal is a replica count, which
 // KEDA reads with target 1, rather than pressure in replica units.
-func (s PolicySpec) Replicas() bool { return s.Name != signal.PolicyPressure }
-
-// Elastic reports whether the policy is one of the elasticity policies.
-func (s PolicySpec) Elastic() bool {
-	return s.Name != signal.PolicyPressure && s.Name != policy.PolicyQueue
-}
+func (s PolicySpec) Replicas() bool { return s.Options != nil }

@@ -1,10 +1,11 @@
-package policy
+package ledger
 
 import (
-	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/barometer-scaler/barometer/pkg/policy"
 )
 
 func newTracker(t *testing.T) *LaunchTracker {
@@ -21,9 +22,9 @@ func newTracker(t *testing.T) *LaunchTracker {
 func scale(lt *LaunchTracker, target string, n int, now time.Time) {
 	switch {
 	case n > 0:
-		lt.Record(target, Decision{At: now, Action: ScaleUp, Before: 1, Desired: 1 + n})
+		lt.Record(target, policy.Decision{At: now, Action: policy.ScaleUp, Before: 1, Desired: 1 + n})
 	case n < 0:
-		lt.Record(target, Decision{At: now, Action: ScaleDown, Before: 10, Desired: 10 + n})
+		lt.Record(target, policy.Decision{At: now, Action: policy.ScaleDown, Before: 10, Desired: 10 + n})
 	}
 }
 
@@ -215,8 +216,8 @@ func TestScaleDownCancelsTheNewestLaunches(t *testing.T) {
 	lt.Observe("a", 2, t0)
 	scale(lt, "a", 1, at(0))
 	scale(lt, "a", 2, at(10))
-	lt.Record("a", Decision{At: at(11), Action: NoOp, Before: 5, Desired: 5})
-	lt.Record("a", Decision{At: at(11), Action: ScaleDown, Before: 5, Desired: 4})
+	lt.Record("a", policy.Decision{At: at(11), Action: policy.NoOp, Before: 5, Desired: 5})
+	lt.Record("a", policy.Decision{At: at(11), Action: policy.ScaleDown, Before: 5, Desired: 4})
 	if got := lt.Observe("a", 2, at(11)); got != 2 {
 		t.Fatalf("in flight %d, want 2", got)
 	}
@@ -224,73 +225,9 @@ func TestScaleDownCancelsTheNewestLaunches(t *testing.T) {
 	if got := lt.Observe("a", 2, at(15)); got != 1 {
 		t.Errorf("in flight %d at 15 s, want 1", got)
 	}
-	lt.Record("a", Decision{At: at(16), Action: ScaleDown, Before: 3, Desired: 0})
+	lt.Record("a", policy.Decision{At: at(16), Action: policy.ScaleDown, Before: 3, Desired: 0})
 	if got := lt.Observe("a", 2, at(16)); got != -2 {
 		t.Errorf("in flight %d, want -2: the last launch is cancelled, then 2 replicas leave", got)
-	}
-}
-
-func TestDecisionsFeedTheTracker(t *testing.T) {
-	lt := newTracker(t)
-	q := newQueue(t, nil)
-	obs := QueueObservation{Replicas: 2, Reservations: gauge(6)}
-	obs.InFlight = lt.Observe("q", obs.Replicas, t0)
-	d, st := q.Evaluate(QueueState{}, obs, t0)
-	lt.Record("q", d)
-	// Nothing has started yet: the 4 asked for are in flight, not asked again.
-	obs.InFlight = lt.Observe("q", obs.Replicas, at(5))
-	if d, _ = q.Evaluate(st, obs, at(5)); obs.InFlight != 4 || d.Action != NoOp || d.Desired != 6 {
-		t.Errorf("in flight %d, %s -> %d; want 4 in flight and a no-op at 6", obs.InFlight, d.Action, d.Desired)
-	}
-}
-
-// While a scale-down is not yet seen, a no-op publishes the count it asked
-// for, not the stale one: the next sample still shows the leaving replicas.
-func TestNoOpKeepsAScaleDownInFlight(t *testing.T) {
-	lt := newTracker(t)
-	p := newElastic(t, PolicyFullyElastic, nil)
-	steps := []struct {
-		at              float64
-		visible         int
-		action          Action
-		before, desired int
-		reason          string
-	}{
-		{0, 4, ScaleDown, 4, 3, "current 4, above target"},
-		{5, 4, ScaleDown, 3, 2, "current 3 = 4 seen -1 leaving, above target"},
-		{10, 4, NoOp, 2, 2, "current 2 = 4 seen -2 leaving, at target: no-op"},
-		{12, 3, NoOp, 2, 2, "current 2 = 3 seen -1 leaving"},
-		{14, 2, NoOp, 2, 2, "current 2, at target"},
-	}
-	for _, s := range steps {
-		obs := ElasticityObservation{Replicas: s.visible, Pending: 2, Utilization: 0.5}
-		obs.InFlight = lt.Observe("w", s.visible, at(s.at))
-		d, _ := p.Decide(ElasticityState{}, obs, at(s.at))
-		lt.Record("w", d)
-		if d.Action != s.action || d.Before != s.before || d.Desired != s.desired || !strings.Contains(d.Reason, s.reason) {
-			t.Errorf("at %vs: %s %d -> %d (%q); want %s %d -> %d with %q", s.at, d.Action, d.Before, d.Desired, d.Reason,
-				s.action, s.before, s.desired, s.reason)
-		}
-	}
-
-	// The queue policy alike: its cooldown no-op keeps the scale-down.
-	lt = newTracker(t)
-	q := newQueue(t, nil)
-	var st QueueState
-	for _, s := range []struct {
-		at      float64
-		visible int
-		action  Action
-		desired int
-	}{{0, 10, NoOp, 10}, {60, 10, ScaleDown, 9}, {70, 10, NoOp, 9}, {72, 9, NoOp, 9}} {
-		obs := QueueObservation{Replicas: s.visible, Reservations: gauge(2)}
-		obs.InFlight = lt.Observe("q", s.visible, at(s.at))
-		var d Decision
-		d, st = q.Evaluate(st, obs, at(s.at))
-		lt.Record("q", d)
-		if d.Action != s.action || d.Desired != s.desired || (s.at == 70 && !strings.Contains(d.Reason, "; current 9 = 10 seen -1 leaving; no-op: scale-down cooldown")) {
-			t.Errorf("queue at %vs: %s -> %d (%q); want %s -> %d", s.at, d.Action, d.Desired, d.Reason, s.action, s.desired)
-		}
 	}
 }
 
@@ -303,11 +240,11 @@ func TestNoOpKeepsAScaleDownInFlight(t *testing.T) {
 func TestCancelledLaunchRemovalPairsWithALiveLaunch(t *testing.T) {
 	lt := newTracker(t)
 	lt.Observe("q", 2, at(0))
-	lt.Record("q", Decision{At: at(0), Action: ScaleUp, Before: 2, Desired: 3}) // A
+	lt.Record("q", policy.Decision{At: at(0), Action: policy.ScaleUp, Before: 2, Desired: 3}) // A
 	in := lt.Observe("q", 2, at(5))
-	lt.Record("q", Decision{At: at(5), Action: ScaleDown, Before: 2 + in, Desired: 2}) // cancels A
+	lt.Record("q", policy.Decision{At: at(5), Action: policy.ScaleDown, Before: 2 + in, Desired: 2}) // cancels A
 	in = lt.Observe("q", 2, at(8))
-	lt.Record("q", Decision{At: at(8), Action: ScaleUp, Before: 2 + in, Desired: 3}) // B
+	lt.Record("q", policy.Decision{At: at(8), Action: policy.ScaleUp, Before: 2 + in, Desired: 3}) // B
 	for _, sec := range []float64{12, 16, 19, 21, 22.9, 23, 24} {
 		if in := lt.Observe("q", 3, at(sec)); in != 0 {
 			t.Errorf("at %gs: 3 replicas run, in flight %+d, want 0", sec, in)
@@ -317,9 +254,9 @@ func TestCancelledLaunchRemovalPairsWithALiveLaunch(t *testing.T) {
 	// its fall resolves the removal, and B is still on its way.
 	lt = newTracker(t)
 	lt.Observe("r", 2, at(0))
-	lt.Record("r", Decision{At: at(0), Action: ScaleUp, Before: 2, Desired: 3})   // A
-	lt.Record("r", Decision{At: at(1), Action: ScaleDown, Before: 3, Desired: 2}) // cancels A
-	lt.Record("r", Decision{At: at(2), Action: ScaleUp, Before: 2, Desired: 3})   // B
+	lt.Record("r", policy.Decision{At: at(0), Action: policy.ScaleUp, Before: 2, Desired: 3})   // A
+	lt.Record("r", policy.Decision{At: at(1), Action: policy.ScaleDown, Before: 3, Desired: 2}) // cancels A
+	lt.Record("r", policy.Decision{At: at(2), Action: policy.ScaleUp, Before: 2, Desired: 3})   // B
 	if in := lt.Observe("r", 3, at(3)); in != 0 {
 		t.Errorf("A's replica showed: in flight %+d, want 0 (B coming, A leaving)", in)
 	}
@@ -332,8 +269,8 @@ func TestCancelledLaunchRemovalPairsWithALiveLaunch(t *testing.T) {
 	// With no live launch left to pair, the removal keeps its own time.
 	lt = newTracker(t)
 	lt.Observe("s", 2, at(0))
-	lt.Record("s", Decision{At: at(0), Action: ScaleUp, Before: 2, Desired: 3})   // A
-	lt.Record("s", Decision{At: at(1), Action: ScaleDown, Before: 3, Desired: 2}) // cancels A
+	lt.Record("s", policy.Decision{At: at(0), Action: policy.ScaleUp, Before: 2, Desired: 3})   // A
+	lt.Record("s", policy.Decision{At: at(1), Action: policy.ScaleDown, Before: 3, Desired: 2}) // cancels A
 	if in := lt.Observe("s", 3, at(2)); in != -1 {
 		t.Errorf("A's replica showed: in flight %+d, want -1", in)
 	}

@@ -1,9 +1,15 @@
-package policy
+// Package ledger is the bookkeeping a caller does around pkg/policy's
+// decisions: launch and removal tracking (the changes in flight a decision
+// starts from), cost accounting and the audit event. pkg/decide keeps one
+// ledger per target; the simulator a tracker per run.
+package ledger
 
 import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/barometer-scaler/barometer/pkg/policy"
 )
 
 // DefaultLaunchTTL is how long a launch (or a removal) counts as in flight
@@ -21,8 +27,13 @@ type LaunchOptions struct {
 // DefaultLaunchOptions returns the documented default.
 func DefaultLaunchOptions() LaunchOptions { return LaunchOptions{TTL: DefaultLaunchTTL} }
 
-// Validate returns an *OptionError naming the first invalid field.
-func (o LaunchOptions) Validate() error { return checkDuration("TTL", o.TTL, true) }
+// Validate returns an *policy.OptionError naming the first invalid field.
+func (o LaunchOptions) Validate() error {
+	if o.TTL <= 0 {
+		return &policy.OptionError{Field: "TTL", Value: o.TTL.String(), Allowed: "a duration > 0"}
+	}
+	return nil
+}
 
 // LaunchTracker remembers, per target, the changes decisions asked for that
 // are not yet visible, so that the next decisions count them as in flight:
@@ -98,16 +109,16 @@ func (t *LaunchTracker) Observe(target string, visible int, now time.Time) int {
 // launch tokens, as a ReplicaSet removes a replica that is not ready before
 // one that is (else the next decision would ask for it again); each replica
 // beyond those adds a removal token stamped d.At.
-func (t *LaunchTracker) Record(target string, d Decision) {
+func (t *LaunchTracker) Record(target string, d policy.Decision) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	l := t.get(target)
 	switch d.Action {
-	case ScaleUp:
+	case policy.ScaleUp:
 		for range d.Desired - d.Before {
 			l.up = append(l.up, launch{at: d.At})
 		}
-	case ScaleDown:
+	case policy.ScaleDown:
 		n := d.Before - d.Desired
 		for i := len(l.up) - 1; i >= 0 && n > 0; i-- {
 			if l.up[i].cancelled.IsZero() {

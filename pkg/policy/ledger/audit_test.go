@@ -1,14 +1,16 @@
-package policy
+package ledger
 
 import (
 	"encoding/json"
 	"math"
 	"testing"
+
+	"github.com/barometer-scaler/barometer/pkg/policy"
 )
 
 func TestDecisionEvent(t *testing.T) {
-	d := Decision{At: t0, Policy: PolicyQueue, Action: ScaleUp, Before: 2, Desired: 6, Reason: "r", Inputs: map[string]float64{"base": 3}}
-	b, err := json.Marshal(d.Event("ns/w"))
+	d := policy.Decision{At: t0, Policy: policy.PolicyQueue, Action: policy.ScaleUp, Before: 2, Desired: 6, Reason: "r", Inputs: map[string]float64{"base": 3}}
+	b, err := json.Marshal(EventOf(d, "ns/w"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,7 +24,7 @@ func TestDecisionEvent(t *testing.T) {
 // answer, so such inputs are left out (and the decision's map is kept).
 func TestEventLeavesOutNonFiniteInputs(t *testing.T) {
 	in := map[string]float64{"base": 3, "nan": math.NaN(), "inf": math.Inf(1), "-inf": math.Inf(-1)}
-	e := Decision{At: t0, Policy: PolicyQueue, Action: NoOp, Inputs: in}.Event("w")
+	e := EventOf(policy.Decision{At: t0, Policy: policy.PolicyQueue, Action: policy.NoOp, Inputs: in}, "w")
 	b, err := json.Marshal(e)
 	if err != nil {
 		t.Fatalf("event with non-finite inputs: %v", err)

@@ -1,8 +1,11 @@
-package policy
+package ledger
 
 import (
 	"math"
+	"strconv"
 	"time"
+
+	"github.com/barometer-scaler/barometer/pkg/policy"
 )
 
 // CostOptions price a target's replicas.
@@ -12,9 +15,12 @@ type CostOptions struct {
 	PerReplicaSecond float64
 }
 
-// Validate returns an *OptionError naming the first invalid field.
+// Validate returns an *policy.OptionError naming the first invalid field.
 func (o CostOptions) Validate() error {
-	return checkFloat("PerReplicaSecond", o.PerReplicaSecond, 0, math.Inf(1), false)
+	if v := o.PerReplicaSecond; !finite(v) || v < 0 {
+		return &policy.OptionError{Field: "PerReplicaSecond", Value: strconv.FormatFloat(v, 'g', -1, 64), Allowed: "a number in [0, inf)"}
+	}
+	return nil
 }
 
 // Cost is what a target's replicas have used since the scaler started
@@ -52,3 +58,5 @@ func (c Cost) Accrue(opts CostOptions, replicas int, now time.Time) Cost {
 	c.replicas = max(replicas, 0)
 	return c
 }
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

@@ -1,8 +1,10 @@
-package policy
+package ledger
 
 import (
 	"maps"
 	"time"
+
+	"github.com/barometer-scaler/barometer/pkg/policy"
 )
 
 // DefaultAuditSize is how many events an audit trail keeps per target (the
@@ -15,17 +17,17 @@ type Event struct {
 	Time   time.Time          `json:"time"`
 	Target string             `json:"target"`
 	Policy string             `json:"policy"`
-	Action Action             `json:"action"`
+	Action policy.Action      `json:"action"`
 	Reason string             `json:"reason"`
 	Before int                `json:"before"`
 	After  int                `json:"after"`
 	Inputs map[string]float64 `json:"inputs,omitempty"`
 }
 
-// Event returns the audit event of d for target. The policies put only
+// EventOf returns the audit event of d for target. The policies put only
 // finite numbers in Inputs; any other input is left out all the same, since
 // JSON has no NaN or Inf and one would fail the whole /events answer.
-func (d Decision) Event(target string) Event {
+func EventOf(d policy.Decision, target string) Event {
 	in := d.Inputs
 	for _, v := range in {
 		if !finite(v) {
