@@ -1,4 +1,9 @@
-package command
+// Package backtest reads a load trace from a Prometheus range query (the
+// backtest of `scaler simulate --from-prometheus`) and the history the
+// prometheus source would read beside it for the seasonal forecast, through
+// the prometheus source's own client: every dialled address vetted by the
+// allow-list, no proxy, no redirect, the response bounded.
+package backtest
 
 import (
 	"context"
@@ -23,34 +28,37 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/sim/control"
 )
 
-// promTrace is a load trace read from a Prometheus range query: the
-// backtest of `scaler simulate --from-prometheus`.
-type promTrace struct {
-	server, query, start, end string
-	step, timeout             time.Duration
+// Flags are the flags of `scaler simulate --from-prometheus`.
+type Flags struct {
+	Server, Query, Start, End string
+	// Step is set by the command's --step, which also names the naive
+	// rule's step limit.
+	Step, Timeout time.Duration
 }
 
 // maxPromTurns bounds a backtest, so a wide range with a short step cannot
 // ask the server for more than a simulation reads.
 const maxPromTurns = 11000 // Prometheus's own limit on points per series
 
-func definePromFlags(fs *flag.FlagSet, p *promTrace) {
-	fs.StringVar(&p.server, "from-prometheus", "", "read the load trace from this Prometheus server's range query (with --query, --start, --end, --step); the address must pass $"+allow.EnvVar+", as for the prometheus source")
-	fs.StringVar(&p.query, "query", "", "from-prometheus: PromQL for the load, one series (requests/s at --saturation per replica; wrap it in sum() for a total)")
-	fs.StringVar(&p.start, "start", "", "from-prometheus: start of the range, RFC 3339 or Unix seconds")
-	fs.StringVar(&p.end, "end", "", "from-prometheus: end of the range, RFC 3339 or Unix seconds")
-	p.step = 15 * time.Second // set by --step (stepFlag)
-	fs.DurationVar(&p.timeout, "query-timeout", 30*time.Second, "from-prometheus: how long the query may take")
+// Define defines the flags on fs.
+func (p *Flags) Define(fs *flag.FlagSet) {
+	fs.StringVar(&p.Server, "from-prometheus", "", "read the load trace from this Prometheus server's range query (with --query, --start, --end, --step); the address must pass $"+allow.EnvVar+", as for the prometheus source")
+	fs.StringVar(&p.Query, "query", "", "from-prometheus: PromQL for the load, one series (requests/s at --saturation per replica; wrap it in sum() for a total)")
+	fs.StringVar(&p.Start, "start", "", "from-prometheus: start of the range, RFC 3339 or Unix seconds")
+	fs.StringVar(&p.End, "end", "", "from-prometheus: end of the range, RFC 3339 or Unix seconds")
+	p.Step = 15 * time.Second // set by --step (stepFlag)
+	fs.DurationVar(&p.Timeout, "query-timeout", 30*time.Second, "from-prometheus: how long the query may take")
 }
 
-func (p promTrace) validate(set map[string]bool) error {
-	if p.server == "" {
+// Validate checks the flags given (set names them).
+func (p Flags) Validate(set map[string]bool) error {
+	if p.Server == "" {
 		for _, name := range []string{"query", "start", "end", "query-timeout"} {
 			if set[name] {
 				return fmt.Errorf("--%s applies to --from-prometheus", name)
 			}
 		}
-		if set["step"] && p.step != 15*time.Second {
+		if set["step"] && p.Step != 15*time.Second {
 			return errors.New("--step as a duration applies to --from-prometheus")
 		}
 		return nil
@@ -58,24 +66,24 @@ func (p promTrace) validate(set map[string]bool) error {
 	if set["trace"] {
 		return errors.New("--trace: not with --from-prometheus (the query is the trace)")
 	}
-	if p.query == "" {
+	if p.Query == "" {
 		return errors.New("--query (allowed: the PromQL of the load, required with --from-prometheus)")
 	}
-	start, err1 := parseTime(p.start)
-	end, err2 := parseTime(p.end)
+	start, err1 := parseTime(p.Start)
+	end, err2 := parseTime(p.End)
 	switch {
 	case err1 != nil:
-		return fmt.Errorf("--start %q (allowed: RFC 3339 or Unix seconds)", p.start)
+		return fmt.Errorf("--start %q (allowed: RFC 3339 or Unix seconds)", p.Start)
 	case err2 != nil:
-		return fmt.Errorf("--end %q (allowed: RFC 3339 or Unix seconds)", p.end)
+		return fmt.Errorf("--end %q (allowed: RFC 3339 or Unix seconds)", p.End)
 	case !end.After(start):
-		return fmt.Errorf("--end %q (allowed: after --start)", p.end)
-	case p.step < time.Second:
-		return fmt.Errorf("--step %s (allowed: a duration >= 1s)", p.step)
-	case end.Sub(start)/p.step >= maxPromTurns:
-		return fmt.Errorf("--step %s (allowed: fewer than %d steps from --start to --end)", p.step, maxPromTurns)
-	case p.timeout <= 0:
-		return fmt.Errorf("--query-timeout %s (allowed: a duration > 0)", p.timeout)
+		return fmt.Errorf("--end %q (allowed: after --start)", p.End)
+	case p.Step < time.Second:
+		return fmt.Errorf("--step %s (allowed: a duration >= 1s)", p.Step)
+	case end.Sub(start)/p.Step >= maxPromTurns:
+		return fmt.Errorf("--step %s (allowed: fewer than %d steps from --start to --end)", p.Step, maxPromTurns)
+	case p.Timeout <= 0:
+		return fmt.Errorf("--query-timeout %s (allowed: a duration > 0)", p.Timeout)
 	}
 	return nil
 }
@@ -92,9 +100,25 @@ func parseTime(s string) (time.Time, error) {
 	return time.Unix(int64(sec), int64(frac*1e9)).UTC(), nil
 }
 
+// Range is the range the flags name; Validate has checked them.
+func (p Flags) Range() Range {
+	start, _ := parseTime(p.Start)
+	end, _ := parseTime(p.End)
+	return Range{Server: p.Server, Query: p.Query, Start: start, End: end, Step: p.Step, Timeout: p.Timeout}
+}
+
+// Range is the range query a backtest reads.
+type Range struct {
+	// Server is the Prometheus server's URL; Query the load's PromQL.
+	Server, Query string
+	// Start, End and Step lay out the turns; Timeout bounds each query.
+	Start, End    time.Time
+	Step, Timeout time.Duration
+}
+
 // serverURL vets the address as the prometheus source's serverAddress
-// is vetted (pkg/target): an http or https URL without credentials,
-// query or fragment, whose host the allow-list admits.
+// is vetted: an http or https URL without credentials, query or fragment,
+// whose host the allow-list admits.
 func serverURL(raw string, list *allow.List) (string, error) {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
@@ -116,28 +140,25 @@ func allowList() (*allow.List, error) {
 	return allow.Parse(spec)
 }
 
-// load runs the range query and makes its one series the load, one turn
+// Load runs the range query and makes its one series the load, one turn
 // per step. A step with no point (a gap in the data) repeats the load
 // before it, so the trace keeps the range's length and its timing. It
 // also reads the history the prometheus source would read for the
-// seasonal forecast (promHistory), the load at saturation per replica
-// being the demand.
-func (p promTrace) load(ctx context.Context, saturation float64) (sim.Series, *promHistory, error) {
+// seasonal forecast (History), the load at saturation per replica being
+// the demand. The server must pass $BAROMETER_ALLOWED_TARGETS.
+func Load(ctx context.Context, p Range, saturation float64) (sim.Series, *History, error) {
 	list, err := allowList()
 	if err != nil {
 		return sim.Series{}, nil, err
 	}
-	addr, err := serverURL(p.server, list)
+	addr, err := serverURL(p.Server, list)
 	if err != nil {
 		return sim.Series{}, nil, err
 	}
-	// The prometheus source's client: every dialled address vetted again,
-	// no proxy, no redirect, and the source's bound on the response.
-	start, _ := parseTime(p.start)
-	end, _ := parseTime(p.end)
+	start, end := p.Start, p.End
 	query := func(r v1.Range) (*model.SampleStream, error) {
-		v, err := promclient.QueryRange(ctx, promclient.RangeQuery{ServerAddress: addr, Query: p.query,
-			Range: r, Timeout: p.timeout, Control: list.Control})
+		v, err := promclient.QueryRange(ctx, promclient.RangeQuery{ServerAddress: addr, Query: p.Query,
+			Range: r, Timeout: p.Timeout, Control: list.Control})
 		if err != nil {
 			return nil, err
 		}
@@ -154,14 +175,14 @@ func (p promTrace) load(ctx context.Context, saturation float64) (sim.Series, *p
 		}
 		return m[0], nil
 	}
-	ss, err := query(v1.Range{Start: start, End: end, Step: p.step})
+	ss, err := query(v1.Range{Start: start, End: end, Step: p.Step})
 	if err != nil {
 		return sim.Series{}, nil, fmt.Errorf("--from-prometheus: %w", err)
 	}
 	if ss == nil {
 		return sim.Series{}, nil, errors.New("--query returned 0 series; want one (wrap it in sum() for a total)")
 	}
-	series, err := promSeries(ss, start, end, p.step, p.server)
+	series, err := promSeries(ss, start, end, p.Step, p.Server)
 	if err != nil {
 		return series, nil, err
 	}
@@ -172,7 +193,7 @@ func (p promTrace) load(ctx context.Context, saturation float64) (sim.Series, *p
 	return series, history, nil
 }
 
-// promHistory is the history of a backtest's query as the prometheus
+// History is the history of a backtest's query as the prometheus
 // source reads it for the seasonal forecast (promsource.Source.ObserveSeason):
 // the query on the pressure.SeasonStep grid, from the long history
 // before the range's start to its end, in the simulation's clock (the
@@ -180,20 +201,20 @@ func (p promTrace) load(ctx context.Context, saturation float64) (sim.Series, *p
 // replicas into demand; a backtest's query is the load, so its demand is
 // the load over the saturation, what the replicas would report if none
 // were saturated.
-type promHistory struct {
+type History struct {
 	points []pressure.DemandPoint // oldest first, on the grid
 }
 
-var _ control.SeasonHistory = (*promHistory)(nil)
+var _ control.SeasonHistory = (*History)(nil)
 
 // readHistory reads the history a day at a time, as the prometheus
 // source reads its long history (pressure.SeasonWindow.Reads). The grid
 // runs through the range's start, so it lies on the simulation's. Where
 // the query had no value there is no point.
-func readHistory(query func(v1.Range) (*model.SampleStream, error), start, end time.Time, saturation float64) (*promHistory, error) {
+func readHistory(query func(v1.Range) (*model.SampleStream, error), start, end time.Time, saturation float64) (*History, error) {
 	// The long history of the range's first hour reaches this far back.
 	first := start.Add(-(pressure.SeasonLong + pressure.SeasonDetectEvery).Truncate(pressure.SeasonStep))
-	h := &promHistory{}
+	h := &History{}
 	for _, w := range (pressure.SeasonWindow{Start: first, End: end}).Reads() {
 		r := v1.Range{Start: w.Start, End: w.End, Step: pressure.SeasonStep}
 		ss, err := query(r)
@@ -215,7 +236,7 @@ func readHistory(query func(v1.Range) (*model.SampleStream, error), start, end t
 }
 
 // Window returns the points of w (control.SeasonHistory).
-func (h *promHistory) Window(w pressure.SeasonWindow) []pressure.DemandPoint {
+func (h *History) Window(w pressure.SeasonWindow) []pressure.DemandPoint {
 	from := sort.Search(len(h.points), func(i int) bool { return !h.points[i].At.Before(w.Start) })
 	to := sort.Search(len(h.points), func(i int) bool { return h.points[i].At.After(w.End) })
 	return h.points[from:max(from, to)]
@@ -250,33 +271,4 @@ func promSeries(ss *model.SampleStream, start, end time.Time, step time.Duration
 		load[i] = load[first]
 	}
 	return sim.Series{Name: name + " " + start.Format(time.RFC3339) + ".." + end.Format(time.RFC3339), Load: load}, nil
-}
-
-// stepFlag is --step, which the simulator had as the naive rule's step
-// limit before the backtest named the range's step: a whole number sets
-// the limit (as --step-limit), a duration the range's resolution.
-type stepFlag struct {
-	limit   *int
-	step    *time.Duration
-	isLimit *bool
-}
-
-func (f stepFlag) String() string {
-	if f.step == nil {
-		return ""
-	}
-	return f.step.String()
-}
-
-func (f stepFlag) Set(v string) error {
-	if n, err := strconv.Atoi(v); err == nil {
-		*f.limit, *f.isLimit = n, true
-		return nil
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil {
-		return errors.New("a whole number (the naive step limit) or a duration (the range's step)")
-	}
-	*f.step, *f.isLimit = d, false
-	return nil
 }
