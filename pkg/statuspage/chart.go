@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/barometer-scaler/barometer/internal/chart"
 	"github.com/barometer-scaler/barometer/pkg/sampling"
-	"github.com/barometer-scaler/barometer/pkg/sim/svg"
 )
 
 // The chart's series and marks, as its legend names them.
@@ -52,24 +52,24 @@ func drawHistory(points []sampling.HistoryPoint, target float64, interval time.D
 			}
 		}
 	}
-	demand := []svg.Line{
+	demand := []chart.Line{
 		{Name: seriesRaw, Values: raw, Color: "#8c8c8c", Fill: true},
 		{Name: seriesScale, Values: scale, Color: "#1f5fbf"},
 	}
 	if hasForecast {
-		demand = append(demand, svg.Line{Name: seriesForecast, Values: forecast, Color: "#8e44ad", Dash: true})
+		demand = append(demand, chart.Line{Name: seriesForecast, Values: forecast, Color: "#8e44ad", Dash: true})
 	}
-	f := svg.Figure{
+	f := chart.Figure{
 		Title:  "The last " + plural(n, "sample") + ", one every " + interval.String(),
 		XLabel: "time before now", YLabel: "replicas",
-		Panels: []svg.Panel{
+		Panels: []chart.Panel{
 			{Title: "Demand and the published scaleValue, in replicas of pressure", Lines: demand},
-			{Title: "Replicas KEDA asks for at target " + number(target) + ", and measured across", Lines: []svg.Line{
+			{Title: "Replicas KEDA asks for at target " + number(target) + ", and measured across", Lines: []chart.Line{
 				{Name: seriesAsks, Values: asks, Color: "#c0392b", Step: true},
 				{Name: seriesMeasured, Values: measured, Color: "#27ae60", Step: true, Dash: true},
 			}},
 		},
-		Marks: []svg.Mark{
+		Marks: []chart.Mark{
 			{Name: markSurge, Color: "#f39c12", At: surge},
 			{Name: markHeld, Color: "#16a2b8", At: held},
 			{Name: markFailed, Color: "#555555", At: failed},
@@ -84,7 +84,7 @@ func drawHistory(points []sampling.HistoryPoint, target float64, interval time.D
 	if err := f.Write(&b); err != nil {
 		return "", err
 	}
-	// The figure escapes every text it holds (pkg/sim/svg); its numbers and
+	// The figure escapes every text it holds (internal/chart); its numbers and
 	// colours are the page's own.
 	return template.HTML(b.String()), nil
 }

@@ -7,7 +7,7 @@
 // configuration.
 //
 // The pages are rendered on the server with html/template and inline SVG
-// (pkg/sim/svg), without JavaScript; they reload themselves while open. A
+// (internal/chart), without JavaScript; they reload themselves while open. A
 // page reads published snapshots, the targets' bounded histories
 // (sampling.HistoryPoint) and the audit trail, so its cost is paid when it
 // is read, never on the sampling or GetMetrics paths.

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/barometer-scaler/barometer/internal/chart"
 	"github.com/barometer-scaler/barometer/pkg/policy"
 	"github.com/barometer-scaler/barometer/pkg/sim"
 	"github.com/barometer-scaler/barometer/pkg/sim/policies"
-	"github.com/barometer-scaler/barometer/pkg/sim/svg"
 )
 
 // coveringTTL is a launch TTL one turn longer than a change (a launch or a
@@ -248,7 +248,7 @@ const queueCeiling = 16
 
 // queueChart draws the queue trace's runs, load and required cut at
 // queueCeiling (the title says so).
-func queueChart(runs []sim.Named) svg.Figure {
+func queueChart(runs []sim.Named) chart.Figure {
 	qm := sim.QueueModel()
 	w := sim.ReferenceQueueWave(sim.QueueSeed)
 	f := sim.Chart(qm, fmt.Sprintf("Queue trace at metric delay %d (load and required drawn up to %d; the batch at turn %d requires more)", goalDelay, queueCeiling, w.BatchTurn), runs)

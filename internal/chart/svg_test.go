@@ -1,4 +1,4 @@
-package svg
+package chart
 
 import (
 	"encoding/xml"

@@ -1,6 +1,6 @@
-// Package svg writes small, deterministic line charts as SVG: stacked
+// Package chart writes small, deterministic line charts as SVG: stacked
 // panels over a shared x axis (turns) and a shared y scale, with a legend.
-package svg
+package chart
 
 import (
 	"fmt"
