@@ -7,12 +7,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/kedacore/keda/v2/pkg/scalers/externalscaler"
 	oklogrun "github.com/oklog/run"
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	grpchealth "google.golang.org/grpc/health"
@@ -132,11 +132,7 @@ type wiring struct {
 }
 
 func wire(runCtx context.Context, cfg config, logger *slog.Logger) (w wiring, err error) {
-	spec := cfg.AllowedTargets
-	if strings.TrimSpace(spec) == "" {
-		spec = allow.DefaultSpec // set but empty reads as unset
-	}
-	if w.allowed, err = allow.Parse(spec); err != nil {
+	if w.allowed, err = allow.FromSetting(cfg.AllowedTargets); err != nil {
 		return w, err
 	}
 	// A profile file that is missing or unreadable, or that names a
@@ -192,17 +188,16 @@ type servers struct {
 
 func newServers(runCtx context.Context, cfg config, w wiring, logger *slog.Logger) (*servers, error) {
 	m := metrics.New(w.reg)
+	collectors := []prometheus.Collector{w.queries}
 	if w.hints != nil {
-		if err := m.Register(w.hints.Hints); err != nil {
-			return nil, fmt.Errorf("victim hint metrics: %w", err)
-		}
-	}
-	if err := m.Register(w.queries); err != nil {
-		return nil, fmt.Errorf("prometheus query metrics: %w", err)
+		collectors = append(collectors, w.hints.Hints)
 	}
 	if w.profiles != nil {
-		if err := m.Register(w.profiles); err != nil {
-			return nil, fmt.Errorf("connection profile metrics: %w", err)
+		collectors = append(collectors, w.profiles)
+	}
+	for _, c := range collectors {
+		if err := m.Register(c); err != nil {
+			return nil, fmt.Errorf("metrics: %w", err)
 		}
 	}
 	s := &servers{draining: new(atomic.Bool), health: grpchealth.NewServer()}

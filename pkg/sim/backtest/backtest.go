@@ -130,16 +130,6 @@ func serverURL(raw string, list *allow.List) (string, error) {
 	return strings.TrimRight(u.String(), "/"), nil
 }
 
-// allowList is the list in force: $BAROMETER_ALLOWED_TARGETS, or the
-// default when it is unset or empty, as for the scaler itself.
-func allowList() (*allow.List, error) {
-	spec := os.Getenv(allow.EnvVar)
-	if strings.TrimSpace(spec) == "" {
-		return allow.Default(), nil
-	}
-	return allow.Parse(spec)
-}
-
 // Load runs the range query and makes its one series the load, one turn
 // per step. A step with no point (a gap in the data) repeats the load
 // before it, so the trace keeps the range's length and its timing. It
@@ -147,7 +137,7 @@ func allowList() (*allow.List, error) {
 // seasonal forecast (History), the load at saturation per replica being
 // the demand. The server must pass $BAROMETER_ALLOWED_TARGETS.
 func Load(ctx context.Context, p Range, saturation float64) (sim.Series, *History, error) {
-	list, err := allowList()
+	list, err := allow.FromSetting(os.Getenv(allow.EnvVar))
 	if err != nil {
 		return sim.Series{}, nil, err
 	}
