@@ -14,17 +14,13 @@ import (
 )
 
 // The names of the keys that code outside their declaration refers to:
-// the parser, the checks between keys, the pool's agreement, the
-// simulator and the registry.
+// the checks between keys, the simulator and the registry.
 const (
-	KeySource               = "source"
-	KeyPolicy               = "policy"
-	KeyProfile              = "profile"
-	KeyLaunchTTL            = "launchTTL"
-	KeyPool                 = "pool"
-	keyCostPerReplicaSecond = "costPerReplicaSecond"
-	keyLeadWindow           = "leadWindow"
-	keyMinReplicas          = "minReplicas"
+	KeyPolicy     = "policy"
+	KeyProfile    = "profile"
+	KeyLaunchTTL  = "launchTTL"
+	KeyPool       = "pool"
+	keyLeadWindow = "leadWindow"
 )
 
 // Defaults of the trigger keys that are not signal or policy options.
@@ -69,39 +65,44 @@ func commonKeys(s *Schema) []keyschema.Key[Trigger] {
 // triggerKeys are what every trigger says: where pressure comes from, how
 // it becomes a decision, what KEDA reads and when to sample.
 func triggerKeys(s *Schema) []keyschema.Key[Trigger] {
-	return []keyschema.Key[Trigger]{
-		keyschema.Enum(KeySource, func(t *Trigger) *string { return &t.SourceKind }, DefaultSource, s.kindNames()...).
-			Then(func(t *Trigger, c *keyschema.Context) { c.Source = t.SourceKind }).
-			Describe("where pressure comes from: `host` (the scaler's own machine), `scrape` (the replicas' `/metrics`), `prometheus` (a Prometheus server), `otlp` (what the replicas push over OTLP); see [Sources](#sources)"),
-		keyschema.Enum(KeyPolicy, func(t *Trigger) *string { return &t.Policy.Name }, signal.PolicyPressure, PolicyNames()...).
-			Then(startPolicy).
-			Describe("how samples become a decision: the pressure signal or a replica policy; see [Replica policies](#replica-policies)"),
-
-		keyschema.Enum(KeyProfile, func(t *Trigger) *string { return &t.Profile }, signal.DefaultProfile, signal.ProfileNames()...).For(onlyPressure...).
-			Then(startProfile).InSimulator().
-			Describe("the pressure signal's behaviour: `responsive` follows demand and compensates the metric pipeline's lag (lead, stale-sample hysteresis, saturation surge), `original` is the slow-release signal without compensation (see [Profiles](#profiles)); the keys below override it"),
-
-		// What KEDA reads.
-		// KEDA sends the target in thousandths, truncated: below 0.001 the HPA reads 0.
-		keyschema.Float("targetPressure", func(t *Trigger) *float64 { return &t.TargetPressure }, DefaultTargetPressure, keyschema.Between(0.001, 1e6)).
-			For(onlyPressure...).OnlyRead().
-			Describe("per-replica target, sent as `targetSizeFloat`"),
-		keyschema.Float("activationValue", func(t *Trigger) *float64 { return &t.ActivationValue }, 0, keyschema.Between(0, 1e9)).OnlyRead().
-			Describe("`IsActive` when `scaleValue` exceeds it"),
-		keyschema.String("metricName", func(t *Trigger) *string { return &t.MetricName }, DefaultMetricName,
-			"lower-case letters, digits, '-' and '.', starting and ending with a letter or digit, at most 200 bytes",
-			func(s string, _ *keyschema.Context) bool { return len(s) <= 200 && metricNamePattern.MatchString(s) }).
-			OnlyRead().Documented("`barometer-pressure`; a policy's: `barometer-<policy>`").
-			DefaultFrom(func(t *Trigger, c *keyschema.Context) { t.MetricName = defaultMetricName(c.Policy) }).
-			Describe("the metric's name (KEDA prefixes `s{index}-`)"),
-
-		// When to sample, and the pressure signal.
-		keyschema.Duration("sampleInterval", func(t *Trigger) *time.Duration { return &t.Interval }, signal.DefaultSampleInterval, MinInterval, MaxInterval, false).
-			Documented("`BAROMETER_SAMPLE_INTERVAL` (5s)").
-			DefaultFrom(func(t *Trigger, c *keyschema.Context) { t.Interval = c.DefaultInterval }).
-			Describe("time between samples"),
-	}
+	return []keyschema.Key[Trigger]{sourceKey(s), policyKey, profileKey, targetPressureKey, activationValueKey, metricNameKey, sampleIntervalKey}
 }
+
+// sourceKey is `source`: its values are the schema's source kinds.
+func sourceKey(s *Schema) keyschema.Key[Trigger] {
+	return keyschema.Enum("source", func(t *Trigger) *string { return &t.SourceKind }, DefaultSource, s.kindNames()...).
+		Then(func(t *Trigger, c *keyschema.Context) { c.Source = t.SourceKind }).
+		Describe("where pressure comes from: `host` (the scaler's own machine), `scrape` (the replicas' `/metrics`), `prometheus` (a Prometheus server), `otlp` (what the replicas push over OTLP); see [Sources](#sources)")
+}
+
+var policyKey = keyschema.Enum("policy", func(t *Trigger) *string { return &t.Policy.Name }, signal.PolicyPressure, PolicyNames()...).
+	Then(startPolicy).
+	Describe("how samples become a decision: the pressure signal or a replica policy; see [Replica policies](#replica-policies)")
+
+var profileKey = keyschema.Enum("profile", func(t *Trigger) *string { return &t.Profile }, signal.DefaultProfile, signal.ProfileNames()...).For(onlyPressure...).
+	Then(startProfile).InSimulator().
+	Describe("the pressure signal's behaviour: `budgeted` (the default) provisions to a shortfall budget and a churn budget and forecasts the season, `responsive` follows demand and compensates the metric pipeline's lag (lead, stale-sample hysteresis, saturation surge), `original` is the slow-release signal without compensation (see [Profiles](#profiles)); the keys below override it")
+
+// KEDA sends the target in thousandths, truncated: below 0.001 the HPA
+// reads 0.
+var targetPressureKey = keyschema.Float("targetPressure", func(t *Trigger) *float64 { return &t.TargetPressure }, DefaultTargetPressure, keyschema.Between(0.001, 1e6)).
+	For(onlyPressure...).OnlyRead().
+	Describe("per-replica target, sent as `targetSizeFloat`")
+
+var activationValueKey = keyschema.Float("activationValue", func(t *Trigger) *float64 { return &t.ActivationValue }, 0, keyschema.Between(0, 1e9)).OnlyRead().
+	Describe("`IsActive` when `scaleValue` exceeds it")
+
+var metricNameKey = keyschema.String("metricName", func(t *Trigger) *string { return &t.MetricName }, DefaultMetricName,
+	"lower-case letters, digits, '-' and '.', starting and ending with a letter or digit, at most 200 bytes",
+	func(s string, _ *keyschema.Context) bool { return len(s) <= 200 && metricNamePattern.MatchString(s) }).
+	OnlyRead().Documented("`barometer-pressure`; a policy's: `barometer-<policy>`").
+	DefaultFrom(func(t *Trigger, c *keyschema.Context) { t.MetricName = defaultMetricName(c.Policy) }).
+	Describe("the metric's name (KEDA prefixes `s{index}-`)")
+
+var sampleIntervalKey = keyschema.Duration("sampleInterval", func(t *Trigger) *time.Duration { return &t.Interval }, signal.DefaultSampleInterval, MinInterval, MaxInterval, false).
+	Documented("`BAROMETER_SAMPLE_INTERVAL` (5s)").
+	DefaultFrom(func(t *Trigger, c *keyschema.Context) { t.Interval = c.DefaultInterval }).
+	Describe("time between samples")
 
 // commonChecks relate keys to each other.
 var commonChecks = []keyschema.Check[Trigger]{

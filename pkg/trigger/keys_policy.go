@@ -13,12 +13,12 @@ import (
 // each policy's own keys are its kind's (policy.Kind).
 func ledgerKeys() []keyschema.Key[Trigger] {
 	return []keyschema.Key[Trigger]{
-		keyschema.Float(keyCostPerReplicaSecond, func(t *Trigger) *float64 { return &t.Policy.CostPerReplicaSecond }, 0, keyschema.AtLeast(0)).
+		keyschema.Float("costPerReplicaSecond", func(t *Trigger) *float64 { return &t.Policy.CostPerReplicaSecond }, 0, keyschema.AtLeast(0)).
 			Describe("price of one replica for one second"),
-		keyschema.Duration(KeyLaunchTTL, func(t *Trigger) *time.Duration { return &t.Policy.LaunchTTL }, ledger.DefaultLaunchTTL, 0, day, true).
+		keyschema.Duration("launchTTL", func(t *Trigger) *time.Duration { return &t.Policy.LaunchTTL }, ledger.DefaultLaunchTTL, 0, day, true).
 			For(replicaPolicies()...).InSimulator().
 			Describe("how long a scale-up counts as in flight and a scale-down as leaving; set it above start-up + metric delay + one sample"),
-		keyschema.String(KeyPool, func(t *Trigger) *string { return &t.Policy.Pool }, "",
+		keyschema.String("pool", func(t *Trigger) *string { return &t.Policy.Pool }, "",
 			"a name of letters, digits, '-', '.', '_' and '/', starting and ending with a letter or digit, at most 200 bytes",
 			func(s string, _ *keyschema.Context) bool { return len(s) <= 200 && poolNamePattern.MatchString(s) }).
 			For(poolablePolicies()...).Documented("(none)").

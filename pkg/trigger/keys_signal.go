@@ -16,7 +16,7 @@ import (
 // pkg/signal's computer, each defaulting to the profile's.
 func signalKeys() []keyschema.Key[Trigger] {
 	return []keyschema.Key[Trigger]{
-		keyschema.Int(keyMinReplicas, func(t *Trigger) *int { return &t.Signal.MinReplicas }, 0, 0, policy.MaxReplicaBound).For(onlyPressure...).
+		keyschema.Int("minReplicas", func(t *Trigger) *int { return &t.Signal.MinReplicas }, 0, 0, policy.MaxReplicaBound).For(onlyPressure...).
 			Describe("lower bound of the decided count (a pool's total); `pressure`: the replica floor, once the first sample lands"),
 		keyschema.Enum("floor", func(t *Trigger) *string { return &t.Floor }, FloorTarget, FloorTarget, FloorReplicas).For(onlyPressure...).
 			Describe("`target`: floor `scaleValue` at `minReplicas x targetPressure`, so the HPA rests at exactly `minReplicas`; `replicas`: floor at `minReplicas` itself (the HPA then rests at `minReplicas / targetPressure`)"),
@@ -34,7 +34,7 @@ func signalKeys() []keyschema.Key[Trigger] {
 			Describe("hold scale-in while a split is in flight"),
 		keyschema.Duration("replicaStartup", func(t *Trigger) *time.Duration { return &t.Signal.ReplicaStartup }, 0, 0, signal.MaxReplicaStartup, false).For(onlyPressure...).InSimulator().
 			Describe("how long a new replica takes to count (start-up, readiness, any delay the source does not report); added to the sample's age, it is the lag the lead covers; a `k8s://` target's measured start-up counts when longer (docs/compensation.md)"),
-		signalInt(keyLeadWindow, func(o *signal.Options) *int { return &o.LeadWindow }, signal.MaxLeadWindow).
+		signalInt("leadWindow", func(o *signal.Options) *int { return &o.LeadWindow }, signal.MaxLeadWindow).
 			Describe("samples of raw demand the lead reads its trend and noise from, 0 (no lead, no noise margin) or 3 and more"),
 		signalFloat("leadSignificance", func(o *signal.Options) *float64 { return &o.LeadSignificance }, keyschema.Between(0, 10)).
 			Describe("how significant a rise must be (its Mann-Kendall z) before it leads; 0 reads as 2"),
