@@ -139,7 +139,7 @@ func TestServePolicy(t *testing.T) {
 	defer conn.Close()
 	keda := externalscaler.NewExternalScalerClient(conn)
 	// The host source sees one replica (this machine); fixed keeps it.
-	ref := &externalscaler.ScaledObjectRef{Name: "web", Namespace: "default", ScalerMetadata: map[string]string{"policy": "fixed"}}
+	ref := &externalscaler.ScaledObjectRef{Name: "web", Namespace: "default", ScalerMetadata: map[string]string{"source": "host", "policy": "fixed"}}
 	spec, err := keda.GetMetricSpec(context.Background(), ref)
 	if err != nil || spec.MetricSpecs[0].TargetSizeFloat != 1 || spec.MetricSpecs[0].MetricName != "barometer-fixed" {
 		t.Fatalf("GetMetricSpec: %v %v", spec, err)

@@ -79,7 +79,7 @@ func TestDefaultTargetReleasesIdleNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 100 {
-		if _, _, err := reg.Resolve(Ref{Namespace: "shop", Name: fmt.Sprintf("so-%d", i)}, map[string]string{}); err != nil {
+		if _, _, err := reg.Resolve(Ref{Namespace: "shop", Name: fmt.Sprintf("so-%d", i)}, map[string]string{"source": "host"}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -182,10 +182,11 @@ func TestContextEndStopsEverySampler(t *testing.T) {
 	}
 }
 
-// A repeated call is a lookup whatever the metadata's shape: none at all
-// (KEDA sends no map for a trigger without metadata), only the address
-// KEDA itself reads, or a full trigger. A lookup returns the trigger parsed
-// the first time; a parse would return a new one.
+// A repeated call is a lookup whatever the metadata's shape: the source
+// alone, with the address KEDA itself reads, or a full trigger. A lookup
+// returns the trigger parsed the first time; a parse would return a new
+// one. A ScaledObject's metadata without a source (KEDA sends no map for a
+// trigger without metadata) is refused, naming the key.
 func TestResolveIsALookupForEveryMetadataShape(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -194,9 +195,8 @@ func TestResolveIsALookupForEveryMetadataShape(t *testing.T) {
 		name string
 		raw  map[string]string
 	}{
-		{"nil", nil},
-		{"empty", map[string]string{}},
-		{"scalerAddress", map[string]string{"scalerAddress": "barometer.keda.svc:6000"}},
+		{"source", map[string]string{"source": "const"}},
+		{"scalerAddress", map[string]string{"source": "const", "scalerAddress": "barometer.keda.svc:6000"}},
 		{"full", map[string]string{"source": "const", "name": "q", "scalerAddress": "barometer.keda.svc:6000", "minReplicas": "2"}},
 	} {
 		ref := Ref{Namespace: "shop", Name: c.name}
@@ -210,6 +210,12 @@ func TestResolveIsALookupForEveryMetadataShape(t *testing.T) {
 		}
 		if again != first || againTr != firstTr {
 			t.Errorf("%s: the second call parsed the metadata again (trigger %p, then %p)", c.name, firstTr, againTr)
+		}
+	}
+	for _, raw := range []map[string]string{nil, {}, {"scalerAddress": "barometer.keda.svc:6000"}} {
+		var me *keyschema.MetadataError
+		if _, _, err := reg.Resolve(Ref{Namespace: "shop", Name: "unsourced"}, raw); !errors.As(err, &me) || me.Key != "source" {
+			t.Errorf("%v: err = %v, want the source key required", raw, err)
 		}
 	}
 }

@@ -72,6 +72,7 @@ func triggerKeys(s *Schema) []keyschema.Key[Trigger] {
 func sourceKey(s *Schema) keyschema.Key[Trigger] {
 	return keyschema.Enum("source", func(t *Trigger) *string { return &t.SourceKind }, DefaultSource, s.kindNames()...).
 		Then(func(t *Trigger, c *keyschema.Context) { c.Source = t.SourceKind }).
+		Documented("(required; the scaler's own default target: `host`)").
 		Describe("where pressure comes from: `host` (the scaler's own machine), `scrape` (the replicas' `/metrics`), `prometheus` (a Prometheus server), `otlp` (what the replicas push over OTLP); see [Sources](#sources)")
 }
 

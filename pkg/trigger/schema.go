@@ -76,6 +76,9 @@ func (s *Schema) ParseIn(namespace string, raw map[string]string, defaultInterva
 }
 
 func (s *Schema) parse(r *keyschema.Reading) (*Trigger, error) {
+	if r.Context.Namespace != "" && !r.IsSet("source") {
+		return nil, s.sourceRequired()
+	}
 	t := &Trigger{Spec: &Spec{Signal: signal.DefaultOptions()}}
 	texts, err := keyschema.Apply(r, commonKeys(s), commonChecks, t)
 	if err != nil {
@@ -110,6 +113,17 @@ func (s *Schema) parse(r *keyschema.Reading) (*Trigger, error) {
 	t.shortID = fmt.Sprintf("%s@%08x", t.SourceKind, h.Sum64()>>32)
 	t.poolKey = poolKey(t, policyTexts)
 	return t, nil
+}
+
+// sourceRequired refuses a ScaledObject's trigger that names no source:
+// the default, the scaler's own machine, would scale the workload on the
+// scaler's load. Only the scaler's own default target takes it unnamed.
+func (s *Schema) sourceRequired() error {
+	kinds := make([]string, len(s.kinds))
+	for i, k := range s.kinds {
+		kinds[i] = fmt.Sprintf("%s (%s)", k.Name, k.Doc)
+	}
+	return &keyschema.MetadataError{Key: "source", Allowed: "required in a ScaledObject's trigger, naming where its pressure comes from: " + strings.Join(kinds, "; ")}
 }
 
 // readers names the source kinds and replica policies that read key, for

@@ -54,7 +54,7 @@ func Kind(st *store.Store) sourcekind.Kind {
 	keys = append(keys, exposition.NameKeys(func(c *otlpConfig) *exposition.Names { return &c.names },
 		"a metric name: valid UTF-8, at most 200 bytes",
 		func(s string) bool { return len(s) <= 200 && model.UTF8Validation.IsValidMetricName(s) })...)
-	return sourcekind.New(KindName, "reads the pressure exposition contract that the replicas push over OTLP to the scaler's receiver (docs/md)",
+	return sourcekind.New(KindName, "reads the pressure exposition contract that the replicas push over OTLP to the scaler's receiver (docs/otlp.md)",
 		func() otlpConfig { return otlpConfig{} }, keys,
 		[]keyschema.Check[otlpConfig]{
 			func(c *otlpConfig, _ *keyschema.Context, _ func(string) bool) error {
