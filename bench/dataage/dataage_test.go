@@ -287,7 +287,7 @@ func (r *recorder) last() (time.Duration, bool) {
 
 func decider(b *testing.B, name string) decide.Decider {
 	tr := &trigger.Spec{Policy: trigger.PolicySpec{Name: signal.PolicyPressure}, Signal: signal.DefaultOptions(), Interval: *interval}
-	d, err := decide.NewEngine(decide.Config{}).New(namespace+"/"+name, tr, time.Now(), nil)
+	d, err := decide.NewEngine(decide.Config{}).New(namespace+"/"+name, tr, nil, time.Now(), nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -22,8 +22,9 @@ import (
 // triggers sample alike share one target, and differ in every read-side
 // key (targetPressure, activationValue, metricName). Every surface answers
 // each with its own: KEDA's GetMetricSpec, GetMetrics and IsActive, HTTP
-// /scale, SignalService.Get and the status page. Two replicas at 0.9
-// memory pressure are 1.8 across the pool.
+// /scale, SignalService.Get, the audit (/events) and the status page's
+// summary and decisions. Two replicas at 0.9 memory pressure are 1.8
+// across the pool.
 func TestSharedTargetServesEachScaledObjectItsOwnKeys(t *testing.T) {
 	replica := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprint(w, "process_resident_memory_bytes 900\nbarometer_memory_limit_bytes 1000\n")
@@ -135,10 +136,35 @@ func TestSharedTargetServesEachScaledObjectItsOwnKeys(t *testing.T) {
 		if err != nil || sig.GetRecommendedReplicas() != int32(o.replicas) {
 			t.Errorf("%s: SignalService.Get recommends %d (%v), want %d", o.name, sig.GetRecommendedReplicas(), err, o.replicas)
 		}
+		var events []struct {
+			ScaledObject string `json:"scaledObject"`
+			Action       string `json:"action"`
+			After        int    `json:"after"`
+		}
+		if err := json.Unmarshal(get("/events/shop/"+o.name), &events); err != nil || len(events) == 0 ||
+			events[len(events)-1].After != o.replicas || events[len(events)-1].ScaledObject != "shop/"+o.name {
+			t.Errorf("%s: /events %+v %v, want the last decision at %d replicas", o.name, events, err, o.replicas)
+		}
+		if err := json.Unmarshal(get("/events"), &events); err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, e := range events {
+			if e.ScaledObject == "shop/"+o.name {
+				found = true
+				if e.After != o.replicas {
+					t.Errorf("%s: /events lists %+v, want %d replicas", o.name, e, o.replicas)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: /events lists none of its decisions", o.name)
+		}
 		page := string(get("/status/shop/" + o.name))
 		for _, want := range []string{
 			fmt.Sprintf("<dt>Per-replica target</dt><dd>%g</dd>", o.target),
 			fmt.Sprintf("recommends %d", o.replicas),
+			fmt.Sprintf("→ %d</td>", o.replicas),
 		} {
 			if !strings.Contains(page, want) {
 				t.Errorf("%s: the status page has no %q", o.name, want)

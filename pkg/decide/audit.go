@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/barometer-scaler/barometer/internal/mapsize"
+	"github.com/barometer-scaler/barometer/pkg/policy"
 	"github.com/barometer-scaler/barometer/pkg/policy/ledger"
 )
 
@@ -38,7 +39,11 @@ func newAuditLog(size int) *auditLog {
 	return &auditLog{size: size, targets: map[string]*ring{}}
 }
 
-// Record appends e to its target's ring, dropping the oldest when full.
+// Record appends e to its target's ring, dropping the oldest when full. A
+// no-op at the count the last entry left, whose reason reads as that
+// entry's but for its numbers, is folded into it (Repeats, LastTime): the
+// ring keeps the changes and the changes of reason, so a scale event
+// survives hours of steady samples.
 func (a *auditLog) Record(e ledger.Event) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -46,6 +51,11 @@ func (a *auditLog) Record(e ledger.Event) {
 	if !ok {
 		r = &ring{}
 		a.targets[e.Target] = r
+	}
+	if last := r.last(); last != nil && e.Action == policy.NoOp && e.Before == last.After && e.After == last.After && sameReason(last.Reason, e.Reason) {
+		last.Repeats++
+		last.LastTime = e.Time
+		return
 	}
 	if len(r.events) < a.size {
 		if len(r.events) == cap(r.events) {
@@ -99,6 +109,40 @@ func (a *auditLog) Forget(target string) {
 	delete(a.targets, target)
 	a.targets = mapsize.Shrunk(a.targets, &a.peak)
 }
+
+// last is the newest event, nil when none.
+func (r *ring) last() *ledger.Event {
+	if len(r.events) == 0 {
+		return nil
+	}
+	return &r.events[(r.start+len(r.events)-1)%len(r.events)]
+}
+
+// sameReason reports whether two reasons read alike once their numbers are
+// left out ("resource pressure 0.52 across 3 replica(s)" and "... 0.55
+// across 3 ..."), without allocating.
+func sameReason(a, b string) bool {
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		na, nb := isNumeric(a[i]), isNumeric(b[j])
+		switch {
+		case na && nb:
+			for i < len(a) && isNumeric(a[i]) {
+				i++
+			}
+			for j < len(b) && isNumeric(b[j]) {
+				j++
+			}
+		case a[i] != b[j]:
+			return false
+		default:
+			i, j = i+1, j+1
+		}
+	}
+	return i == len(a) && j == len(b)
+}
+
+func isNumeric(c byte) bool { return c >= '0' && c <= '9' || c == '.' }
 
 func (r *ring) appendTo(dst []ledger.Event) []ledger.Event {
 	dst = append(dst, r.events[r.start:]...)

@@ -115,9 +115,12 @@ type Warmer interface {
 }
 
 // New returns the Decider of target key for spec t, which samples every
-// t.Interval. A pooled trigger joins its pool, or returns a
-// *PoolConflictError when the pool is decided with other options.
-func (e *Engine) New(key string, t *trigger.Spec, now time.Time, logger *slog.Logger) (Decider, error) {
+// t.Interval. readers are the triggers the target serves, as they are at
+// each decision (nil: one, at target 1); a pressure decision is a change
+// when it changes the count any of them asks for. A pooled trigger joins
+// its pool, or returns a *PoolConflictError when the pool is decided with
+// other options.
+func (e *Engine) New(key string, t *trigger.Spec, readers func() []trigger.Reader, now time.Time, logger *slog.Logger) (Decider, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -126,8 +129,8 @@ func (e *Engine) New(key string, t *trigger.Spec, now time.Time, logger *slog.Lo
 		return books{key: key, spec: spec, engine: e, log: logger, tracker: tracker}
 	}
 	if !spec.Replicas() { // the pressure signal
-		d := &pressureDecider{books: l(nil), computer: signal.NewComputer(t.Signal)}
-		d.prev = d.computer.WarmingUp().RecommendedReplicas
+		d := &pressureDecider{books: l(nil), computer: signal.NewComputer(t.Signal), readers: readersOr(readers, t.Signal.MinReplicas)}
+		d.prev = d.computer.WarmingUp().ScaleValue
 		e.own(&d.books)
 		return d, nil
 	}
@@ -156,6 +159,19 @@ func (e *Engine) New(key string, t *trigger.Spec, now time.Time, logger *slog.Lo
 	}
 	e.owners[key] = &d.books
 	return d, nil
+}
+
+// readersOr is readers, or one reader at target 1 when there are none.
+func readersOr(readers func() []trigger.Reader, minReplicas int) func() []trigger.Reader {
+	one := []trigger.Reader{{TargetPressure: 1, MinReplicas: minReplicas}}
+	return func() []trigger.Reader {
+		if readers != nil {
+			if rs := readers(); len(rs) > 0 {
+				return rs
+			}
+		}
+		return one
+	}
 }
 
 func (e *Engine) own(l *books) {

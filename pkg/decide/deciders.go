@@ -107,11 +107,13 @@ func visible(obs pressure.Observation) int {
 }
 
 // pressureDecider folds samples with the pressure computer; its decision
-// compares the replicas recommended now with the previous sample's.
+// compares the replicas its readers (the triggers it serves) ask for now
+// with those they asked for at the previous sample.
 type pressureDecider struct {
 	books
 	computer *signal.Computer
-	prev     int // the RecommendedReplicas published last
+	readers  func() []trigger.Reader
+	prev     float64 // the ScaleValue published last (the warming-up one before the first)
 }
 
 func (d *pressureDecider) WarmingUp() signal.ScalingSignal { return d.computer.WarmingUp() }
@@ -128,9 +130,9 @@ func (d *pressureDecider) Decide(now time.Time, obs pressure.Observation, in sig
 		return signal.ScalingSignal{}, err
 	}
 	sig := d.computer.Compute(now, in)
-	dec := pressureDecision(now, d.prev, sig)
+	dec := pressureDecision(now, d.prev, sig, d.readers())
 	sig.Reason = dec.Reason
-	d.prev = sig.RecommendedReplicas
+	d.prev = sig.ScaleValue
 	return d.finish(sig, dec, visible(obs), now, false), nil
 }
 
@@ -139,7 +141,7 @@ func (d *pressureDecider) Decide(now time.Time, obs pressure.Observation, in sig
 // replicas it left.
 func (d *pressureDecider) Warm(now time.Time, obs pressure.Observation, in signal.Input) {
 	if unanswered(obs) == nil {
-		d.prev = d.computer.Compute(now, in).RecommendedReplicas
+		d.prev = d.computer.Compute(now, in).ScaleValue
 	}
 }
 
@@ -177,24 +179,31 @@ func (d *replicaDecider) Decide(now time.Time, obs pressure.Observation, in sign
 }
 
 // pressureDecision reads a pressure sample as a decision: the replicas
-// recommended now against those recommended by the previous sample (or the
-// warming-up signal before the first). The gate holds the pressure's fall,
-// not the compensation's: a count that falls while the gate holds is the
-// lead or the surge ending, and the reason says so.
-func pressureDecision(now time.Time, before int, s signal.ScalingSignal) policy.Decision {
+// each reader asks for at the sample's ScaleValue against those it asked
+// for at the previous one (prev). A change for any reader is the
+// decision's action (a ScaleValue moves one way, so all that change agree);
+// Before and Desired are the first reader's. The gate holds the pressure's
+// fall, not the compensation's: a count that falls while the gate holds is
+// the lead or the surge ending, and the reason says so. The inputs keep
+// both values, so a surface renders the decision at its own reader
+// (ledger.Event.At).
+func pressureDecision(now time.Time, prev float64, s signal.ScalingSignal, readers []trigger.Reader) policy.Decision {
 	a, reason := policy.NoOp, s.Reason
-	switch {
-	case s.RecommendedReplicas > before:
-		a = policy.ScaleUp
-	case s.RecommendedReplicas < before:
-		a = policy.ScaleDown
-		if s.Held {
-			reason += heldButFell
+	for _, r := range readers {
+		switch before, after := r.Replicas(prev), r.Replicas(s.ScaleValue); {
+		case after > before:
+			a = policy.ScaleUp
+		case after < before:
+			a = policy.ScaleDown
 		}
 	}
+	if a == policy.ScaleDown && s.Held {
+		reason += heldButFell
+	}
+	first := readers[0]
 	return policy.Decision{
-		At: now, Policy: signal.PolicyPressure, Action: a, Before: before, Desired: s.RecommendedReplicas, Reason: reason,
-		Inputs: map[string]float64{"scale_value": s.ScaleValue, "raw_scale_value": s.RawScaleValue},
+		At: now, Policy: signal.PolicyPressure, Action: a, Before: first.Replicas(prev), Desired: first.Replicas(s.ScaleValue), Reason: reason,
+		Inputs: map[string]float64{ledger.InputScaleValue: s.ScaleValue, ledger.InputPrevScaleValue: prev, "raw_scale_value": s.RawScaleValue},
 	}
 }
 

@@ -16,6 +16,6 @@ func (s *server) eventsAll(w http.ResponseWriter, _ *http.Request) {
 // same one.
 func (s *server) eventsRef(w http.ResponseWriter, r *http.Request) {
 	if served, ok := s.lookup(w, r); ok {
-		s.writeJSON(w, http.StatusOK, s.reg.Events(served.Target))
+		s.writeJSON(w, http.StatusOK, s.reg.Events(served))
 	}
 }

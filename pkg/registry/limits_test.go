@@ -86,7 +86,7 @@ func TestDefaultTargetReleasesIdleNames(t *testing.T) {
 	clock.Advance(2 * time.Minute)
 	reg.ReapIdle()
 	reg.mu.Lock()
-	refs, bound := len(reg.refs), def.refs
+	refs, bound := len(reg.refs), len(def.bound)
 	reg.mu.Unlock()
 	if refs != 0 || bound != 0 || reg.cache.n != 0 {
 		t.Fatalf("after the idle timeout: %d refs, %d bound to the default, %d cached", refs, bound, reg.cache.n)

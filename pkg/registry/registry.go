@@ -5,6 +5,7 @@
 package registry
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -52,10 +53,42 @@ type Target struct {
 	reaped   atomic.Bool  // stopped: cached bindings to it are dead
 	source   pressure.Source
 	decider  decide.Decider
-	// namespace started the target (counted against its limit); refs
-	// counts the bindings to it. Both are guarded by Registry.mu.
+	// namespace started the target (counted against its limit); bound
+	// are the bindings to it. Both are guarded by Registry.mu.
 	namespace string
-	refs      int
+	bound     map[*binding]struct{}
+	// readers are the distinct Readers of the triggers it serves (its
+	// bindings', and the default's when it is the default target), which
+	// its decider reads at each decision; written under Registry.mu.
+	readers atomic.Pointer[[]trigger.Reader]
+}
+
+// setReaders recomputes t's readers from its bindings; r.mu is held.
+func (r *Registry) setReaders(t *Target) {
+	var rs []trigger.Reader
+	add := func(tr *trigger.Trigger) {
+		if tr != nil && !slices.Contains(rs, tr.Reader()) {
+			rs = append(rs, tr.Reader())
+		}
+	}
+	if r.def.Target == t {
+		add(r.def.Trigger)
+	}
+	for b := range t.bound {
+		add(b.trigger)
+	}
+	slices.SortFunc(rs, func(a, b trigger.Reader) int {
+		return cmp.Or(cmp.Compare(a.TargetPressure, b.TargetPressure), cmp.Compare(a.MinReplicas, b.MinReplicas))
+	})
+	t.readers.Store(&rs)
+}
+
+// Readers are the triggers the target serves, as its decisions read them.
+func (t *Target) Readers() []trigger.Reader {
+	if rs := t.readers.Load(); rs != nil {
+		return *rs
+	}
+	return nil
 }
 
 // Spec is what the target samples with.
@@ -263,7 +296,7 @@ func (r *Registry) acquire(ref Ref, tr *trigger.Trigger, entry *cacheEntry) (*Ta
 			return nil, err
 		}
 		var err error
-		if t, err = r.start(key, tr.Spec); err != nil {
+		if t, err = r.start(key, tr); err != nil {
 			return nil, err
 		}
 		t.namespace = ref.Namespace
@@ -278,7 +311,11 @@ func (r *Registry) acquire(ref Ref, tr *trigger.Trigger, entry *cacheEntry) (*Ta
 		return nil, err
 	}
 	b.seen.Store(now.UnixNano())
+	changed := b.trigger == nil || b.trigger.Reader() != tr.Reader()
 	b.trigger = tr
+	if changed {
+		r.setReaders(t)
+	}
 	if entry != nil {
 		b.raw = maps.Clone(entry.raw) // the caller's map may change
 		r.cache.add(entry.sum, b, tr, b.raw)
@@ -306,12 +343,12 @@ func (r *Registry) bind(ref Ref, t *Target) (*binding, error) {
 			return b, nil
 		}
 	}
-	if t.refs >= r.cfg.Limits.RefsPerTarget {
+	if len(t.bound) >= r.cfg.Limits.RefsPerTarget {
 		return nil, r.refuse(LimitRefsPerTarget, r.cfg.Limits.RefsPerTarget, t.Key)
 	}
 	b := &binding{ref: ref, target: t}
 	r.refs[ref] = append(r.refs[ref], b)
-	t.refs++
+	t.bound[b] = struct{}{}
 	return b, nil
 }
 
@@ -334,6 +371,7 @@ func (r *Registry) SetDefault(tr *trigger.Trigger) (*Target, error) {
 	}
 	r.mu.Lock()
 	t.pinned, r.def = true, Served{Target: t, Trigger: tr}
+	r.setReaders(t)
 	r.mu.Unlock()
 	return t, nil
 }
@@ -359,6 +397,8 @@ const refActive = time.Minute
 // ScaledObjects sharing a target may differ in their read-side keys (their
 // targetPressure, say).
 type Served struct {
+	// Ref is the ScaledObject; zero for the default target.
+	Ref     Ref
 	Target  *Target
 	Trigger *trigger.Trigger
 	// Metadata is the metadata Trigger was parsed from, nil when the
@@ -399,7 +439,7 @@ func (r *Registry) Serving(ref Ref) (Served, error) {
 	if best == nil {
 		return Served{}, fmt.Errorf("%w: %s", ErrUnknownRef, ref)
 	}
-	return Served{Target: best.target, Trigger: best.trigger, Metadata: best.raw}, nil
+	return Served{Ref: ref, Target: best.target, Trigger: best.trigger, Metadata: best.raw}, nil
 }
 
 // Settings is every key of the trigger metadata raw of a ScaledObject in
@@ -491,7 +531,7 @@ func (r *Registry) ReapIdle() int {
 		bs = slices.DeleteFunc(bs, func(b *binding) bool {
 			gone := b.target.reaped.Load() || b.seen.Load() < cutoff && b.target.streams.Load() == 0
 			if gone {
-				b.target.refs--
+				delete(b.target.bound, b)
 				forgotten = append(forgotten, b)
 			}
 			return gone
@@ -500,6 +540,11 @@ func (r *Registry) ReapIdle() int {
 			delete(r.refs, ref)
 		} else {
 			r.refs[ref] = bs
+		}
+	}
+	for _, b := range forgotten {
+		if !b.target.reaped.Load() {
+			r.setReaders(b.target)
 		}
 	}
 	r.targets = mapsize.Shrunk(r.targets, &targets)
@@ -544,10 +589,14 @@ func (r *Registry) stopAll() {
 	}
 }
 
-// start builds the source and runs its sampler; r.mu is held.
-func (r *Registry) start(key string, tr *trigger.Spec) (*Target, error) {
+// start builds the source and runs its sampler, which reads first's Reader
+// until the target's bindings say otherwise; r.mu is held.
+func (r *Registry) start(key string, first *trigger.Trigger) (*Target, error) {
+	tr := first.Spec
 	logger := r.cfg.Logger.With("target", tr.ShortID())
-	decider, err := r.engine.New(key, tr, r.cfg.Clock.Now(), logger)
+	t := &Target{Key: key, spec: tr, bound: map[*binding]struct{}{}}
+	t.readers.Store(&[]trigger.Reader{first.Reader()})
+	decider, err := r.engine.New(key, tr, t.Readers, r.cfg.Clock.Now(), logger)
 	var conflict *decide.PoolConflictError
 	if errors.As(err, &conflict) {
 		return nil, &keyschema.MetadataError{Key: trigger.KeyPool, Value: conflict.Pool, Allowed: conflict.Error()}
@@ -582,7 +631,7 @@ func (r *Registry) start(key string, tr *trigger.Spec) (*Target, error) {
 	if r.stopping {
 		cancel()
 	}
-	t := &Target{Key: key, spec: tr, sampler: sampler, cancel: cancel, done: make(chan struct{}), source: src, decider: decider}
+	t.sampler, t.cancel, t.done, t.source, t.decider = sampler, cancel, make(chan struct{}), src, decider
 	go func() {
 		defer close(t.done)
 		sampler.Run(ctx)
@@ -607,8 +656,51 @@ func (r *Registry) start(key string, tr *trigger.Spec) (*Target, error) {
 // Touch marks the target used now, so the reaper keeps it.
 func (r *Registry) Touch(t *Target) { t.lastUsed.Store(r.cfg.Clock.Now().UnixNano()) }
 
-// Events returns the decisions the audit trail keeps for t, oldest first.
-func (r *Registry) Events(t *Target) []ledger.Event { return r.engine.Events(t.Key) }
+// Events returns the decisions the audit trail keeps for what s serves,
+// oldest first, each rendered at s's trigger (ledger.Event.At): the replica
+// counts its ScaledObject's HPA asks for.
+func (r *Registry) Events(s Served) []ledger.Event {
+	return rendered(nil, r.engine.Events(s.Target.Key), s)
+}
 
-// AllEvents returns every target's kept decisions, newest last.
-func (r *Registry) AllEvents() []ledger.Event { return r.engine.AllEvents() }
+// AllEvents returns every ScaledObject's kept decisions (and the default
+// target's), each rendered at its own trigger, newest last.
+func (r *Registry) AllEvents() []ledger.Event {
+	r.mu.Lock()
+	served := make([]Served, 0, len(r.refs)+1)
+	if r.def.Target != nil {
+		served = append(served, r.def)
+	}
+	for ref, bs := range r.refs {
+		for _, b := range bs {
+			if !b.target.reaped.Load() {
+				served = append(served, Served{Ref: ref, Target: b.target, Trigger: b.trigger})
+			}
+		}
+	}
+	r.mu.Unlock()
+	out := []ledger.Event{}
+	for _, s := range served {
+		out = rendered(out, r.engine.Events(s.Target.Key), s)
+	}
+	slices.SortStableFunc(out, func(x, y ledger.Event) int {
+		return cmp.Or(x.Time.Compare(y.Time), cmp.Compare(x.Target, y.Target), cmp.Compare(x.ScaledObject, y.ScaledObject))
+	})
+	return out
+}
+
+// rendered appends events rendered for s to dst.
+func rendered(dst, events []ledger.Event, s Served) []ledger.Event {
+	if dst == nil {
+		dst = make([]ledger.Event, 0, len(events))
+	}
+	reader := s.Trigger.Reader()
+	for _, e := range events {
+		e = e.At(reader.Replicas)
+		if s.Ref != (Ref{}) {
+			e.ScaledObject = s.Ref.String()
+		}
+		dst = append(dst, e)
+	}
+	return dst
+}

@@ -1,6 +1,7 @@
 package signal
 
 import (
+	"math"
 	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
@@ -108,4 +109,17 @@ func warmingUp(opts Options) ScalingSignal {
 		Policy:              PolicyPressure,
 		Storage:             pressure.StoragePressure{Accounts: []pressure.WalAccountPressure{}},
 	}
+}
+
+// ReplicasAtTarget is the replica count KEDA's HPA asks for when it divides
+// scaleValue by target per replica (an AverageValue metric, compared in
+// thousandths as the metric reaches it), and never fewer than minReplicas;
+// the HPA's own tolerance and bounds come after. At target 1 it is the
+// signal's RecommendedReplicas.
+func ReplicasAtTarget(scaleValue, target float64, minReplicas int) int {
+	milli := max(math.Round(target*1000), 1) // a target under 0.0005 reaches the HPA as 1m
+	if !(target > 0) {
+		milli = 1000
+	}
+	return max(minReplicas, int(math.Ceil(math.Round(scaleValue*1000)/milli)))
 }

@@ -20,7 +20,6 @@
 package signalview
 
 import (
-	"math"
 	"slices"
 	"time"
 
@@ -82,27 +81,14 @@ type Signal struct {
 
 // ForTrigger renders sig for a reader whose trigger is tr: New, with
 // RecommendedReplicas what KEDA asks for at tr's own target
-// (ReplicasAtTarget), the one replica count every surface shows. A
+// (trigger.Reader.Replicas), the one replica count every surface shows. A
 // warming-up signal keeps its own.
 func ForTrigger(sig *signal.ScalingSignal, target string, staleErr error, tr *trigger.Trigger) Signal {
 	v := New(sig, target, staleErr)
 	if !sig.WarmingUp() {
-		v.RecommendedReplicas = ReplicasAtTarget(v.ScaleValue, tr.TargetPressure, tr.Signal.MinReplicas)
+		v.RecommendedReplicas = tr.Reader().Replicas(v.ScaleValue)
 	}
 	return v
-}
-
-// ReplicasAtTarget is the replica count KEDA's HPA asks for when it divides
-// scaleValue by target per replica (an AverageValue metric, compared in
-// thousandths as the metric reaches it), and never fewer than minReplicas;
-// the HPA's own tolerance and bounds come after. At target 1 it is the
-// signal's RecommendedReplicas.
-func ReplicasAtTarget(scaleValue, target float64, minReplicas int) int {
-	milli := max(math.Round(target*1000), 1) // a target under 0.0005 reaches the HPA as 1m
-	if !(target > 0) {
-		milli = 1000
-	}
-	return max(minReplicas, int(math.Ceil(math.Round(scaleValue*1000)/milli)))
 }
 
 // Cost is a target's accumulated replica usage.

@@ -122,7 +122,11 @@ func TestStatusPageInBrowser(t *testing.T) {
 		t.Errorf("the chart draws %d series and %d marked bands, want 4 and some", lines, bands)
 	}
 	reasons := run(t, ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#decisions td.reason")].map(e => e.textContent)`))
-	events := s.reg.Events(s.targets[1])
+	served, err := s.reg.Serving(checkout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := s.reg.Events(served)
 	if len(reasons) == 0 || reasons[0] != events[len(events)-1].Reason {
 		t.Errorf("the newest decision's reason: %q, want %q", reasons, events[len(events)-1].Reason)
 	}

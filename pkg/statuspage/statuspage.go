@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/policy"
+	"github.com/barometer-scaler/barometer/pkg/policy/ledger"
 	"github.com/barometer-scaler/barometer/pkg/registry"
 	"github.com/barometer-scaler/barometer/pkg/sampling"
 	"github.com/barometer-scaler/barometer/pkg/signalview"
@@ -183,6 +184,9 @@ type objectView struct {
 type decisionRow struct {
 	Time, Action, Change, Reason string
 	Changed                      bool
+	// Repeated says how many steady samples were counted into the row,
+	// and until when ("" when none).
+	Repeated string
 }
 
 func (p *page) object(w http.ResponseWriter, r *http.Request) {
@@ -213,14 +217,15 @@ func (p *page) object(w http.ResponseWriter, r *http.Request) {
 		}
 		v.Chart = chart
 	}
-	events := p.reg.Events(t)
+	events := p.reg.Events(served)
 	v.DecisionsKept = len(events)
 	for _, e := range slices.Backward(events) {
 		if len(v.Decisions) == maxDecisions {
 			break
 		}
 		v.Decisions = append(v.Decisions, decisionRow{Time: e.Time.UTC().Format(time.TimeOnly), Action: string(e.Action),
-			Change: strconv.Itoa(e.Before) + " → " + strconv.Itoa(e.After), Reason: e.Reason, Changed: e.Action != policy.NoOp})
+			Change: strconv.Itoa(e.Before) + " → " + strconv.Itoa(e.After), Reason: e.Reason, Changed: e.Action != policy.NoOp,
+			Repeated: repeated(e)})
 	}
 	switch {
 	case served.Metadata == nil:
@@ -271,6 +276,15 @@ func sampleOf(snap *sampling.Snapshot, now time.Time) Sample {
 		s.LastErr = snap.LastErr.Error()
 	}
 	return s
+}
+
+// repeated says how many no-ops were counted into an audit row, and until
+// when.
+func repeated(e ledger.Event) string {
+	if e.Repeats == 0 {
+		return ""
+	}
+	return "+" + strconv.Itoa(e.Repeats) + " alike until " + e.LastTime.UTC().Format(time.TimeOnly)
 }
 
 // href is the link to a ScaledObject's page, each name one path segment

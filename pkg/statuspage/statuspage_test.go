@@ -65,7 +65,11 @@ func showsWhatHappened(t *testing.T, s *scaler) {
 	if strings.Contains(page, ">forecast</text>") {
 		t.Error("a forecast series is drawn while no sample has one")
 	}
-	events := s.reg.Events(s.targets[1])
+	served, err := s.reg.Serving(checkout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := s.reg.Events(served)
 	last := events[len(events)-1]
 	if !strings.Contains(page, html.EscapeString(last.Reason)) {
 		t.Errorf("the last decision's reason %q is not listed", last.Reason)

@@ -30,6 +30,24 @@ type Trigger struct {
 	MetricName string
 }
 
+// Reader is what a trigger's reads divide the signal by: the per-replica
+// target KEDA asks at, and the floor of the count.
+type Reader struct {
+	TargetPressure float64
+	MinReplicas    int
+}
+
+// Reader is the trigger's: its target and minReplicas.
+func (t *Trigger) Reader() Reader {
+	return Reader{TargetPressure: t.TargetPressure, MinReplicas: t.Signal.MinReplicas}
+}
+
+// Replicas is what KEDA's HPA asks for at the reader's target
+// (signal.ReplicasAtTarget): the one replica count every surface shows.
+func (r Reader) Replicas(scaleValue float64) int {
+	return signal.ReplicasAtTarget(scaleValue, r.TargetPressure, r.MinReplicas)
+}
+
 // Spec is what a target samples with: the keys that enter the trigger's
 // identity. Triggers with equal identities have equal Specs.
 type Spec struct {

@@ -12,16 +12,49 @@ import (
 const DefaultAuditSize = 100
 
 // Event is one decision in the audit trail (docs/semantics.md, "Audit
-// rows").
+// rows"), and the no-ops folded into it.
 type Event struct {
-	Time   time.Time          `json:"time"`
-	Target string             `json:"target"`
-	Policy string             `json:"policy"`
-	Action policy.Action      `json:"action"`
-	Reason string             `json:"reason"`
-	Before int                `json:"before"`
-	After  int                `json:"after"`
-	Inputs map[string]float64 `json:"inputs,omitempty"`
+	Time         time.Time          `json:"time"`
+	Target       string             `json:"target"`
+	ScaledObject string             `json:"scaledObject,omitempty"`
+	Policy       string             `json:"policy"`
+	Action       policy.Action      `json:"action"`
+	Reason       string             `json:"reason"`
+	Before       int                `json:"before"`
+	After        int                `json:"after"`
+	Inputs       map[string]float64 `json:"inputs,omitempty"`
+	// Repeats counts the no-ops with the same reason that followed it,
+	// folded in; LastTime is the last one's time.
+	Repeats  int       `json:"repeats,omitempty"`
+	LastTime time.Time `json:"lastTime,omitzero"`
+}
+
+// The inputs of a pressure decision that a reader renders it from: the
+// ScaleValue published and the previous one.
+const (
+	InputScaleValue     = "scale_value"
+	InputPrevScaleValue = "prev_scale_value"
+)
+
+// At renders e for a reader whose trigger asks ReplicasAt(scaleValue)
+// replicas: a pressure decision's counts and action become that reader's
+// (the trigger's own target, docs/semantics.md); any other is unchanged.
+func (e Event) At(replicasAt func(scaleValue float64) int) Event {
+	cur, ok1 := e.Inputs[InputScaleValue]
+	prev, ok2 := e.Inputs[InputPrevScaleValue]
+	if !ok1 || !ok2 {
+		return e
+	}
+	e.Before, e.After = replicasAt(prev), replicasAt(cur)
+	switch {
+	case e.After > e.Before:
+		e.Action = policy.ScaleUp
+	case e.After < e.Before:
+		e.Action = policy.ScaleDown
+	default:
+		e.Action = policy.NoOp
+	}
+	return e
 }
 
 // EventOf returns the audit event of d for target. The policies put only
