@@ -112,4 +112,3 @@ func TestNewSharesNothingMutable(t *testing.T) {
 		t.Errorf("editing the view changed the signal: %+v", sig)
 	}
 }
-
