@@ -20,6 +20,9 @@ type Line struct {
 	Step bool
 	// Dash draws the line dashed; Fill shades the area under it.
 	Dash, Fill bool
+	// Lower, when set, shades the band between it and Values (a range,
+	// such as the lowest and highest of a bucket of samples).
+	Lower []float64
 }
 
 // Panel is one chart; all panels share the x and y scales.
@@ -44,6 +47,20 @@ type Figure struct {
 	Marks []Mark
 	// XTick labels the x axis at point t; nil prints t.
 	XTick func(t float64) string
+	// X places the points on the x axis (ascending, one per point); nil
+	// spaces them evenly. Ticks, when set, are the x axis's labels, at
+	// positions of X, instead of XTick's.
+	X     []float64
+	Ticks []Tick
+	// FillWidth scales the figure to its container's width (a page),
+	// rather than drawing it 960 pixels wide (a file).
+	FillWidth bool
+}
+
+// Tick is a labelled position of the x axis.
+type Tick struct {
+	At    float64
+	Label string
 }
 
 const (
@@ -73,14 +90,18 @@ func (f Figure) Write(w io.Writer) error {
 	height := top + float64(len(f.Panels))*(panelHeight+gap) + 8
 
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%s" height="%s" viewBox="0 0 %s %s" font-family="sans-serif" font-size="12">`+"\n",
-		fmtf(width), fmtf(height), fmtf(width), fmtf(height))
+	size := `width="` + fmtf(width) + `" height="` + fmtf(height) + `"`
+	if f.FillWidth {
+		size = `width="100%"`
+	}
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" %s viewBox="0 0 %s %s" font-family="sans-serif" font-size="12">`+"\n",
+		size, fmtf(width), fmtf(height))
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
 	fmt.Fprintf(&b, `<text x="%s" y="20" font-size="15" font-weight="bold">%s</text>`+"\n", fmtf(left), esc(f.Title))
 	b.WriteString(legend.String())
 	for i, p := range f.Panels {
 		y0 := top + float64(i)*(panelHeight+gap)
-		plot := frame{x0: left, y0: y0, w: width - left - right, h: panelHeight, n: max(n-1, 1), ytop: ytop, xtick: f.XTick}
+		plot := frame{x0: left, y0: y0, w: width - left - right, h: panelHeight, n: max(n-1, 1), ytop: ytop, xtick: f.XTick, xs: f.X, ticks: f.Ticks}
 		plot.axes(&b, ystep, f.YLabel)
 		fmt.Fprintf(&b, `<text x="%s" y="%s" font-weight="bold">%s</text>`+"\n", fmtf(left), fmtf(y0-8), esc(p.Title))
 		for _, m := range f.Marks {
@@ -136,9 +157,28 @@ type frame struct {
 	n            int
 	ytop         float64
 	xtick        func(t float64) string
+	xs           []float64 // the points' positions; nil: evenly spaced
+	ticks        []Tick
 }
 
-func (p frame) x(t float64) float64 { return p.x0 + p.w*t/float64(p.n) }
+// x is where point t (an index, fractions between points) is drawn.
+func (p frame) x(t float64) float64 {
+	if len(p.xs) < 2 {
+		return p.x0 + p.w*t/float64(p.n)
+	}
+	i := min(max(int(math.Floor(t)), 0), len(p.xs)-2)
+	at := p.xs[i] + (t-float64(i))*(p.xs[i+1]-p.xs[i])
+	return p.at(at)
+}
+
+// at is where position v of the x axis (a value of xs) is drawn.
+func (p frame) at(v float64) float64 {
+	first, last := p.xs[0], p.xs[len(p.xs)-1]
+	if last <= first {
+		return p.x0
+	}
+	return p.x0 + p.w*(v-first)/(last-first)
+}
 func (p frame) y(v float64) float64 { return p.y0 + p.h - p.h*v/p.ytop }
 
 func (p frame) axes(b *strings.Builder, ystep float64, ylabel string) {
@@ -146,13 +186,21 @@ func (p frame) axes(b *strings.Builder, ystep float64, ylabel string) {
 		fmt.Fprintf(b, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#ddd"/>`+"\n", fmtf(p.x0), fmtf(p.y(v)), fmtf(p.x0+p.w), fmtf(p.y(v)))
 		fmt.Fprintf(b, `<text x="%s" y="%s" text-anchor="end">%s</text>`+"\n", fmtf(p.x0-6), fmtf(p.y(v)+4), fmtf(v))
 	}
-	xstep := niceStep(float64(p.n))
-	for t := 0.0; t <= float64(p.n); t += xstep {
-		label := fmtf(t)
-		if p.xtick != nil {
-			label = esc(p.xtick(t))
+	if p.ticks != nil && len(p.xs) >= 2 {
+		for _, t := range p.ticks {
+			x := p.at(t.At)
+			fmt.Fprintf(b, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#eee"/>`+"\n", fmtf(x), fmtf(p.y0), fmtf(x), fmtf(p.y0+p.h))
+			fmt.Fprintf(b, `<text x="%s" y="%s" text-anchor="middle" fill="#555">%s</text>`+"\n", fmtf(x), fmtf(p.y0+p.h+14), esc(t.Label))
 		}
-		fmt.Fprintf(b, `<text x="%s" y="%s" text-anchor="middle" fill="#555">%s</text>`+"\n", fmtf(p.x(t)), fmtf(p.y0+p.h+14), label)
+	} else {
+		xstep := niceStep(float64(p.n))
+		for t := 0.0; t <= float64(p.n); t += xstep {
+			label := fmtf(t)
+			if p.xtick != nil {
+				label = esc(p.xtick(t))
+			}
+			fmt.Fprintf(b, `<text x="%s" y="%s" text-anchor="middle" fill="#555">%s</text>`+"\n", fmtf(p.x(t)), fmtf(p.y0+p.h+14), label)
+		}
 	}
 	fmt.Fprintf(b, `<rect x="%s" y="%s" width="%s" height="%s" fill="none" stroke="#999"/>`+"\n", fmtf(p.x0), fmtf(p.y0), fmtf(p.w), fmtf(p.h))
 	fmt.Fprintf(b, `<text transform="translate(14 %s) rotate(-90)" text-anchor="middle" fill="#555">%s</text>`+"\n", fmtf(p.y0+p.h/2), esc(ylabel))
@@ -185,7 +233,14 @@ func (p frame) line(b *strings.Builder, l Line) {
 		}
 		pts = append(pts, fmtf(p.x(float64(i)))+","+fmtf(p.y(v)))
 	}
-	if l.Fill {
+	if len(l.Lower) == len(l.Values) {
+		lower := make([]string, 0, len(l.Lower))
+		for i := len(l.Lower) - 1; i >= 0; i-- {
+			lower = append(lower, fmtf(p.x(float64(i)))+","+fmtf(p.y(l.Lower[i])))
+		}
+		fmt.Fprintf(b, `<polygon points="%s %s" fill="%s" fill-opacity="0.18" stroke="none"/>`+"\n",
+			strings.Join(pts, " "), strings.Join(lower, " "), l.Color)
+	} else if l.Fill {
 		last := p.x(float64(len(l.Values) - 1))
 		fmt.Fprintf(b, `<polygon points="%s,%s %s %s,%s" fill="%s" fill-opacity="0.18" stroke="none"/>`+"\n",
 			fmtf(p.x(0)), fmtf(p.y(0)), strings.Join(pts, " "), fmtf(last), fmtf(p.y(0)), l.Color)

@@ -207,7 +207,9 @@ func pressureDecision(now time.Time, prev float64, s signal.ScalingSignal, reade
 	}
 }
 
-const heldButFell = "; the lead or surge ended, which the gate does not hold"
+// heldButFell explains a fall while the safety gate holds: the gate holds
+// the demand, and what fell is the compensation on top of it.
+const heldButFell = "; fell as the lead or surge ended (the gate holds the demand, not the compensation)"
 
 // policySignal publishes a decision: the desired count is both the value
 // KEDA reads (with target 1) and the recommendation. The compute and storage

@@ -128,6 +128,7 @@ func (c *Computer) Compute(now time.Time, in Input) ScalingSignal {
 		Forecast:            comp.forecast,
 		Dominant:            dominant,
 		Held:                held,
+		Parts:               comp.parts(held),
 		ScaleInAllowed:      allowed,
 		SplitInFlight:       split,
 		Policy:              PolicyPressure,
@@ -146,6 +147,21 @@ type compensated struct {
 	surging  bool
 	measured bool // the surge's mark is the working set's, not a guess
 	lag      time.Duration
+}
+
+// parts are the parts of the reason (c.reason writes them from the same
+// fields).
+func (comp compensated) parts(held bool) Parts {
+	var p Parts
+	for _, x := range []struct {
+		on   bool
+		part Parts
+	}{{held, PartGate}, {comp.lead > 0, PartLead}, {comp.headroom > 0, PartHeadroom}, {comp.foresaw > 0, PartForecast}, {comp.holding, PartChurn}, {comp.surging, PartSurge}} {
+		if x.on {
+			p |= x.part
+		}
+	}
+	return p
 }
 
 // lag is how far the sample's data trails the moment a replica asked for

@@ -30,6 +30,20 @@ func (d Dimension) String() string {
 // MarshalText serves the dimension by name.
 func (d Dimension) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
 
+// Parts is a set of the parts of a reason that shaped a signal's value,
+// written from the same fields as the reason's words.
+type Parts uint8
+
+// The parts, each named in the reason as its comment says.
+const (
+	PartGate     Parts = 1 << iota // "scale-in held by safety gate"
+	PartChurn                      // "scale-in held by churn budget"
+	PartSurge                      // "saturation surge"
+	PartLead                       // "lead +x"
+	PartHeadroom                   // "headroom +x"
+	PartForecast                   // "forecast +x"
+)
+
 // ReasonWarmingUp is the Reason before the first sample lands.
 const ReasonWarmingUp = "warming up"
 
@@ -68,6 +82,9 @@ type ScalingSignal struct {
 	Dominant Dimension
 	// Held is set when the gate held a falling signal at its previous value.
 	Held bool
+	// Parts are the parts of Reason that shaped the value: the holds, the
+	// compensation's lead, headroom, forecast and surge.
+	Parts Parts
 	// ScaleInAllowed reports whether the gate was open at this sample.
 	ScaleInAllowed bool
 	// SplitInFlight reports whether a split held scale-in at this sample.

@@ -111,7 +111,7 @@ func TestStatusPageInBrowser(t *testing.T) {
 	// A ScaledObject's page, reached by its link as a person would.
 	do(chromedp.Click(chromedp.CSS(`a.object[href="/status/shop/checkout"]`)), chromedp.WaitVisible(chromedp.CSS("#chart svg")))
 	legend := run(t, ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#chart svg > text")].map(e => e.textContent)`))
-	for _, name := range []string{"raw demand", "scaleValue", "replicas KEDA asks", "measured across", "surge", "held", "failed", "stale"} {
+	for _, name := range []string{"raw demand", "scaleValue", "replicas KEDA asks", "measured across", "saturation surge", "held by safety gate", "failed", "stale"} {
 		if !contains(legend, name) {
 			t.Errorf("the chart's legend lacks %q: %q", name, legend)
 		}

@@ -211,7 +211,7 @@ func (p *page) object(w http.ResponseWriter, r *http.Request) {
 	points := t.History(nil)
 	v.Points = len(points)
 	if len(points) > 0 {
-		chart, err := drawHistory(points, tr.TargetPressure, snap.Interval, now)
+		chart, err := drawHistory(points, tr.Reader(), snap.Interval, now)
 		if err != nil {
 			p.log.Error("status page: draw the history", "target", t.Key, "err", err)
 		}

@@ -51,8 +51,8 @@ func showsWhatHappened(t *testing.T, s *scaler) {
 	}
 	for _, want := range []string{
 		"<svg", ">raw demand<", ">scaleValue<", ">replicas KEDA asks<", ">measured across<",
-		">surge<", ">held<", ">failed<", ">stale<", "<title>surge</title>", "<title>stale</title>",
-		"The last 48 samples, one every 5s", "at target 0.7",
+		">saturation surge<", ">held by safety gate<", ">failed<", ">stale<", "<title>saturation surge</title>", "<title>stale</title>",
+		"The last 3m55s, one sample every 5s", "at target 0.7", ">-1m<", ">now<",
 		`<td class="key">connectionProfile</td><td class="value"><code>&#34;shop-replicas&#34;</code></td><td class="origin-metadata">metadata</td>`,
 		`<td class="key">ewmaHalfLife</td><td class="value"><code>0s</code></td><td class="origin-profile">profile</td>`,
 		`<td class="key">targetPressure</td><td class="value"><code>0.7</code></td><td class="origin-default">default</td>`,
