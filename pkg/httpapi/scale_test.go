@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"encoding/json"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -278,7 +279,7 @@ func TestMetricsEndpoint(t *testing.T) {
 	})
 	f.use(t, registry.Ref{}, script("busy"))
 	r := f.get(t, "/metrics")
-	if r.code != http.StatusOK || !strings.Contains(string(r.body), `barometer_scale_value{source="scripted/busy"`) {
+	if r.code != http.StatusOK || !regexp.MustCompile(`(?m)^barometer_scale_value\{.*source="scripted/busy"`).Match(r.body) {
 		t.Fatalf("status %d, body without the scale value:\n%s", r.code, r.body)
 	}
 

@@ -460,6 +460,31 @@ type Info struct {
 	ScaledObjs []Ref     `json:"scaledObjects"`
 }
 
+// Named returns every running target with what names it for people and
+// metrics: the default target its own trigger (Ref zero), any other the
+// first ScaledObject it serves by namespace/name (Trigger nil while it
+// serves none); sorted by key.
+func (r *Registry) Named() []Served {
+	r.mu.Lock()
+	out := make([]Served, 0, len(r.targets))
+	for _, t := range r.targets {
+		s := Served{Target: t}
+		if r.def.Target == t {
+			s = r.def
+		} else {
+			for b := range t.bound {
+				if s.Trigger == nil || b.ref.String() < s.Ref.String() {
+					s.Ref, s.Trigger = b.ref, b.trigger
+				}
+			}
+		}
+		out = append(out, s)
+	}
+	r.mu.Unlock()
+	slices.SortFunc(out, func(a, b Served) int { return strings.Compare(a.Target.Key, b.Target.Key) })
+	return out
+}
+
 // Targets returns every running target, sorted by key: the cheap walk for
 // readers (metrics) that need no ScaledObject listing.
 func (r *Registry) Targets() []*Target {

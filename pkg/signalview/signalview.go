@@ -75,6 +75,7 @@ type Signal struct {
 	MeasuredAt     *time.Time       `json:"-"`
 	Dominant       signal.Dimension `json:"-"`
 	Held           bool             `json:"-"`
+	Parts          signal.Parts     `json:"-"`
 	ScaleInAllowed bool             `json:"-"`
 	SplitInFlight  bool             `json:"-"`
 }
@@ -175,6 +176,7 @@ func New(sig *signal.ScalingSignal, target string, staleErr error) Signal {
 		Cost:                Cost{ReplicaSeconds: sig.Cost.ReplicaSeconds, Cost: sig.Cost.Cost},
 		Dominant:            sig.Dominant,
 		Held:                sig.Held,
+		Parts:               sig.Parts,
 		ScaleInAllowed:      sig.ScaleInAllowed,
 		SplitInFlight:       sig.SplitInFlight,
 	}

@@ -124,9 +124,9 @@ type listView struct {
 
 // targetRow is one target of the listing.
 type targetRow struct {
-	Key, Source, Policy, Profile, Interval string
-	Default                                bool
-	Objects                                []objectLink
+	Key, Source, SourceKey, Policy, Profile, Interval string
+	Default                                           bool
+	Objects                                           []objectLink
 	Sample
 }
 
@@ -151,7 +151,7 @@ func (p *page) list(w http.ResponseWriter, _ *http.Request) {
 		if t == nil {
 			continue // started between the two reads; the next reload lists it
 		}
-		row := targetRow{Key: info.Key, Source: t.Spec().SourceKind, Policy: info.Policy, Profile: orNone(t.Spec().Profile),
+		row := targetRow{Key: info.Key, Source: t.Spec().SourceKind, SourceKey: info.Source, Policy: info.Policy, Profile: orNone(t.Spec().Profile),
 			Interval: info.Interval, Default: info.Default, Sample: sampleOf(t.Load(), now)}
 		for _, ref := range info.ScaledObjs {
 			row.Objects = append(row.Objects, objectLink{Name: ref.String(), Href: href(ref)})
@@ -164,9 +164,9 @@ func (p *page) list(w http.ResponseWriter, _ *http.Request) {
 // objectView is GET /status/{namespace}/{name}.
 type objectView struct {
 	Head
-	Object                                 string
-	Key, Source, Policy, Profile, Interval string
-	Target                                 string // the ScaledObject's per-replica target
+	Object                                            string
+	Key, Source, SourceKey, Policy, Profile, Interval string
+	Target                                            string // the ScaledObject's per-replica target
 	Sample
 	Reason           string
 	Recommended      int
@@ -203,7 +203,7 @@ func (p *page) object(w http.ResponseWriter, r *http.Request) {
 	snap := t.Load()
 	v := objectView{
 		Head: p.head(ref.String() + " · Barometer"), Object: ref.String(),
-		Key: t.Key, Source: t.SourceKey(), Policy: t.Policy(), Profile: orNone(tr.Profile), Interval: tr.Interval.String(),
+		Key: t.Key, Source: t.Spec().SourceKind, SourceKey: t.SourceKey(), Policy: t.Policy(), Profile: orNone(tr.Profile), Interval: tr.Interval.String(),
 		Target: number(tr.TargetPressure), Sample: sampleOf(snap, now),
 		Reason: snap.Signal.Reason, Recommended: signalview.ForTrigger(&snap.Signal, t.Key, nil, tr).RecommendedReplicas, Samples: snap.Samples, Failed: snap.Failures,
 		EventsHref: "/events" + strings.TrimPrefix(href(ref), "/status"),

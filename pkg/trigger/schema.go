@@ -102,15 +102,15 @@ func (s *Schema) parse(r *keyschema.Reading) (*Trigger, error) {
 	t.Source, t.sourceKey = spec, spec.Key()
 	finish(t)
 	h := fnv.New64a()
-	for _, x := range slices.Concat(texts, policyTexts, sourceTexts) {
+	for _, x := range slices.Concat([]string{t.sourceKey}, texts, policyTexts, sourceTexts) {
 		h.Write([]byte(x))
 		h.Write([]byte{0})
 	}
 	// What the read-side target changes in the signal's options splits
 	// the sampler too.
 	fmt.Fprintf(h, "floorTarget=%g surgeTarget=%g", t.Signal.FloorTarget, t.Signal.SurgeTarget)
-	t.identity = fmt.Sprintf("%s@%016x", t.sourceKey, h.Sum64())
-	t.shortID = fmt.Sprintf("%s@%08x", t.SourceKind, h.Sum64()>>32)
+	t.identity = fmt.Sprintf("%s@%016x", t.SourceKind, h.Sum64())
+	t.shortID = t.identity[:len(t.SourceKind)+9]
 	t.poolKey = poolKey(t, policyTexts)
 	return t, nil
 }

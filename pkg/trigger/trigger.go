@@ -75,14 +75,15 @@ type Spec struct {
 	poolKey   string
 }
 
-// Identity is the sampler identity: the source's key and a short hash of
-// every sampled key's canonical value. Triggers with equal identities
-// share one sampler. It stays short enough for a metric label.
+// Identity is the sampler identity: the source kind and a hash of the
+// source's key and every sampled key's canonical value
+// ("prometheus@1a2b3c4d5e6f7a8b"). Triggers with equal identities share
+// one sampler. It is short and bounded, for logs, listings and a metric
+// label; the source's key (SourceKey) says what it reads.
 func (s *Spec) Identity() string { return s.identity }
 
-// ShortID names the sampler in logs: the source kind and the first 8 hex
-// digits of the identity's hash ("prometheus@1a2b3c4d"), never the
-// source's whole key.
+// ShortID names the sampler in logs: the identity with the first 8 hex
+// digits of its hash ("prometheus@1a2b3c4d").
 func (s *Spec) ShortID() string { return s.shortID }
 
 // SourceKey is the source's key (Source.Key()), computed once.

@@ -1,6 +1,7 @@
 package otlp
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -115,17 +116,18 @@ type otlpSpec struct {
 	cfg   Config
 }
 
-// Key lists every resolved setting, the namespace first: the same
-// selector in two namespaces reads two different sets of pushes.
+// Key names the namespace and the selector, and hashes every resolved
+// setting: the same selector in two namespaces reads two different sets of
+// pushes, and the key stays short.
 func (s otlpSpec) Key() string {
 	var b strings.Builder
 	c := s.cfg
-	fmt.Fprintf(&b, "otlp namespace=%s %s=%q window=%s maxAge=%s cpuLimitCores=%g",
-		c.Namespace, keyResourceSelector, keyschema.PairsText(c.Selector), c.Window, c.MaxAge, c.CPULimitCores)
+	fmt.Fprintf(&b, "window=%s maxAge=%s cpuLimitCores=%g", c.Window, c.MaxAge, c.CPULimitCores)
 	for _, n := range c.Names.Overrides() {
 		fmt.Fprintf(&b, " %s=%q", n.Key, *n.Name)
 	}
-	return b.String()
+	sum := sha256.Sum256([]byte(b.String()))
+	return fmt.Sprintf("otlp namespace=%s %s=%q #%x", c.Namespace, keyResourceSelector, keyschema.PairsText(c.Selector), sum[:8])
 }
 
 func (s otlpSpec) New(logger *slog.Logger) (pressure.Source, error) {
