@@ -96,6 +96,7 @@ func New(cfg Config) http.Handler {
 	if cfg.Status != nil {
 		route("/status", cfg.Status)
 		route("/status/{namespace}/{name}", cfg.Status)
+		route("/status/default", cfg.Status)
 	}
 	// The catch-all answers every other path, whatever the method, so that
 	// an unknown path is a JSON 404 rather than ServeMux's plain text.

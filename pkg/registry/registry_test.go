@@ -223,3 +223,37 @@ func TestResolveIsALookupForEveryMetadataShape(t *testing.T) {
 		}
 	}
 }
+
+// A cached Resolve takes no lock the registry holds for O(n) work (a
+// listing, a reap): with the registry's lock held, as a walk of every
+// target holds it, a cached read still completes. The minute is a bound
+// against a deadlock, not a timing.
+func TestCachedResolveTakesNoRegistryLock(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	reg := NewRegistry(ctx, Config{Schema: testSources(), IdleTimeout: time.Minute})
+	ref, raw := Ref{Namespace: "shop", Name: "orders"}, map[string]string{"source": "const"}
+	first, _, err := reg.Resolve(ref, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	done := make(chan *Target)
+	go func() {
+		tg, _, err := reg.Resolve(ref, raw)
+		if err != nil {
+			t.Error(err)
+		}
+		tg.Load()
+		done <- tg
+	}()
+	select {
+	case tg := <-done:
+		if tg != first {
+			t.Errorf("the cached read found %v, want %v", tg, first)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("a cached Resolve waited on the registry's lock")
+	}
+}

@@ -26,6 +26,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/barometer-scaler/barometer/pkg/keyschema"
 	"github.com/barometer-scaler/barometer/pkg/policy"
 	"github.com/barometer-scaler/barometer/pkg/policy/ledger"
 	"github.com/barometer-scaler/barometer/pkg/registry"
@@ -99,6 +100,7 @@ func New(cfg Config) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/status", p.list)
 	mux.HandleFunc("/status/{namespace}/{name}", p.object)
+	mux.HandleFunc("/status/default", p.defaultObject)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		p.render(w, http.StatusNotFound, "missing", missingView{Head: p.head("Not found"), What: "no such page: " + r.URL.Path})
 	})
@@ -130,10 +132,11 @@ type targetRow struct {
 	Sample
 }
 
-// Sample is what a snapshot says about the last sample.
+// Sample is what a snapshot says about the last sample. Failing: samples
+// were attempted and none has succeeded yet (rather than warming up).
 type Sample struct {
 	Age, Value, Replicas, LastErr string
-	Stale, Warming                bool
+	Stale, Warming, Failing       bool
 }
 
 type objectLink struct{ Name, Href string }
@@ -168,17 +171,20 @@ type objectView struct {
 	Key, Source, SourceKey, Policy, Profile, Interval string
 	Target                                            string // the ScaledObject's per-replica target
 	Sample
-	Reason           string
-	Recommended      int
-	Samples, Failed  uint64
-	Chart            template.HTML
-	Points           int
-	Decisions        []decisionRow
-	DecisionsKept    int
-	EventsHref       string
-	Settings         []trigger.Setting
-	SettingsErr      string
-	SettingsWithheld bool
+	Reason          string
+	Recommended     int
+	Samples, Failed uint64
+	Chart           template.HTML
+	Points          int
+	Decisions       []decisionRow
+	DecisionsKept   int
+	EventsHref      string
+	Settings        []trigger.Setting
+	SettingsErr     string
+	// SettingsAtDefault counts the keys left out of Settings: those at
+	// their defaults.
+	SettingsAtDefault int
+	SettingsWithheld  bool
 }
 
 type decisionRow struct {
@@ -198,15 +204,31 @@ func (p *page) object(w http.ResponseWriter, r *http.Request) {
 				" (the scaler learns a ScaledObject when KEDA first calls it for that object, and forgets it when its sampler is stopped after idling)"})
 		return
 	}
+	p.objectPage(w, served, ref.String(), "/events"+strings.TrimPrefix(href(ref), "/status"))
+}
+
+// defaultObject serves GET /status/default: the scaler's own default
+// target (/scale), as a ScaledObject's page.
+func (p *page) defaultObject(w http.ResponseWriter, _ *http.Request) {
+	served, ok := p.reg.Default()
+	if !ok {
+		p.render(w, http.StatusNotFound, "missing", missingView{Head: p.head("Not found"), What: "the scaler was started without a default target"})
+		return
+	}
+	p.objectPage(w, served, "the default target (/scale)", "/events")
+}
+
+// objectPage renders what serves one reader: its target, at its trigger.
+func (p *page) objectPage(w http.ResponseWriter, served registry.Served, name, eventsHref string) {
 	t, tr := served.Target, served.Trigger
 	now := p.reg.Now()
 	snap := t.Load()
 	v := objectView{
-		Head: p.head(ref.String() + " · Barometer"), Object: ref.String(),
+		Head: p.head(name + " · Barometer"), Object: name,
 		Key: t.Key, Source: t.Spec().SourceKind, SourceKey: t.SourceKey(), Policy: t.Policy(), Profile: orNone(tr.Profile), Interval: tr.Interval.String(),
 		Target: number(tr.TargetPressure), Sample: sampleOf(snap, now),
 		Reason: snap.Signal.Reason, Recommended: signalview.ForTrigger(&snap.Signal, t.Key, nil, tr).RecommendedReplicas, Samples: snap.Samples, Failed: snap.Failures,
-		EventsHref: "/events" + strings.TrimPrefix(href(ref), "/status"),
+		EventsHref: eventsHref,
 	}
 	points := t.History(nil)
 	v.Points = len(points)
@@ -231,9 +253,16 @@ func (p *page) object(w http.ResponseWriter, r *http.Request) {
 	case served.Metadata == nil:
 		v.SettingsWithheld = true
 	default:
-		v.Settings, err = p.reg.Settings(ref.Namespace, served.Metadata)
+		settings, err := p.reg.Settings(served.Ref.Namespace, served.Metadata)
 		if err != nil {
 			v.SettingsErr = err.Error()
+		}
+		for _, st := range settings {
+			if st.Origin == keyschema.OriginDefault {
+				v.SettingsAtDefault++
+			} else {
+				v.Settings = append(v.Settings, st)
+			}
 		}
 	}
 	p.render(w, http.StatusOK, "object", v)
@@ -267,6 +296,7 @@ func (p *page) render(w http.ResponseWriter, code int, name string, data any) {
 // sampleOf is what a snapshot says about the target's last sample at now.
 func sampleOf(snap *sampling.Snapshot, now time.Time) Sample {
 	s := Sample{Stale: snap.Stale(now), Warming: snap.Signal.WarmingUp()}
+	s.Failing = s.Warming && snap.Samples > 0 && snap.LastErr != nil
 	if !s.Warming {
 		s.Age = age(now.Sub(snap.Signal.SampledAt))
 		s.Value = number(snap.Signal.ScaleValue)
