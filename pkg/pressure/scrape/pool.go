@@ -16,6 +16,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
 	"github.com/barometer-scaler/barometer/pkg/pressure/discovery"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
+	"github.com/barometer-scaler/barometer/pkg/pressure/scrape/target"
 )
 
 // The defaults of the limits.
@@ -38,7 +39,7 @@ const (
 // Options configure a Source.
 type Options struct {
 	// Targets are the replicas to scrape; at least one.
-	Targets []Target
+	Targets []target.Target
 	// Names are the metric names read; the zero value means
 	// exposition.DefaultNames.
 	Names exposition.Names
@@ -136,7 +137,7 @@ func New(opts Options) (*Source, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	var kube *kubeSpace
-	if slices.ContainsFunc(opts.Targets, func(t Target) bool { return t.Kube != nil }) {
+	if slices.ContainsFunc(opts.Targets, func(t target.Target) bool { return t.Kube != nil }) {
 		if opts.Discovery == nil || opts.Namespace == "" {
 			return nil, errors.New("scrape: a k8s:// target needs a Kubernetes discovery and a namespace")
 		}
