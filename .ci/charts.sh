@@ -2,14 +2,16 @@
 # The Helm chart, the image and the examples: helm lint and helm template
 # (helm built from tools/go.mod, cached by `go tool`), the chart's schema
 # refusing bad values, then examples/check: every YAML document under
-# examples/, the rendered chart and its NOTES decoded strictly with KEDA's and
-# Kubernetes' API types and checked; the Dockerfile's go build run on the
-# build context .dockerignore admits; and the scaler so built, sent every
-# example trigger's metadata as KEDA would (GetMetricSpec, GET /scale). The
-# monitoring objects: the PrometheusRule through promtool check rules and
-# promtool test rules, the Grafana dashboard's PromQL through Prometheus'
-# parser, and every metric either names checked against the scaler's own
-# /metrics.
+# examples/, the README's ScaledObjects, the rendered chart and its NOTES
+# decoded strictly with KEDA's and Kubernetes' API types and checked, each
+# ScaledObject against the chart (its addresses the chart's Services, a source
+# that reads the workload, scaleDown.stabilizationWindowSeconds 0); the
+# Dockerfile's go build run on the build context .dockerignore admits; and the
+# scaler so built, sent every example trigger's metadata as KEDA would
+# (GetMetricSpec, GET /scale). The monitoring objects: the PrometheusRule
+# through promtool check rules and promtool test rules, the Grafana
+# dashboard's PromQL through Prometheus' parser, and every metric either names
+# checked against the scaler's own /metrics.
 #
 #   bash .ci/charts.sh
 set -euo pipefail
