@@ -194,7 +194,10 @@ func TestCaps(t *testing.T) {
 	})
 	t.Run("memory", func(t *testing.T) {
 		// A replica and one gauge series fit; a second series does not.
-		partial(t, store.Options{MaxMemoryBytes: 1300}, 3, "memory_cap", "memory cap")
+		partial(t, store.Options{MaxMemoryBytes: 1300, MaxMemoryBytesPerNamespace: 1400}, 3, "memory_cap", "store's memory cap")
+	})
+	t.Run("memory per namespace", func(t *testing.T) {
+		partial(t, store.Options{MaxMemoryBytesPerNamespace: 1300}, 3, "namespace_memory_cap", "namespace's memory cap")
 	})
 }
 
