@@ -57,7 +57,8 @@ type Options struct {
 	// tenants at their caps cannot take a newcomer's first series.
 	GuaranteedSeries      int
 	GuaranteedMemoryBytes int64
-	// MaxPointsPerRequest caps the data points of one push.
+	// MaxPointsPerRequest caps the data points of one push: a default
+	// collector batch (8,192) and the request merged into it last.
 	MaxPointsPerRequest int
 	// HistoryPoints is how many points a counter or histogram series keeps
 	// to rate over a window, at least HistoryResolution apart; with the
@@ -92,7 +93,7 @@ func DefaultOptions() Options {
 		MaxMemoryBytes:        DefaultMaxMemoryBytes,
 		GuaranteedSeries:      1_000,
 		GuaranteedMemoryBytes: 1 << 20,
-		MaxPointsPerRequest:   20_000,
+		MaxPointsPerRequest:   10_000,
 		HistoryPoints:         32,
 		HistoryResolution:     2 * time.Second,
 		Retention:             10 * time.Minute,
