@@ -70,7 +70,7 @@ type Config struct {
 	OTLPMaxDecodedBytes              int    `env:"BAROMETER_OTLP_MAX_DECODED_BYTES" envDefault:"8388608" min:"1" max:"1073741824" doc:"bytes one push may decode into, as its wire form says before it is decoded"`
 	OTLPMaxOpenRequests              int    `env:"BAROMETER_OTLP_MAX_OPEN_REQUESTS" envDefault:"8" min:"1" max:"1024" doc:"authenticated pushes in progress at once, their bodies arriving or in hand; one more is told to retry"`
 	OTLPMaxOpenRequestsPerCredential int    `env:"BAROMETER_OTLP_MAX_OPEN_REQUESTS_PER_CREDENTIAL" envDefault:"2" min:"1" max:"1024" doc:"of BAROMETER_OTLP_MAX_OPEN_REQUESTS, the most one credential holds"`
-	OTLPMaxConcurrentRequests        int    `env:"BAROMETER_OTLP_MAX_CONCURRENT_REQUESTS" envDefault:"4" min:"1" max:"1024" doc:"pushes decoded and stored at once, their bodies in hand; one more is told to retry"`
+	OTLPMaxConcurrentRequests        int    `env:"BAROMETER_OTLP_MAX_CONCURRENT_REQUESTS" envDefault:"2" min:"1" max:"1024" doc:"pushes decoded and stored at once, their bodies in hand; one more waits its turn, 5 s at most, then is told to retry"`
 	OTLPMinBodyBytesPerSecond        int    `env:"BAROMETER_OTLP_MIN_BODY_BYTES_PER_SECOND" envDefault:"262144" min:"1" max:"1073741824" doc:"the slowest a push's body may arrive after its first 5 s; a slower one is cut off (408, or a cancelled stream)"`
 	// StatusPage serves the status page at /status on the HTTP port, and
 	// keeps each target's recent history for it (pkg/statuspage).

@@ -15,7 +15,7 @@ func TestOTLPConfigFromEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.OTLPEnabled() || cfg.OTLPMaxSeries != 100000 || cfg.OTLPMaxMemoryBytes != 64<<20 || cfg.OTLPMaxConcurrentRequests != 4 {
+	if cfg.OTLPEnabled() || cfg.OTLPMaxSeries != 100000 || cfg.OTLPMaxMemoryBytes != 64<<20 || cfg.OTLPMaxConcurrentRequests != 2 {
 		t.Fatalf("OTLP defaults: %+v", cfg)
 	}
 	on := []string{"BAROMETER_OTLP_GRPC_ADDR=:4317", "BAROMETER_OTLP_CREDENTIALS=/etc/barometer/otlp/credentials.yaml"}

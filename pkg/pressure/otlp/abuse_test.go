@@ -114,9 +114,9 @@ func TestRefusedBeforeTheBodyIsRead(t *testing.T) {
 }
 
 // slowPushes opens n pushes of token whose bodies never end, over both
-// transports in turn, and waits until the receiver holds them all: until
-// the next one is refused for the credential's share.
-func slowPushes(t *testing.T, h *harness, token string, n int) {
+// transports in turn, and waits until the receiver holds them, with held
+// already: until it counts held+n open pushes.
+func slowPushes(t *testing.T, h *harness, token string, n, held int) {
 	t.Helper()
 	var wg sync.WaitGroup
 	t.Cleanup(wg.Wait)
@@ -138,22 +138,24 @@ func slowPushes(t *testing.T, h *harness, token string, n int) {
 			}
 		}()
 	}
+	deadline := time.Now().Add(30 * time.Second)
+	for metricValue(t, h.reg, "barometer_otlp_requests_open") != float64(held+n) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the receiver never held the %d slow pushes", n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
-// waitRefused pushes with c until a push is refused with code, and
-// returns its error.
-func waitRefused(t *testing.T, c rawClient, code codes.Code) error {
+// refused pushes with c, expecting it refused with code, and returns the
+// error.
+func refused(t *testing.T, c rawClient, code codes.Code) error {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for sec := 1.0; ; sec++ {
-		_, err := c.export(activations("team-a", "shop-1", sec, 1))
-		if status.Code(err) == code {
-			return err
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no push refused %s: %v", code, err)
-		}
+	_, err := c.export(activations("team-a", "shop-1", 1, 1))
+	if status.Code(err) != code {
+		t.Fatalf("push %v, want %s", err, code)
 	}
+	return err
 }
 
 // One credential holding every push it may with bodies that never end
@@ -161,8 +163,8 @@ func waitRefused(t *testing.T, c rawClient, code codes.Code) error {
 // tenant's pushes, over both transports, are stored and read fresh.
 func TestSlowBodiesHoldOnlyTheirCredentialsShare(t *testing.T) {
 	h := newHarness(t, store.Options{}, receiver.Config{}, "")
-	slowPushes(t, h, tokenA, receiver.DefaultMaxOpenRequestsPerCredential)
-	err := waitRefused(t, newRawClient(t, h, tokenA), codes.ResourceExhausted)
+	slowPushes(t, h, tokenA, receiver.DefaultMaxOpenRequestsPerCredential, 0)
+	err := refused(t, newRawClient(t, h, tokenA), codes.ResourceExhausted)
 	if st, _ := status.FromError(err); len(st.Details()) != 1 || !strings.Contains(st.Message(), "this credential") {
 		t.Errorf("refused %v, want its credential's share named and a RetryInfo", err)
 	}
@@ -200,10 +202,9 @@ func TestSlowBodiesHoldOnlyTheirCredentialsShare(t *testing.T) {
 // retry: "busy", not the credential's share.
 func TestEveryOpenPushHeld(t *testing.T) {
 	h := newHarness(t, store.Options{}, receiver.Config{MaxOpenRequests: 3}, "")
-	slowPushes(t, h, tokenA, 2)
-	waitRefused(t, newRawClient(t, h, tokenA), codes.ResourceExhausted)
-	slowPushes(t, h, tokenB, 1)
-	err := waitRefused(t, newRawClient(t, h, tokenB), codes.ResourceExhausted)
+	slowPushes(t, h, tokenA, 2, 0)
+	slowPushes(t, h, tokenB, 1, 2)
+	err := refused(t, newRawClient(t, h, tokenB), codes.ResourceExhausted)
 	if !strings.Contains(err.Error(), "too many pushes at once") {
 		t.Errorf("refused %v, want the receiver busy", err)
 	}

@@ -120,6 +120,7 @@ func (r *Receiver) exportGRPC(ctx context.Context, dec func(any) error) (*colmet
 	timer := time.AfterFunc(r.bodyDeadline(r.cfg.MaxRequestBytes), func() { a.cut(errSlowBody) })
 	var body wireMessage
 	err := dec(&body)
+	defer body.data.Free()
 	if !timer.Stop() {
 		return nil, refuseSlowBody
 	}
@@ -129,20 +130,31 @@ func (r *Receiver) exportGRPC(ctx context.Context, dec func(any) error) (*colmet
 	case err != nil:
 		return nil, malformed(err)
 	}
-	return r.push(a.grant, contentProtobuf, body)
+	return r.push(ctx, a.grant, contentProtobuf, body.bytes())
 }
 
-// wireMessage is a request's message as it came, undecoded.
-type wireMessage []byte
+// wireMessage is a request's message as it came, undecoded: gRPC's own
+// buffers, held until freed.
+type wireMessage struct{ data mem.BufferSlice }
+
+// bytes is the message, copied only when gRPC holds it in pieces (as it
+// does a decompressed one).
+func (w *wireMessage) bytes() []byte {
+	if len(w.data) == 1 {
+		return w.data[0].ReadOnlyData()
+	}
+	return w.data.Materialize()
+}
 
 // wireCodec is the gRPC server's codec: the proto codec, but a message
-// read into a *wireMessage keeps its bytes, for the scan to read before
+// read into a *wireMessage keeps its buffers, for the scan to read before
 // the decode.
 type wireCodec struct{ encoding.CodecV2 }
 
 func (c wireCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	if w, ok := v.(*wireMessage); ok {
-		*w = data.Materialize()
+		data.Ref()
+		w.data = data
 		return nil
 	}
 	return c.CodecV2.Unmarshal(data, v)

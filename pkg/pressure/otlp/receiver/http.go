@@ -84,7 +84,7 @@ func (r *Receiver) exportHTTP(w http.ResponseWriter, req *http.Request, ctype st
 	if ref != nil {
 		return nil, ref
 	}
-	return r.push(g, ctype, body)
+	return r.push(req.Context(), g, ctype, body)
 }
 
 // bodyDeadline is how long a body of n bytes may take: the grace, then

@@ -4,13 +4,14 @@
 // The wire format is the official OTLP protobuf types
 // (go.opentelemetry.io/proto/otlp), never hand-written.
 //
-// A push goes through three gates, each refusing rather than waiting:
+// A push goes through three gates:
 // its credential is checked from its headers, before any of its body is
 // read (a bearer token, or a client certificate verified against the
 // client CA: see Credentials); its body is read, under a minimum rate,
 // while the push holds one of the open requests its credential may hold;
 // its wire form is scanned for what it would decode into, and only then
-// is it decoded and stored, in one of a few shared slots. It writes only
+// is it decoded and stored, in one of a few shared slots (waiting its turn
+// briefly). It writes only
 // the namespaces its credential lists. Refusals are answered as OTLP asks
 // (gRPC status codes, HTTP status codes with a google.rpc.Status body, or
 // a partial success naming the rejected points) and counted;
@@ -60,7 +61,8 @@ type Config struct {
 	// credential's (default 2).
 	MaxOpenRequests, MaxOpenRequestsPerCredential int
 	// MaxConcurrentRequests caps the pushes decoded and stored at once
-	// (default 4); one more is told to retry later.
+	// (default 2); one more waits its turn, 5 s at most, then is told to
+	// retry later.
 	MaxConcurrentRequests int
 	// MinBodyBytesPerSecond is the slowest a body may arrive, after
 	// BodyGrace (defaults 256 KiB/s and 5 s): a slower one is cut off.
@@ -74,7 +76,7 @@ const (
 	DefaultMaxDecodedBytes              = 8 << 20
 	DefaultMaxOpenRequests              = 8
 	DefaultMaxOpenRequestsPerCredential = 2
-	DefaultMaxConcurrentRequests        = 4
+	DefaultMaxConcurrentRequests        = 2
 	DefaultMinBodyBytesPerSecond        = 256 << 10
 	DefaultBodyGrace                    = 5 * time.Second
 )
@@ -271,20 +273,27 @@ func (r *Receiver) authenticate(authorization string, chains [][]*x509.Certifica
 func (r *Receiver) admit(g grant) (done func(), ref *refusal) {
 	switch r.open.take(g.cred) {
 	case tookShare:
-		return func() { r.open.give(g.cred) }, nil
+		r.m.open.Inc()
+		return func() { r.open.give(g.cred); r.m.open.Dec() }, nil
 	case overShare:
 		return nil, refuseCredentialBusy
 	}
 	return nil, refuseBusy
 }
 
+// maxSlotWait is how long a body in hand waits for a slot, in turn
+// (decoding and storing one takes milliseconds).
+const maxSlotWait = 5 * time.Second
+
 // push decodes and stores a body in hand: scanned first, then decoded and
-// stored in one of the shared slots, taken without waiting.
-func (r *Receiver) push(g grant, ctype string, body []byte) (*colmetrics.ExportMetricsServiceResponse, *refusal) {
+// stored in one of the shared slots.
+func (r *Receiver) push(ctx context.Context, g grant, ctype string, body []byte) (*colmetrics.ExportMetricsServiceResponse, *refusal) {
 	if _, ref := r.scan(ctype, body); ref != nil {
 		return nil, ref
 	}
-	if !r.slots.TryAcquire(1) {
+	ctx, cancel := context.WithTimeout(ctx, maxSlotWait)
+	defer cancel()
+	if r.slots.Acquire(ctx, 1) != nil {
 		return nil, refuseBusy
 	}
 	defer r.slots.Release(1)
@@ -318,6 +327,7 @@ func (r *Receiver) ingest(req *colmetrics.ExportMetricsServiceRequest, g grant) 
 type metrics struct {
 	requests *prometheus.CounterVec
 	refused  *prometheus.CounterVec
+	open     prometheus.Gauge
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -330,9 +340,13 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "barometer_otlp_requests_refused_total",
 			Help: "OTLP metrics pushes refused whole, by transport and reason.",
 		}, []string{"transport", "reason"}),
+		open: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "barometer_otlp_requests_open",
+			Help: "OTLP metrics pushes authenticated and not yet answered: their bodies arriving, in hand or being stored.",
+		}),
 	}
 	if reg != nil {
-		for _, c := range []prometheus.Collector{m.requests, m.refused} {
+		for _, c := range []prometheus.Collector{m.requests, m.refused, m.open} {
 			if err := reg.Register(c); err != nil {
 				return nil, fmt.Errorf("otlp receiver metrics: %w", err)
 			}
