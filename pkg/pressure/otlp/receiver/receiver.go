@@ -4,18 +4,17 @@
 // The wire format is the official OTLP protobuf types
 // (go.opentelemetry.io/proto/otlp), never hand-written.
 //
-// A push goes through three gates:
-// its credential is checked from its headers, before any of its body is
-// read (a bearer token, or a client certificate verified against the
-// client CA: see Credentials); its body is read, under a minimum rate,
-// while the push holds one of the open requests its credential may hold;
-// its wire form is scanned for what it would decode into, and only then
-// is it decoded and stored, in one of a few shared slots (waiting its turn
-// briefly). It writes only
-// the namespaces its credential lists. Refusals are answered as OTLP asks
-// (gRPC status codes, HTTP status codes with a google.rpc.Status body, or
-// a partial success naming the rejected points) and counted;
-// docs/otlp.md lists them.
+// A push is let in step by step. Its credential is checked from its
+// headers, before any of its body is read (a bearer token, or a client
+// certificate verified against the client CA: see Credentials). Its body
+// is read under a minimum rate while the push holds one of the open
+// requests, of which each credential may hold a few. Its wire form is
+// scanned for what it would decode into, and only then is it decoded and
+// stored, in one of a few shared slots, waiting its turn briefly. It
+// writes only the namespaces its credential lists. Refusals are answered
+// as OTLP asks (gRPC status codes, HTTP status codes with a
+// google.rpc.Status body, or a partial success naming the rejected
+// points) and counted; docs/otlp.md lists them.
 package receiver
 
 import (

@@ -210,3 +210,39 @@ func TestScanEstimateBoundsTheDecode(t *testing.T) {
 		t.Logf("%-24s JSON     %8d bytes: decode allocates %9d, estimated %9d (%.2fx)", name, len(js), got, est, float64(est)/float64(got))
 	}
 }
+
+// BenchmarkScan is the scan of a collector's push of 100 pods and of a
+// full default batch (683 pods, 8,196 points), beside the decode it
+// guards: what refusing a push before decoding it costs a push that is
+// then decoded.
+//
+//	go test -run '^$' -bench 'Scan|Decode' -benchmem ./pkg/pressure/otlp/receiver/
+func BenchmarkScan(b *testing.B) {
+	for _, pods := range []int{100, 683} {
+		body, _ := proto.Marshal(collectorPush(pods))
+		b.Run(fmt.Sprintf("%dpods", pods), func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := scanProto(body); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkDecode(b *testing.B) {
+	for _, pods := range []int{100, 683} {
+		body, _ := proto.Marshal(collectorPush(pods))
+		b.Run(fmt.Sprintf("%dpods", pods), func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := decode(contentProtobuf, body); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
