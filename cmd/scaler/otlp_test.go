@@ -31,34 +31,8 @@ import (
 // selector in another namespace reads nothing; the receiver's metrics are
 // served with the rest.
 func TestServeOTLPPush(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name, content string) string {
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
-	write("shop.token", "t0ken-of-shop\n")
-	cfg := testConfig()
-	cfg.OTLPGRPCAddr, cfg.OTLPHTTPAddr = "127.0.0.1:0", "127.0.0.1:0"
-	cfg.OTLPCredentials = write("credentials.yaml", "credentials: [{name: shop, token_file: shop.token, namespaces: [shop]}]\n")
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan listening, 1)
-	done := make(chan error, 1)
-	go func() { done <- serve(ctx, cfg, cfg.Logger(io.Discard), ready) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	}()
-	var addrs listening
-	select {
-	case addrs = <-ready:
-	case err := <-done:
-		t.Fatalf("serve: %v", err)
-	}
+	addrs := serveOTLP(t, map[string]string{"shop.token": "t0ken-of-shop\n",
+		"credentials.yaml": "credentials: [{name: shop, token_file: shop.token, namespaces: [shop]}]\n"})
 	if addrs.OTLPGRPC == "" || addrs.OTLPHTTP == "" {
 		t.Fatalf("OTLP listeners: %+v", addrs)
 	}
@@ -152,6 +126,38 @@ func TestServeOTLPPush(t *testing.T) {
 	}
 }
 
+// serveOTLP serves with the OTLP receiver on loopback, its credentials
+// file credentials.yaml among files, until the test ends.
+func serveOTLP(t *testing.T, files map[string]string) listening {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := testConfig()
+	cfg.OTLPGRPCAddr, cfg.OTLPHTTPAddr, cfg.OTLPCredentials = "127.0.0.1:0", "127.0.0.1:0", filepath.Join(dir, "credentials.yaml")
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan listening, 1)
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, cfg, cfg.Logger(io.Discard), ready) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	select {
+	case addrs := <-ready:
+		return addrs
+	case err := <-done:
+		done <- err
+		t.Fatalf("serve: %v", err)
+	}
+	return listening{}
+}
+
 // Without a receiver the otlp source is refused as invalid metadata,
 // saying how to turn it on; with one, a missing credentials file stops
 // the start naming the setting.
@@ -188,26 +194,8 @@ func TestServeOTLPOff(t *testing.T) {
 // pushes, over gRPC and HTTP, are stored and read by KEDA's GetMetrics as
 // they come.
 func TestServeOTLPSlowTenant(t *testing.T) {
-	dir := t.TempDir()
-	for name, content := range map[string]string{"shop.token": "t0ken-of-shop", "slow.token": "t0ken-of-slow",
-		"credentials.yaml": "credentials: [{name: shop, token_file: shop.token, namespaces: [shop]}, {name: slow, token_file: slow.token, namespaces: [slow]}]\n"} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cfg := testConfig()
-	cfg.OTLPGRPCAddr, cfg.OTLPHTTPAddr, cfg.OTLPCredentials = "127.0.0.1:0", "127.0.0.1:0", filepath.Join(dir, "credentials.yaml")
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan listening, 1)
-	done := make(chan error, 1)
-	go func() { done <- serve(ctx, cfg, cfg.Logger(io.Discard), ready) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	}()
-	addrs := <-ready
+	addrs := serveOTLP(t, map[string]string{"shop.token": "t0ken-of-shop", "slow.token": "t0ken-of-slow",
+		"credentials.yaml": "credentials: [{name: shop, token_file: shop.token, namespaces: [shop]}, {name: slow, token_file: slow.token, namespaces: [slow]}]\n"})
 	slowPush := func(body io.Reader) *http.Response {
 		req, _ := http.NewRequest(http.MethodPost, "http://"+addrs.OTLPHTTP+"/v1/metrics", body)
 		req.Header.Set("Content-Type", "application/x-protobuf")
