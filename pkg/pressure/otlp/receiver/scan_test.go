@@ -153,7 +153,7 @@ func TestScanEstimateBoundsTheDecode(t *testing.T) {
 		b, _ := proto.Marshal(collectorPush(pods))
 		bodies[fmt.Sprintf("%d pods", pods)] = b
 	}
-	for name, b := range hostileBodies(64 << 10) {
+	for name, b := range hostileBodies(32 << 10) {
 		bodies[name] = b
 	}
 	for name, body := range bodies {
@@ -178,6 +178,8 @@ func TestScanEstimateBoundsTheDecode(t *testing.T) {
 			if float64(tl.decoded) > 1.6*float64(got) {
 				t.Errorf("%s: estimated %d, more than 1.6 times the %d allocated", name, tl.decoded, got)
 			}
+		}
+		if name == "100 pods" {
 			js, _ := protojson.Marshal(req)
 			est, err := scanJSON(js)
 			if err != nil {
@@ -196,9 +198,9 @@ func TestScanEstimateBoundsTheDecode(t *testing.T) {
 		}
 	}
 	for name, js := range map[string]string{
-		"empty resources": `{"resourceMetrics":[` + strings.Repeat(`{},`, 20_000) + `{}]}`,
-		"empty points":    `{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"gauge":{"dataPoints":[` + strings.Repeat(`{},`, 20_000) + `{}]}}]}]}]}`,
-		"bucket counts":   `{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"histogram":{"dataPoints":[{"bucketCounts":[` + strings.Repeat(`1,`, 30_000) + `1]}]}}]}]}]}`,
+		"empty resources": `{"resourceMetrics":[` + strings.Repeat(`{},`, 10_000) + `{}]}`,
+		"empty points":    `{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"gauge":{"dataPoints":[` + strings.Repeat(`{},`, 10_000) + `{}]}}]}]}]}`,
+		"bucket counts":   `{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"histogram":{"dataPoints":[{"bucketCounts":[` + strings.Repeat(`1,`, 15_000) + `1]}]}}]}]}]}`,
 		"escaped strings": `{"resourceMetrics":[{"resource":{"attributes":[` + strings.Repeat(`{"key":"\u0041\u0041\u0041\u0041"},`, 3_000) + `{}]}}]}`,
 	} {
 		est, err := scanJSON([]byte(js))
