@@ -32,8 +32,9 @@ type Result struct {
 	// Retimed points, among the accepted, were timed in the future within
 	// MaxClockSkew and stored at their receive time.
 	Retimed int
-	// Message names the rejections' reasons, and warns of retimed points;
-	// "" when neither.
+	// Message names the rejections' reasons, and warns of points retimed
+	// by a second or more (a clock that far ahead is wrong; a few
+	// milliseconds are the clocks' usual drift); "" when neither.
 	Message string
 }
 
@@ -99,6 +100,7 @@ type ingest struct {
 	s           *Store
 	now, future int64
 	res         Result
+	ahead       int64    // the most a retimed point was ahead, nanoseconds
 	reasons     []string // in the order first met
 	counts      map[string]int
 	key         []byte  // reused series key
@@ -133,8 +135,9 @@ func (in *ingest) message() string {
 	for _, r := range in.reasons {
 		parts = append(parts, fmt.Sprintf("%d points: %s", in.counts[r], reasonText[r]))
 	}
-	if in.res.Retimed > 0 {
-		parts = append(parts, fmt.Sprintf("%d points timed in the future (check the pusher's clock): stored at their receive time", in.res.Retimed))
+	if in.ahead >= int64(time.Second) {
+		parts = append(parts, fmt.Sprintf("%d points timed up to %s in the future (check the pusher's clock): stored at their receive time",
+			in.res.Retimed, time.Duration(in.ahead).Round(time.Millisecond)))
 	}
 	return strings.Join(parts, "; ")
 }
@@ -379,6 +382,7 @@ func (in *ingest) point(n *namespace, r *replica, name string, attrs []*commonpb
 	in.res.Accepted++
 	if retimed {
 		in.res.Retimed++
+		in.ahead = max(in.ahead, own-in.now)
 	}
 }
 

@@ -174,4 +174,9 @@ func TestFuturePointStoredAtReceiveTime(t *testing.T) {
 	if x := st.Read(q)[0].Series[0]; x.Value != 3 || !x.At.Equal(now) {
 		t.Fatalf("read %v at %v, want the on-time 3", x.Value, x.At)
 	}
+	// A few milliseconds ahead is drift: stored as received, no warning.
+	now = now.Add(time.Second)
+	if res, _ := st.Ingest(gauges("a", "p", "g", 1, now.Add(10*time.Millisecond), 4), allow{}); res.Retimed != 1 || res.Message != "" {
+		t.Fatalf("a point 10 ms ahead: %+v, want stored at its receive time without a warning", res)
+	}
 }
