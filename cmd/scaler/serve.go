@@ -270,9 +270,12 @@ func pushConfig(c config) receiver.PushConfig {
 	return receiver.PushConfig{
 		Config: receiver.Config{GRPCAddress: c.OTLPGRPCAddr, HTTPAddress: c.OTLPHTTPAddr,
 			TLSCertFile: c.OTLPTLSCertFile, TLSKeyFile: c.OTLPTLSKeyFile, ClientCAFile: c.OTLPTLSClientCAFile,
-			MaxRequestBytes: c.OTLPMaxRequestBytes, MaxConcurrentRequests: c.OTLPMaxConcurrentRequests},
+			MaxRequestBytes: c.OTLPMaxRequestBytes, MaxDecodedBytes: c.OTLPMaxDecodedBytes,
+			MaxOpenRequests: c.OTLPMaxOpenRequests, MaxOpenRequestsPerCredential: c.OTLPMaxOpenRequestsPerCredential,
+			MaxConcurrentRequests: c.OTLPMaxConcurrentRequests, MinBodyBytesPerSecond: c.OTLPMinBodyBytesPerSecond},
 		Credentials: c.OTLPCredentials,
 		Store: store.Options{MaxSeries: c.OTLPMaxSeries, MaxSeriesPerNamespace: c.OTLPMaxSeriesPerNamespace,
-			MaxMemoryBytes: int64(c.OTLPMaxMemoryBytes), MaxPointsPerRequest: c.OTLPMaxPointsPerRequest},
+			MaxMemoryBytes: int64(c.OTLPMaxMemoryBytes), MaxMemoryBytesPerNamespace: int64(c.OTLPMaxMemoryBytesPerNamespace),
+			MaxPointsPerRequest: c.OTLPMaxPointsPerRequest},
 	}
 }

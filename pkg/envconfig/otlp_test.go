@@ -3,6 +3,9 @@ package envconfig
 import (
 	"strings"
 	"testing"
+
+	"github.com/barometer-scaler/barometer/pkg/pressure/otlp/receiver"
+	"github.com/barometer-scaler/barometer/pkg/pressure/otlp/store"
 )
 
 // TestOTLPSettings: the receiver is off by default; on, its credentials
@@ -12,7 +15,7 @@ func TestOTLPConfigFromEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.OTLPEnabled() || cfg.OTLPMaxSeries != 100000 || cfg.OTLPMaxMemoryBytes != 128<<20 || cfg.OTLPMaxConcurrentRequests != 8 {
+	if cfg.OTLPEnabled() || cfg.OTLPMaxSeries != 100000 || cfg.OTLPMaxMemoryBytes != 64<<20 || cfg.OTLPMaxConcurrentRequests != 2 {
 		t.Fatalf("OTLP defaults: %+v", cfg)
 	}
 	on := []string{"BAROMETER_OTLP_GRPC_ADDR=:4317", "BAROMETER_OTLP_CREDENTIALS=/etc/barometer/otlp/credentials.yaml"}
@@ -20,17 +23,45 @@ func TestOTLPConfigFromEnvironment(t *testing.T) {
 		t.Fatalf("receiver on: %+v %v", cfg, err)
 	}
 	for env, val := range map[string]string{
-		"BAROMETER_OTLP_CREDENTIALS":              "",
-		"BAROMETER_OTLP_TLS_KEY_FILE":             "/only/key",
-		"BAROMETER_OTLP_TLS_CLIENT_CA_FILE":       "/ca",
-		"BAROMETER_OTLP_MAX_SERIES":               "0",
-		"BAROMETER_OTLP_MAX_SERIES_PER_NAMESPACE": "200000",
-		"BAROMETER_OTLP_MAX_REQUEST_BYTES":        "-1",
+		"BAROMETER_OTLP_CREDENTIALS":                      "",
+		"BAROMETER_OTLP_TLS_KEY_FILE":                     "/only/key",
+		"BAROMETER_OTLP_TLS_CLIENT_CA_FILE":               "/ca",
+		"BAROMETER_OTLP_MAX_SERIES":                       "0",
+		"BAROMETER_OTLP_MAX_SERIES_PER_NAMESPACE":         "200000",
+		"BAROMETER_OTLP_MAX_REQUEST_BYTES":                "-1",
+		"BAROMETER_OTLP_MAX_MEMORY_BYTES_PER_NAMESPACE":   "134217728",
+		"BAROMETER_OTLP_MAX_OPEN_REQUESTS_PER_CREDENTIAL": "9",
 	} {
 		t.Run(env, func(t *testing.T) {
 			if _, err := Load(append(on, env+"="+val)); err == nil || !strings.Contains(err.Error(), env) {
 				t.Fatalf("%s=%q accepted: %v", env, val, err)
 			}
 		})
+	}
+}
+
+// The OTLP defaults declared here are the receiver's and the store's own.
+func TestOTLPDefaultsAgreeWithTheirPackages(t *testing.T) {
+	cfg, err := Load(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := store.DefaultOptions()
+	for name, pair := range map[string][2]int64{
+		"max series":                       {int64(cfg.OTLPMaxSeries), int64(st.MaxSeries)},
+		"max series per namespace":         {int64(cfg.OTLPMaxSeriesPerNamespace), int64(st.MaxSeriesPerNamespace)},
+		"max memory":                       {int64(cfg.OTLPMaxMemoryBytes), st.MaxMemoryBytes},
+		"max memory per namespace":         {int64(cfg.OTLPMaxMemoryBytesPerNamespace), st.MaxMemoryBytes / 4},
+		"max points per request":           {int64(cfg.OTLPMaxPointsPerRequest), int64(st.MaxPointsPerRequest)},
+		"max request bytes":                {int64(cfg.OTLPMaxRequestBytes), receiver.DefaultMaxRequestBytes},
+		"max decoded bytes":                {int64(cfg.OTLPMaxDecodedBytes), receiver.DefaultMaxDecodedBytes},
+		"max open requests":                {int64(cfg.OTLPMaxOpenRequests), receiver.DefaultMaxOpenRequests},
+		"max open requests per credential": {int64(cfg.OTLPMaxOpenRequestsPerCredential), receiver.DefaultMaxOpenRequestsPerCredential},
+		"max concurrent requests":          {int64(cfg.OTLPMaxConcurrentRequests), receiver.DefaultMaxConcurrentRequests},
+		"min body bytes per second":        {int64(cfg.OTLPMinBodyBytesPerSecond), receiver.DefaultMinBodyBytesPerSecond},
+	} {
+		if pair[0] != pair[1] {
+			t.Errorf("%s: declared %d, its package's default %d", name, pair[0], pair[1])
+		}
 	}
 }

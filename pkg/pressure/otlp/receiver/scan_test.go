@@ -1,0 +1,247 @@
+package receiver
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	colmetrics "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
+	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	metricspb "go.opentelemetry.io/proto/otlp/metrics/v1"
+	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+)
+
+// collectorPush is what a collector sends for pods replicas of the
+// contract (nine gauges, two counters, a ten-bucket histogram), each
+// resource carrying the fifteen attributes the k8sattributes processor
+// and the SDK give a pod.
+func collectorPush(pods int) *colmetrics.ExportMetricsServiceRequest {
+	s := func(k, v string) *commonpb.KeyValue {
+		return &commonpb.KeyValue{Key: k, Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: v}}}
+	}
+	ts := uint64(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
+	num := func(v float64, attrs ...*commonpb.KeyValue) []*metricspb.NumberDataPoint {
+		return []*metricspb.NumberDataPoint{{TimeUnixNano: ts, StartTimeUnixNano: ts - 3600e9, Value: &metricspb.NumberDataPoint_AsDouble{AsDouble: v}, Attributes: attrs}}
+	}
+	g := func(name string, v float64, attrs ...*commonpb.KeyValue) *metricspb.Metric {
+		return &metricspb.Metric{Name: name, Unit: "1", Data: &metricspb.Metric_Gauge{Gauge: &metricspb.Gauge{DataPoints: num(v, attrs...)}}}
+	}
+	c := func(name string, v float64) *metricspb.Metric {
+		return &metricspb.Metric{Name: name, Unit: "s", Data: &metricspb.Metric_Sum{Sum: &metricspb.Sum{IsMonotonic: true, AggregationTemporality: 2, DataPoints: num(v)}}}
+	}
+	req := &colmetrics.ExportMetricsServiceRequest{}
+	for p := range pods {
+		pod := fmt.Sprintf("shop-7d9f8c6b5-%05d", p)
+		attrs := []*commonpb.KeyValue{s("k8s.namespace.name", "team-a"), s("k8s.deployment.name", "shop"), s("k8s.pod.name", pod),
+			s("k8s.pod.uid", "0b7c2a4e-1f2d-4c3b-9a8e-7f6d5c4b3a21"), s("k8s.node.name", "node-12.eu-west-1.compute.internal"),
+			s("k8s.replicaset.name", "shop-7d9f8c6b5"), s("k8s.pod.start_time", "2026-01-01T00:00:00Z"), s("service.name", "shop"),
+			s("service.instance.id", pod), s("service.version", "1.42.0"), s("telemetry.sdk.name", "opentelemetry"),
+			s("telemetry.sdk.language", "go"), s("telemetry.sdk.version", "1.47.0"), s("host.name", pod), s("k8s.cluster.name", "prod-eu")}
+		hist := &metricspb.Metric{Name: "barometer_queue_run_duration_seconds", Unit: "s", Data: &metricspb.Metric_Histogram{Histogram: &metricspb.Histogram{
+			AggregationTemporality: 2, DataPoints: []*metricspb.HistogramDataPoint{{TimeUnixNano: ts, StartTimeUnixNano: ts - 3600e9, Count: 100, Sum: proto.Float64(12),
+				ExplicitBounds: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5}, BucketCounts: []uint64{1, 2, 3, 4, 10, 20, 30, 20, 5, 5}}}}}}
+		req.ResourceMetrics = append(req.ResourceMetrics, &metricspb.ResourceMetrics{
+			Resource: &resourcepb.Resource{Attributes: attrs}, SchemaUrl: "https://opentelemetry.io/schemas/1.26.0",
+			ScopeMetrics: []*metricspb.ScopeMetrics{{Scope: &commonpb.InstrumentationScope{Name: "shop/pressure", Version: "1.0.0"}, Metrics: []*metricspb.Metric{
+				g("barometer_activations", 40_000), g("process_resident_memory_bytes", 1<<28), g("barometer_memory_limit_bytes", 1<<29),
+				g("barometer_cpu_limit_cores", 2), g("barometer_wal_saturation_state", 0), g("barometer_splits_in_flight", 0),
+				g("barometer_wal_tree_retained_bytes", 1e6, s("tree", "wal")), g("barometer_queue_ready", 3, s("class", "normal")),
+				g("barometer_queue_busy", 5), c("process_cpu_seconds_total", 1234.5), c("barometer_queue_arrivals_total", 99), hist,
+			}}},
+		})
+	}
+	return req
+}
+
+// repeatField is n copies of one field: a body of n resources, or of n
+// of anything an attacker chooses.
+func repeatField(num protowire.Number, value []byte, n int) []byte {
+	var b []byte
+	for range n {
+		b = protowire.AppendTag(b, num, protowire.BytesType)
+		b = protowire.AppendBytes(b, value)
+	}
+	return b
+}
+
+// hostileBodies are bodies shaped to decode into far more than their
+// size, each about size bytes.
+func hostileBodies(size int) map[string][]byte {
+	msg := func(m proto.Message) []byte { b, _ := proto.Marshal(m); return b }
+	emptyKV := msg(&commonpb.KeyValue{})
+	resourceWithKVs := func(kv []byte) []byte {
+		attrs := repeatField(1, kv, size/(len(kv)+2))
+		res := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), attrs) // ResourceMetrics.resource
+		return protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), res)   // request.resource_metrics
+	}
+	// A gauge of empty points: Metric{gauge{data_points: {} x n}}.
+	points := repeatField(1, nil, size/2)
+	metric := protowire.AppendBytes(protowire.AppendTag(nil, 5, protowire.BytesType), points)
+	scope := protowire.AppendBytes(protowire.AppendTag(nil, 2, protowire.BytesType), metric)
+	rm := protowire.AppendBytes(protowire.AppendTag(nil, 2, protowire.BytesType), scope)
+	// Nested array values: AnyValue{array{values: AnyValue{array{...}}}}.
+	var nested []byte
+	for range (maxDepth - 6) / 2 {
+		arr := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), nested) // ArrayValue.values
+		nested = protowire.AppendBytes(protowire.AppendTag(nil, 5, protowire.BytesType), arr)  // AnyValue.array_value
+	}
+	nestedKV := protowire.AppendBytes(protowire.AppendTag(protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), []byte("k")), 2, protowire.BytesType), nested)
+	var unknown []byte
+	for len(unknown) < size {
+		unknown = protowire.AppendVarint(protowire.AppendTag(unknown, 99, protowire.VarintType), 1)
+	}
+	// An exponential histogram's buckets, a packed list of 1-byte varints.
+	counts := protowire.AppendBytes(protowire.AppendTag(nil, 2, protowire.BytesType), make([]byte, size-32))  // Buckets.bucket_counts
+	packed := histogramPoint(protowire.AppendBytes(protowire.AppendTag(nil, 8, protowire.BytesType), counts)) // .positive
+	// The same list unpacked: a tag and a varint an element.
+	var unpacked []byte
+	for len(unpacked) < size-32 {
+		unpacked = protowire.AppendVarint(protowire.AppendTag(unpacked, 2, protowire.VarintType), 1)
+	}
+	unpackedPoint := histogramPoint(protowire.AppendBytes(protowire.AppendTag(nil, 8, protowire.BytesType), unpacked))
+	return map[string][]byte{
+		"empty resources":        repeatField(1, nil, size/2),
+		"empty attributes":       resourceWithKVs(emptyKV),
+		"empty points":           protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), rm),
+		"nested attribute value": resourceWithKVs(nestedKV),
+		"unknown fields":         unknown,
+		"packed buckets":         packed,
+		"unpacked buckets":       unpackedPoint,
+	}
+}
+
+// histogramPoint is a request of one exponential histogram point.
+func histogramPoint(point []byte) []byte {
+	wrap := func(num protowire.Number, b []byte) []byte {
+		return protowire.AppendBytes(protowire.AppendTag(nil, num, protowire.BytesType), b)
+	}
+	// request.resource_metrics, .scope_metrics, .metrics, .exponential_histogram, .data_points
+	return wrap(1, wrap(2, wrap(2, wrap(10, wrap(1, point)))))
+}
+
+// allocated is the bytes f allocates: the least of three runs after a
+// first (the first decode of a message type also builds the decoder's
+// tables, once for the process; the least leaves out what another
+// goroutine allocated meanwhile).
+func allocated(f func()) int64 {
+	f()
+	least := int64(-1)
+	for range 3 {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		f()
+		runtime.ReadMemStats(&after)
+		if n := int64(after.TotalAlloc - before.TotalAlloc); least < 0 || n < least {
+			least = n
+		}
+	}
+	return least
+}
+
+// The scan's estimate is never below what the decode allocates, for real
+// pushes and for bodies built to decode into the most, in protobuf and in
+// JSON, and it stays near it for real pushes.
+func TestScanEstimateBoundsTheDecode(t *testing.T) {
+	bodies := map[string][]byte{}
+	for _, pods := range []int{1, 100, 683} {
+		b, _ := proto.Marshal(collectorPush(pods))
+		bodies[fmt.Sprintf("%d pods", pods)] = b
+	}
+	for name, b := range hostileBodies(32 << 10) {
+		bodies[name] = b
+	}
+	for name, body := range bodies {
+		tl, err := scanProto(body)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var req *colmetrics.ExportMetricsServiceRequest
+		got := allocated(func() {
+			req = &colmetrics.ExportMetricsServiceRequest{}
+			err = proto.UnmarshalOptions{RecursionLimit: maxDepth + 1}.Unmarshal(body, req)
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if tl.decoded < got {
+			t.Errorf("%s (protobuf, %d bytes): estimated %d, the decode allocated %d", name, len(body), tl.decoded, got)
+		}
+		t.Logf("%-24s protobuf %8d bytes: decode allocates %9d, estimated %9d (%.2fx); %d resources, %d points",
+			name, len(body), got, tl.decoded, float64(tl.decoded)/float64(got), tl.resources, tl.points)
+		if strings.Contains(name, "pods") {
+			if float64(tl.decoded) > 1.6*float64(got) {
+				t.Errorf("%s: estimated %d, more than 1.6 times the %d allocated", name, tl.decoded, got)
+			}
+		}
+		if name == "100 pods" {
+			js, _ := protojson.Marshal(req)
+			est, err := scanJSON(js)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := allocated(func() {
+				err = protojson.UnmarshalOptions{DiscardUnknown: true, RecursionLimit: 2*maxDepth + 2}.Unmarshal(js, &colmetrics.ExportMetricsServiceRequest{})
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if est < got {
+				t.Errorf("%s (JSON, %d bytes): estimated %d, the decode allocated %d", name, len(js), est, got)
+			}
+			t.Logf("%-24s JSON     %8d bytes: decode allocates %9d, estimated %9d (%.2fx)", name, len(js), got, est, float64(est)/float64(got))
+		}
+	}
+	for name, js := range map[string]string{
+		"empty resources": `{"resourceMetrics":[` + strings.Repeat(`{},`, 10_000) + `{}]}`,
+		"empty points":    `{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"gauge":{"dataPoints":[` + strings.Repeat(`{},`, 10_000) + `{}]}}]}]}]}`,
+		"bucket counts":   `{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"histogram":{"dataPoints":[{"bucketCounts":[` + strings.Repeat(`1,`, 15_000) + `1]}]}}]}]}]}`,
+		"escaped strings": `{"resourceMetrics":[{"resource":{"attributes":[` + strings.Repeat(`{"key":"\u0041\u0041\u0041\u0041"},`, 3_000) + `{}]}}]}`,
+	} {
+		est, err := scanJSON([]byte(js))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := allocated(func() {
+			err = protojson.UnmarshalOptions{DiscardUnknown: true, RecursionLimit: 2*maxDepth + 2}.Unmarshal([]byte(js), &colmetrics.ExportMetricsServiceRequest{})
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if est < got {
+			t.Errorf("%s (JSON, %d bytes): estimated %d, the decode allocated %d", name, len(js), est, got)
+		}
+		t.Logf("%-24s JSON     %8d bytes: decode allocates %9d, estimated %9d (%.2fx)", name, len(js), got, est, float64(est)/float64(got))
+	}
+}
+
+// BenchmarkScan is the scan of a collector's push of 100 pods and of a
+// full default batch (683 pods, 8,196 points), beside the decode it
+// guards: what refusing a push before decoding it costs a push that is
+// then decoded.
+//
+//	go test -run '^$' -bench Scan -benchmem ./pkg/pressure/otlp/receiver/
+func BenchmarkScan(b *testing.B) {
+	for _, pods := range []int{100, 683} {
+		body, _ := proto.Marshal(collectorPush(pods))
+		for name, f := range map[string]func() error{
+			"scan":   func() error { _, err := scanProto(body); return err },
+			"decode": func() error { _, err := decode(contentProtobuf, body); return err },
+		} {
+			b.Run(fmt.Sprintf("%s/%dpods", name, pods), func(b *testing.B) {
+				b.SetBytes(int64(len(body)))
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := f(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
