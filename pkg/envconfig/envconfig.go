@@ -67,6 +67,12 @@ type Config struct {
 	OTLPMaxPointsPerRequest   int    `env:"BAROMETER_OTLP_MAX_POINTS_PER_REQUEST" envDefault:"20000" min:"1" max:"1000000" doc:"data points one push may carry"`
 	OTLPMaxRequestBytes       int    `env:"BAROMETER_OTLP_MAX_REQUEST_BYTES" envDefault:"4194304" min:"1" max:"268435456" doc:"bytes one push may take, decompressed"`
 	OTLPMaxConcurrentRequests int    `env:"BAROMETER_OTLP_MAX_CONCURRENT_REQUESTS" envDefault:"8" min:"1" max:"1024" doc:"pushes decoded at once; one more is told to retry"`
+	// Peering (docs/operations.md, "HA"; pkg/pressure/otlp/peer): the
+	// scaler's replicas forward their OTLP pushes to each other, and one
+	// that starts takes the others' store.
+	PeerAddr      string `env:"BAROMETER_PEER_ADDR" docDefault:"(off)" doc:"the peer listener's address: the other replicas forward the OTLP pushes they receive to it and a replica that starts reads their store from it (docs/operations.md, "HA"); needs the OTLP receiver and BAROMETER_PEER_TOKEN_FILE"`
+	Peers         string `env:"BAROMETER_PEERS" doc:"the other replicas' peer listeners: host:port addresses separated by ',', or k8s://<service>.<namespace>:<port> for the pods of that Service's EndpointSlices (this pod left out)"`
+	PeerTokenFile string `env:"BAROMETER_PEER_TOKEN_FILE" doc:"the token the replicas authenticate each other with (the same file in every replica; re-read when it changes)"`
 	// StatusPage serves the status page at /status on the HTTP port, and
 	// keeps each target's recent history for it (pkg/statuspage).
 	StatusPage bool   `env:"BAROMETER_STATUS_PAGE" envDefault:"true" doc:"serve the read-only status page at /status (each target's recent history drawn, its decisions and settings) and keep the history it draws"`
@@ -133,6 +139,9 @@ func (c Config) OTLPEnabled() bool { return c.OTLPGRPCAddr != "" || c.OTLPHTTPAd
 
 func (c Config) validateOTLP() error {
 	if !c.OTLPEnabled() {
+		if c.PeerAddr != "" {
+			return fmt.Errorf("BAROMETER_PEER_ADDR: the replicas share their OTLP pushes, and the receiver is off (set BAROMETER_OTLP_GRPC_ADDR or BAROMETER_OTLP_HTTP_ADDR)")
+		}
 		return nil
 	}
 	switch {
@@ -142,6 +151,8 @@ func (c Config) validateOTLP() error {
 		return fmt.Errorf("BAROMETER_OTLP_TLS_CERT_FILE and BAROMETER_OTLP_TLS_KEY_FILE must be set together")
 	case c.OTLPTLSClientCAFile != "" && c.OTLPTLSCertFile == "":
 		return fmt.Errorf("BAROMETER_OTLP_TLS_CLIENT_CA_FILE needs BAROMETER_OTLP_TLS_CERT_FILE and BAROMETER_OTLP_TLS_KEY_FILE")
+	case c.PeerAddr != "" && c.PeerTokenFile == "":
+		return fmt.Errorf("BAROMETER_PEER_TOKEN_FILE: required with BAROMETER_PEER_ADDR: the replicas authenticate each other with it")
 	case c.OTLPMaxSeriesPerNamespace > c.OTLPMaxSeries:
 		return fmt.Errorf("BAROMETER_OTLP_MAX_SERIES_PER_NAMESPACE %d: allowed at most BAROMETER_OTLP_MAX_SERIES (%d)", c.OTLPMaxSeriesPerNamespace, c.OTLPMaxSeries)
 	}

@@ -55,6 +55,9 @@ type Config struct {
 	// MaxConcurrentRequests caps the pushes decoded and stored at once;
 	// one more is answered "retry later" (default 8).
 	MaxConcurrentRequests int
+	// Forward, when set, gets every push that was stored (not refused
+	// whole), for the scaler's peers.
+	Forward Forwarder
 }
 
 // The default bounds.
@@ -248,6 +251,9 @@ func (r *Receiver) ingest(req *colmetrics.ExportMetricsServiceRequest, g grant) 
 		return nil, &refusal{reason: "malformed", code: codes.InvalidArgument, status: http.StatusBadRequest, msg: err.Error()}
 	case res.Accepted == 0 && res.Forbidden > 0 && res.Forbidden == res.Rejected:
 		return nil, &refusal{reason: "forbidden", code: codes.PermissionDenied, status: http.StatusForbidden, msg: res.Message}
+	}
+	if r.cfg.Forward != nil {
+		r.cfg.Forward.Forward(req.GetResourceMetrics(), g)
 	}
 	resp := &colmetrics.ExportMetricsServiceResponse{}
 	if res.Rejected > 0 {
