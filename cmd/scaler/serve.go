@@ -262,7 +262,7 @@ func (s *servers) stopHTTP(logger *slog.Logger) {
 // allow-list admits them. queries is the prometheus sources' shared
 // pool (nil where nothing is sampled).
 func newSchema(allowed *allow.List, profiles *connprofile.Set, k scrape.Kube, queries *querypool.Pool, push *store.Store) *trigger.Schema {
-	return trigger.NewSchema(host.Kind(), scrape.Kind(allowed, profiles, k), promsource.Kind(allowed, profiles, queries), otlp.Kind(push))
+	return trigger.NewSchema(host.Kind(), scrape.Kind(allowed, profiles, k), promsource.Kind(allowed, profiles, queries), otlp.Kind(push, k.Discovery))
 }
 
 // pushConfig is the OTLP push path's share of the configuration.
