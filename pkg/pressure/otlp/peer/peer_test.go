@@ -49,7 +49,7 @@ type replica struct {
 
 // freeAddr is a loopback address nothing listens on now, for a replica
 // that the others must name before it starts.
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -61,13 +61,13 @@ func freeAddr(t *testing.T) string {
 
 // secrets writes the push credentials (one token for namespace shop) and
 // the peer token.
-func secrets(t *testing.T) (creds, token string) {
+func secrets(t testing.TB) (creds, token string) {
 	t.Helper()
 	dir := t.TempDir()
 	for name, content := range map[string]string{
 		"shop.token":       pushToken + "\n",
 		"peer.token":       peerToken + "\n",
-		"credentials.yaml": "credentials: [{name: shop, token_file: shop.token, namespaces: [shop]}]\n",
+		"credentials.yaml": "credentials: [{name: shop, token_file: shop.token, namespaces: [shop, team-a]}]\n",
 	} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
 			t.Fatal(err)
@@ -76,7 +76,7 @@ func secrets(t *testing.T) (creds, token string) {
 	return filepath.Join(dir, "credentials.yaml"), filepath.Join(dir, "peer.token")
 }
 
-func startReplica(t *testing.T, creds, token, addr string, peers ...string) *replica {
+func startReplica(t testing.TB, creds, token, addr string, peers ...string) *replica {
 	t.Helper()
 	logger := slog.New(slog.DiscardHandler)
 	r := &replica{reg: prometheus.NewRegistry()}
@@ -267,7 +267,7 @@ func TestQueueToADeadPeerIsBounded(t *testing.T) {
 	}
 }
 
-func counter(t *testing.T, reg *prometheus.Registry, name, result string) float64 {
+func counter(t testing.TB, reg *prometheus.Registry, name, result string) float64 {
 	t.Helper()
 	fams, err := reg.Gather()
 	if err != nil {
@@ -286,7 +286,7 @@ func counter(t *testing.T, reg *prometheus.Registry, name, result string) float6
 	return 0
 }
 
-func gauge(t *testing.T, reg *prometheus.Registry, name string) float64 {
+func gauge(t testing.TB, reg *prometheus.Registry, name string) float64 {
 	t.Helper()
 	v, err := testutil.GatherAndCount(reg, name)
 	if err != nil || v == 0 {

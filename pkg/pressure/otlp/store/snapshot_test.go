@@ -10,6 +10,7 @@ import (
 
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
 	"github.com/barometer-scaler/barometer/pkg/pressure/otlp/store"
+	"github.com/barometer-scaler/barometer/pkg/pressure/otlp/store/storetest"
 )
 
 // A store built from another's states reads as that store does, and goes
@@ -23,10 +24,10 @@ func TestImportedStateReadsAsTheOriginal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	push := contractPush(3, now)
+	push := storetest.ContractPush(3, now)
 	ingest := func(st *store.Store, at time.Time, counters float64) {
 		t.Helper()
-		setTime(push, at)
+		storetest.SetTime(push, at)
 		setCounters(push, counters)
 		if res, err := st.Ingest(push.GetResourceMetrics(), allow{}); err != nil || res.Rejected > 0 {
 			t.Fatalf("%+v %v", res, err)
@@ -81,7 +82,7 @@ func TestImportKeepsNewerAndRefusesBroken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Ingest(contractPush(1, now).GetResourceMetrics(), allow{}); err != nil {
+	if _, err := st.Ingest(storetest.ContractPush(1, now).GetResourceMetrics(), allow{}); err != nil {
 		t.Fatal(err)
 	}
 	var held store.ReplicaState
