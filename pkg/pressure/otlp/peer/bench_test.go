@@ -49,7 +49,7 @@ func BenchmarkPushWithPeers(b *testing.B) {
 			}
 			defer conn.Close()
 			client := colmetrics.NewMetricsServiceClient(conn)
-			ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+pushToken)
+			ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+collectorToken)
 			start := time.Now().Add(-time.Hour)
 			body, err := proto.Marshal(storetest.ContractPush(100, start))
 			if err != nil {

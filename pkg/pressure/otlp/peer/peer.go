@@ -177,13 +177,18 @@ func (p *Peers) Run(ctx context.Context) error {
 // them, it takes their state.
 func (p *Peers) keepMembers(ctx context.Context) {
 	defer p.members.close()
-	restored := false
+	restored, failing := false, false
 	for {
 		addrs, err := p.members.read(ctx)
 		switch {
-		case err != nil && ctx.Err() == nil:
+		case err != nil && ctx.Err() == nil && !failing:
+			failing = true // said once, until the peers are listed again
 			p.log.Warn("OTLP peers: cannot list the peers; keeping the last known", "err", err)
 		case err == nil:
+			if failing {
+				failing = false
+				p.log.Info("OTLP peers: listing the peers again")
+			}
 			p.setLinks(addrs)
 			if !restored {
 				restored = true

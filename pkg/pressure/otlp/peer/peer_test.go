@@ -35,6 +35,8 @@ import (
 const (
 	pushToken = "token-of-shop"
 	peerToken = "token-of-the-peers"
+	// collectorToken may write every namespace, as a cluster's collector.
+	collectorToken = "token-of-the-collector"
 )
 
 // replica is one scaler replica's push path on loopback: the real
@@ -67,7 +69,8 @@ func secrets(t testing.TB) (creds, token string) {
 	for name, content := range map[string]string{
 		"shop.token":       pushToken + "\n",
 		"peer.token":       peerToken + "\n",
-		"credentials.yaml": "credentials: [{name: shop, token_file: shop.token, namespaces: [shop, team-a]}]\n",
+		"collector.token":  collectorToken + "\n",
+		"credentials.yaml": "credentials: [{name: shop, token_file: shop.token, namespaces: [shop]}, {name: collector, token_file: collector.token, namespaces: [\"*\"]}]\n",
 	} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
 			t.Fatal(err)
