@@ -3,7 +3,9 @@ package peer
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/netip"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,12 +31,14 @@ func (staticMembers) close()                                   {}
 // kubeMembers are the pods of a Service, from its EndpointSlices: the
 // ready ones and those starting (a replica that is not ready yet takes
 // pushes too, so that it is whole once it is), never a terminating one,
-// and never this replica's own pod.
+// and never this replica: its own pod (by name), or an address of this
+// machine on this replica's own peer port.
 type kubeMembers struct {
 	disc               discovery.Discovery
 	namespace, service string
 	port               string
 	self               string
+	selfAddrs          []netip.AddrPort
 
 	ns      discovery.Namespace
 	release func()
@@ -69,15 +73,30 @@ func (k *kubeMembers) read(ctx context.Context) ([]string, error) {
 	}
 	var out []string
 	for _, ep := range eps {
-		if ep.State == discovery.Terminating || ep.Pod != "" && ep.Pod == k.self {
+		a := netip.AddrPortFrom(ep.Addr, ep.Port)
+		if ep.State == discovery.Terminating || ep.Pod != "" && ep.Pod == k.self || slices.Contains(k.selfAddrs, a) {
 			continue
 		}
-		out = append(out, netip.AddrPortFrom(ep.Addr, ep.Port).String())
+		out = append(out, a.String())
 	}
 	return out, nil
 }
 
 func (*kubeMembers) static() bool { return false }
+
+// listening tells the members this replica's own peer port: an endpoint
+// on it at one of this machine's addresses is this replica.
+func (k *kubeMembers) listening(port uint16) {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return
+	}
+	for _, a := range addrs {
+		if p, err := netip.ParsePrefix(a.String()); err == nil {
+			k.selfAddrs = append(k.selfAddrs, netip.AddrPortFrom(p.Addr().Unmap(), port))
+		}
+	}
+}
 
 func (k *kubeMembers) close() {
 	if k.release != nil {

@@ -42,12 +42,14 @@ func TestKubePeers(t *testing.T) {
 		ep("10.0.0.2", "barometer-b", discovery.Starting),
 		ep("10.0.0.3", "barometer-c", discovery.Terminating),
 		ep("10.0.0.4", "barometer-self", discovery.Ready),
+		ep("127.0.0.1", "", discovery.Ready), // this replica, by its address
 	}}
 	m, err := parseMembers("k8s://barometer-peers.barometer:otlp-peer", disc, nil, "barometer-self")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer m.close()
+	m.(*kubeMembers).listening(4319)
 	got, err := m.read(context.Background())
 	if err != nil {
 		t.Fatal(err)

@@ -128,6 +128,11 @@ func New(cfg Config, push *receiver.Push, kube discovery.Discovery, kubeErr erro
 	if p.lis, err = net.Listen("tcp", cfg.Address); err != nil {
 		return nil, fmt.Errorf("BAROMETER_PEER_ADDR: %w", err)
 	}
+	if km, ok := mem.(*kubeMembers); ok {
+		if a, ok := p.lis.Addr().(*net.TCPAddr); ok {
+			km.listening(uint16(a.Port))
+		}
+	}
 	p.srv = grpc.NewServer(grpc.InTapHandle(p.authorize), grpc.MaxRecvMsgSize(2*cfg.MaxBatchBytes),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 5 * time.Second, PermitWithoutStream: true}))
 	colmetrics.RegisterMetricsServiceServer(p.srv, exportServer{p: p})
