@@ -70,8 +70,8 @@ type Config struct {
 	// Peering (docs/operations.md, "HA"; pkg/pressure/otlp/peer): the
 	// scaler's replicas forward their OTLP pushes to each other, and one
 	// that starts takes the others' store.
-	PeerAddr      string `env:"BAROMETER_PEER_ADDR" docDefault:"(off)" doc:"the peer listener's address: the other replicas forward the OTLP pushes they receive to it and a replica that starts reads their store from it (docs/operations.md, "HA"); needs the OTLP receiver and BAROMETER_PEER_TOKEN_FILE"`
-	Peers         string `env:"BAROMETER_PEERS" doc:"the other replicas' peer listeners: host:port addresses separated by ',', or k8s://<service>.<namespace>:<port> for the pods of that Service's EndpointSlices (this pod left out)"`
+	PeerAddr      string `env:"BAROMETER_PEER_ADDR" docDefault:"(off)" doc:"the peer listener's address: the other replicas forward the OTLP pushes they receive to it and a replica that starts reads their store from it (docs/operations.md, HA); needs the OTLP receiver and BAROMETER_PEER_TOKEN_FILE"`
+	Peers         string `env:"BAROMETER_PEERS" doc:"the other replicas' peer listeners: host:port addresses separated by ',', or k8s://SERVICE.NAMESPACE:PORT for the pods of that Service's EndpointSlices (this pod left out)"`
 	PeerTokenFile string `env:"BAROMETER_PEER_TOKEN_FILE" doc:"the token the replicas authenticate each other with (the same file in every replica; re-read when it changes)"`
 	// StatusPage serves the status page at /status on the HTTP port, and
 	// keeps each target's recent history for it (pkg/statuspage).
