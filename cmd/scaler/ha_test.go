@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -27,6 +25,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
+	"github.com/barometer-scaler/barometer/internal/testbin"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
 )
 
@@ -102,10 +101,10 @@ func TestReplicasAnswerTheWholePool(t *testing.T) {
 
 	// b dies without a word and starts again: it takes a's store before
 	// it answers, so its first answer is the whole pool.
-	b.kill(t)
+	b.kill()
 	b.start(t)
 	readWholePool(t, "after b was killed and restarted", a, b)
-	if log := b.log.String(); !strings.Contains(log, `msg="OTLP peers: took a peer's state" component=otlp-peers peer=`+a.peer+" replicas=4") {
+	if log := b.proc.Output(); !strings.Contains(log, `msg="OTLP peers: took a peer's state" component=otlp-peers peer=`+a.peer+" replicas=4") {
 		t.Errorf("b did not take a's four replicas when it restarted; its log:\n%s", log)
 	}
 }
@@ -127,7 +126,7 @@ func readWholePool(t *testing.T, phase string, scalers ...*scalerProc) {
 			case err != nil:
 				t.Fatalf("%s: %s: GetMetrics: %v", phase, s.name, err)
 			case math.Abs(v-haPool) > 1e-9:
-				t.Fatalf("%s: %s answered %v after %d answers of the whole pool, %v; its log:\n%s", phase, s.name, v, answered[i], haPool, s.log.String())
+				t.Fatalf("%s: %s answered %v after %d answers of the whole pool, %v; its log:\n%s", phase, s.name, v, answered[i], haPool, s.output())
 			default:
 				answered[i]++
 			}
@@ -148,14 +147,13 @@ type scalerProc struct {
 	name                   string
 	grpc, http, otlp, peer string
 	env                    []string
-	cmd                    *exec.Cmd
-	exited                 chan struct{}
-	log                    *syncBuffer
+	proc                   *testbin.Process
+	log                    strings.Builder // the output of its runs before this one
 	keda                   externalscaler.ExternalScalerClient
 }
 
 func newScalerProc(t *testing.T, dir, name string) *scalerProc {
-	s := &scalerProc{name: name, grpc: freeLoopback(t), http: freeLoopback(t), otlp: freeLoopback(t), peer: freeLoopback(t), log: &syncBuffer{}}
+	s := &scalerProc{name: name, grpc: freeLoopback(t), http: freeLoopback(t), otlp: freeLoopback(t), peer: freeLoopback(t)}
 	s.env = []string{asScaler + "=1",
 		"BAROMETER_GRPC_ADDR=" + s.grpc, "BAROMETER_HTTP_ADDR=" + s.http,
 		"BAROMETER_OTLP_GRPC_ADDR=" + s.otlp, "BAROMETER_OTLP_CREDENTIALS=" + filepath.Join(dir, "credentials.yaml"),
@@ -173,18 +171,11 @@ func newScalerProc(t *testing.T, dir, name string) *scalerProc {
 // start runs the process and waits until it is ready (/readyz).
 func (s *scalerProc) start(t *testing.T) {
 	t.Helper()
-	s.cmd = exec.Command(os.Args[0], "-test.run=^$")
-	s.cmd.Env = append(os.Environ(), s.env...)
-	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
-	if err := s.cmd.Start(); err != nil {
+	var err error
+	if s.proc, err = testbin.StartEnv(os.Args[0], s.env, "-test.run=^$"); err != nil {
 		t.Fatal(err)
 	}
-	s.exited = make(chan struct{})
-	go func() { _ = s.cmd.Wait(); close(s.exited) }()
-	t.Cleanup(func() {
-		_ = s.cmd.Process.Signal(syscall.SIGTERM)
-		<-s.exited
-	})
+	s.proc.StopAtCleanup(t)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		resp, err := http.Get("http://" + s.http + "/readyz")
@@ -195,25 +186,25 @@ func (s *scalerProc) start(t *testing.T) {
 			}
 		}
 		select {
-		case <-s.exited:
-			t.Fatalf("scaler %s exited: %s", s.name, s.log.String())
+		case <-s.proc.Exited():
+			t.Fatalf("scaler %s exited: %s", s.name, s.output())
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("scaler %s not ready after 30 s: %v; its log:\n%s", s.name, err, s.log.String())
+			t.Fatalf("scaler %s not ready after 30 s: %v; its log:\n%s", s.name, err, s.output())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 }
 
 // kill ends the process with SIGKILL: nothing is drained or handed over.
-func (s *scalerProc) kill(t *testing.T) {
-	t.Helper()
-	if err := s.cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	<-s.exited
+func (s *scalerProc) kill() {
+	s.proc.Kill()
+	s.log.WriteString(s.proc.Output())
 }
+
+// output is everything the scaler's runs have written.
+func (s *scalerProc) output() string { return s.log.String() + s.proc.Output() }
 
 // getMetrics asks as KEDA does for the otlp target of ScaledObject
 // shop/shop.
@@ -264,10 +255,9 @@ func (p *pusher) stop() { p.once.Do(func() { _ = p.mp.Shutdown(context.Backgroun
 // process binds it, and its peer names it before it starts.
 func freeLoopback(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := testbin.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return addr
 }

@@ -3,7 +3,6 @@ package peer_test
 import (
 	"context"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -25,6 +24,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/barometer-scaler/barometer/internal/testbin"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
 	"github.com/barometer-scaler/barometer/pkg/pressure/otlp/peer"
 	"github.com/barometer-scaler/barometer/pkg/pressure/otlp/receiver"
@@ -53,12 +53,11 @@ type replica struct {
 // that the others must name before it starts.
 func freeAddr(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := testbin.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return addr
 }
 
 // secrets writes the push credentials (one token for namespace shop) and
