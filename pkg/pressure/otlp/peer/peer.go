@@ -141,9 +141,6 @@ func New(cfg Config, push *receiver.Push, kube discovery.Discovery, kubeErr erro
 	return p, nil
 }
 
-// Addr is the peer listener's bound address.
-func (p *Peers) Addr() net.Addr { return p.lis.Addr() }
-
 // Run serves the peer listener, keeps a link to every peer, and first
 // takes the peers' state, until ctx ends. A nil Peers (peering off) waits
 // for ctx.
@@ -156,6 +153,7 @@ func (p *Peers) Run(ctx context.Context) error {
 	go func() { serveErr <- p.srv.Serve(p.lis) }()
 	p.log.Info("OTLP peers: listening", "addr", p.lis.Addr().String(), "peers", p.cfg.Peers)
 
+	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { p.keepMembers(ctx) })
 	var err error
@@ -163,6 +161,7 @@ func (p *Peers) Run(ctx context.Context) error {
 	case <-ctx.Done():
 	case err = <-serveErr:
 	}
+	cancel()
 	wg.Wait()
 	p.setLinks(nil)
 	stopped := make(chan struct{})
