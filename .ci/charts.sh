@@ -101,6 +101,8 @@ refuse "extraObjects entry" --set 'extraObjects[0]=3'
 refuse "OTLP receiver without credentials" --set otlp.enabled=true
 refuse "OTLP client CA without a server certificate" --set otlp.tls.clientCASecretName=ca
 refuse "OTLP port" --set otlp.ports.grpc=70000
+refuse "OTLP peer port" --set otlp.enabled=true --set otlp.credentials.secretName=c --set otlp.peers.port=0
+refuse "OTLP peer port taken" --set otlp.enabled=true --set otlp.credentials.secretName=c --set otlp.peers.port=4317
 
 # The PrometheusRule with the chart's default thresholds and labels: the
 # one examples/check/testdata/alerts-test.yaml was written against.

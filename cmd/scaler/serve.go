@@ -28,6 +28,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
 	"github.com/barometer-scaler/barometer/pkg/pressure/host"
 	"github.com/barometer-scaler/barometer/pkg/pressure/otlp"
+	"github.com/barometer-scaler/barometer/pkg/pressure/otlp/peer"
 	"github.com/barometer-scaler/barometer/pkg/pressure/otlp/receiver"
 	"github.com/barometer-scaler/barometer/pkg/pressure/otlp/store"
 	"github.com/barometer-scaler/barometer/pkg/pressure/promsource"
@@ -97,7 +98,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- li
 		grpcstop.Drain(s.grpc, cfg.ShutdownTimeout, logger)
 	})
 	g.Add(func() error { return s.http.Serve(httpLis) }, func(error) { s.stopHTTP(logger) })
-	addrs := s.runPush(&g)
+	addrs := s.runPush(&g, w.peers)
 	g.Add(func() error {
 		w.reg.Run(runCtx)
 		return nil
@@ -126,6 +127,7 @@ type wiring struct {
 	profiles      *connprofile.Set
 	hints         *victim.Writer
 	push          *receiver.Push
+	peers         *peer.Peers // nil unless BAROMETER_PEER_ADDR
 	queries       *querypool.Pool
 	reg           *registry.Registry
 	defaultTarget string
@@ -148,6 +150,9 @@ func wire(runCtx context.Context, cfg config, logger *slog.Logger) (w wiring, er
 	k8s, hints := victim.Connect(cfg.Kubeconfig, cfg.VictimHints, logger)
 	w.hints = hints
 	if w.push, err = receiver.NewPush(pushConfig(cfg), logger); err != nil {
+		return w, err
+	}
+	if w.peers, err = peer.New(peer.ConfigFrom(cfg), w.push, k8s.Discovery, k8s.Unavailable, logger); err != nil {
 		return w, err
 	}
 	w.queries = querypool.New(0)
@@ -233,15 +238,19 @@ func newServers(runCtx context.Context, cfg config, w wiring, logger *slog.Logge
 	return s, nil
 }
 
-// runPush adds the OTLP push receiver to g, when it is on, and returns
-// its addresses. Pushes go on arriving while the surfaces drain, so the
-// signal they serve stays fresh; the receiver stops before the samplers.
-func (s *servers) runPush(g *oklogrun.Group) listening {
+// runPush adds the OTLP push receiver and its peering to g, when they are
+// on, and returns the receiver's addresses. Pushes go on arriving while
+// the surfaces drain, so the signal they serve stays fresh; the receiver
+// stops before the samplers.
+func (s *servers) runPush(g *oklogrun.Group, peers *peer.Peers) listening {
 	if s.otlp == nil {
 		return listening{}
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	g.Add(func() error { return s.otlp.Run(ctx) }, func(error) { stop() })
+	if peers != nil {
+		g.Add(func() error { return peers.Run(ctx) }, func(error) { stop() })
+	}
 	return listening{OTLPGRPC: receiver.AddrText(s.otlp.GRPCAddr()), OTLPHTTP: receiver.AddrText(s.otlp.HTTPAddr())}
 }
 
@@ -262,7 +271,7 @@ func (s *servers) stopHTTP(logger *slog.Logger) {
 // allow-list admits them. queries is the prometheus sources' shared
 // pool (nil where nothing is sampled).
 func newSchema(allowed *allow.List, profiles *connprofile.Set, k scrape.Kube, queries *querypool.Pool, push *store.Store) *trigger.Schema {
-	return trigger.NewSchema(host.Kind(), scrape.Kind(allowed, profiles, k), promsource.Kind(allowed, profiles, queries), otlp.Kind(push))
+	return trigger.NewSchema(host.Kind(), scrape.Kind(allowed, profiles, k), promsource.Kind(allowed, profiles, queries), otlp.Kind(push, k.Discovery))
 }
 
 // pushConfig is the OTLP push path's share of the configuration.

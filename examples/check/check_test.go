@@ -326,15 +326,15 @@ func TestRendered(t *testing.T) {
 			}
 			report(t, c.Check(docs, Options{References: true}))
 			kinds := map[string]int{}
-			services := 2 // gRPC, HTTP; and the OTLP receiver's when on
+			services := 2 // gRPC, HTTP; and the OTLP receiver's and its peers' when on
 			for _, d := range docs {
 				kinds[d.GVK.Kind]++
-				if svc, ok := d.Object.(*corev1.Service); ok && svc.Labels["barometer/service"] == "otlp" {
-					services = 3
+				if svc, ok := d.Object.(*corev1.Service); ok && (svc.Labels["barometer/service"] == "otlp" || svc.Labels["barometer/service"] == "peers") {
+					services++
 				}
 			}
 			if kinds["Deployment"] != 1 || kinds["Service"] != services {
-				t.Errorf("want one Deployment and %d Services (gRPC, HTTP, OTLP when on), got %v", services, kinds)
+				t.Errorf("want one Deployment and %d Services (gRPC, HTTP, OTLP and its peers when on), got %v", services, kinds)
 			}
 		})
 	}

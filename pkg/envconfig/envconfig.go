@@ -72,6 +72,12 @@ type Config struct {
 	OTLPMaxOpenRequestsPerCredential int    `env:"BAROMETER_OTLP_MAX_OPEN_REQUESTS_PER_CREDENTIAL" envDefault:"2" min:"1" max:"1024" doc:"of BAROMETER_OTLP_MAX_OPEN_REQUESTS, the most one credential holds"`
 	OTLPMaxConcurrentRequests        int    `env:"BAROMETER_OTLP_MAX_CONCURRENT_REQUESTS" envDefault:"2" min:"1" max:"1024" doc:"pushes decoded and stored at once, their bodies in hand; one more waits its turn, 5 s at most, then is told to retry"`
 	OTLPMinBodyBytesPerSecond        int    `env:"BAROMETER_OTLP_MIN_BODY_BYTES_PER_SECOND" envDefault:"262144" min:"1" max:"1073741824" doc:"the slowest a push's body may arrive after its first 5 s; a slower one is cut off (408, or a cancelled stream)"`
+	// Peering (docs/operations.md, "HA"; pkg/pressure/otlp/peer): the
+	// scaler's replicas forward their OTLP pushes to each other, and one
+	// that starts takes the others' store.
+	PeerAddr      string `env:"BAROMETER_PEER_ADDR" docDefault:"(off)" doc:"the peer listener's address: the other replicas forward the OTLP pushes they receive to it and a replica that starts reads their store from it (docs/operations.md, HA); needs the OTLP receiver and BAROMETER_PEER_TOKEN_FILE"`
+	Peers         string `env:"BAROMETER_PEERS" doc:"the other replicas' peer listeners: host:port addresses separated by ',', or k8s://SERVICE.NAMESPACE:PORT for the pods of that Service's EndpointSlices (this pod left out)"`
+	PeerTokenFile string `env:"BAROMETER_PEER_TOKEN_FILE" doc:"the token the replicas authenticate each other with (the same file in every replica; re-read when it changes)"`
 	// StatusPage serves the status page at /status on the HTTP port, and
 	// keeps each target's recent history for it (pkg/statuspage).
 	StatusPage bool   `env:"BAROMETER_STATUS_PAGE" envDefault:"true" doc:"serve the read-only status page at /status (each target's recent history drawn, its decisions and settings) and keep the history it draws"`
@@ -138,6 +144,9 @@ func (c Config) OTLPEnabled() bool { return c.OTLPGRPCAddr != "" || c.OTLPHTTPAd
 
 func (c Config) validateOTLP() error {
 	if !c.OTLPEnabled() {
+		if c.PeerAddr != "" {
+			return fmt.Errorf("BAROMETER_PEER_ADDR: the replicas share their OTLP pushes, and the receiver is off (set BAROMETER_OTLP_GRPC_ADDR or BAROMETER_OTLP_HTTP_ADDR)")
+		}
 		return nil
 	}
 	switch {
@@ -147,6 +156,8 @@ func (c Config) validateOTLP() error {
 		return fmt.Errorf("BAROMETER_OTLP_TLS_CERT_FILE and BAROMETER_OTLP_TLS_KEY_FILE must be set together")
 	case c.OTLPTLSClientCAFile != "" && c.OTLPTLSCertFile == "":
 		return fmt.Errorf("BAROMETER_OTLP_TLS_CLIENT_CA_FILE needs BAROMETER_OTLP_TLS_CERT_FILE and BAROMETER_OTLP_TLS_KEY_FILE")
+	case c.PeerAddr != "" && c.PeerTokenFile == "":
+		return fmt.Errorf("BAROMETER_PEER_TOKEN_FILE: required with BAROMETER_PEER_ADDR: the replicas authenticate each other with it")
 	case c.OTLPMaxSeriesPerNamespace > c.OTLPMaxSeries:
 		return fmt.Errorf("BAROMETER_OTLP_MAX_SERIES_PER_NAMESPACE %d: allowed at most BAROMETER_OTLP_MAX_SERIES (%d)", c.OTLPMaxSeriesPerNamespace, c.OTLPMaxSeries)
 	case c.OTLPMaxMemoryBytesPerNamespace > c.OTLPMaxMemoryBytes:

@@ -65,3 +65,29 @@ func TestOTLPDefaultsAgreeWithTheirPackages(t *testing.T) {
 		}
 	}
 }
+
+// Peering needs the receiver it shares and the peer token; each missing
+// one is refused naming its variable.
+func TestPeerConfigFromEnvironment(t *testing.T) {
+	on := []string{"BAROMETER_OTLP_GRPC_ADDR=:4317", "BAROMETER_OTLP_CREDENTIALS=/c.yaml",
+		"BAROMETER_PEER_ADDR=:4319", "BAROMETER_PEER_TOKEN_FILE=/peer/token", "BAROMETER_PEERS=k8s://barometer-peers.barometer:peer"}
+	if cfg, err := Load(on); err != nil || cfg.PeerAddr != ":4319" || cfg.Peers != "k8s://barometer-peers.barometer:peer" {
+		t.Fatalf("peering on: %+v %v", cfg, err)
+	}
+	for _, tc := range []struct {
+		drop, want string
+	}{
+		{"BAROMETER_PEER_TOKEN_FILE", "BAROMETER_PEER_TOKEN_FILE"},
+		{"BAROMETER_OTLP_GRPC_ADDR", "BAROMETER_PEER_ADDR"},
+	} {
+		var env []string
+		for _, e := range on {
+			if !strings.HasPrefix(e, tc.drop+"=") {
+				env = append(env, e)
+			}
+		}
+		if _, err := Load(env); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("without %s: %v, want an error naming %s", tc.drop, err, tc.want)
+		}
+	}
+}

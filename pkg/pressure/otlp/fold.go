@@ -18,7 +18,7 @@ import (
 // exposition contract's rules (docs/exposition.md), as the scrape source
 // folds its scrapes. Called with s.mu held: the queue counters are kept
 // between samples.
-func (s *Source) fold(replicas []store.Replica, now time.Time) pressure.Observation {
+func (s *Source) fold(replicas []store.Replica, pods *pool, now time.Time) pressure.Observation {
 	obs := pressure.Observation{ObservedAt: now}
 	cutoff := now.Add(-s.cfg.MaxAge)
 	kinds := contractKinds(&s.cfg.Names)
@@ -26,6 +26,9 @@ func (s *Source) fold(replicas []store.Replica, now time.Time) pressure.Observat
 	var trees exposition.TreeFold
 	var splitErrs []error
 	for _, r := range replicas {
+		if pods.leftOut(r.Name) { // starting or terminating: named by waitForPool
+			continue
+		}
 		if r.Newest.Before(cutoff) {
 			obs.Missing = append(obs.Missing, pressure.MissingReplica{Name: r.Name,
 				Err: fmt.Errorf("no push for %s (maxAge %s)", now.Sub(r.Newest).Round(time.Millisecond), s.cfg.MaxAge)})

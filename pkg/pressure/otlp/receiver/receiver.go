@@ -67,6 +67,9 @@ type Config struct {
 	// BodyGrace (defaults 256 KiB/s and 5 s): a slower one is cut off.
 	MinBodyBytesPerSecond int
 	BodyGrace             time.Duration
+	// Forward, when set, gets every push that was stored (not refused
+	// whole), for the scaler's peers.
+	Forward Forwarder
 }
 
 // The default bounds.
@@ -314,6 +317,9 @@ func (r *Receiver) ingest(req *colmetrics.ExportMetricsServiceRequest, g grant) 
 		return nil, &refusal{reason: "malformed", code: codes.InvalidArgument, status: http.StatusBadRequest, msg: err.Error()}
 	case res.Accepted == 0 && res.Forbidden > 0 && res.Forbidden == res.Rejected:
 		return nil, &refusal{reason: "forbidden", code: codes.PermissionDenied, status: http.StatusForbidden, msg: res.Message}
+	}
+	if r.cfg.Forward != nil {
+		r.cfg.Forward.Forward(req.GetResourceMetrics(), g)
 	}
 	resp := &colmetrics.ExportMetricsServiceResponse{}
 	if res.Rejected > 0 || res.Message != "" {

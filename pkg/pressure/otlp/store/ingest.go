@@ -412,13 +412,7 @@ func (in *ingest) labels(name string, attrs []*commonpb.KeyValue) {
 		}
 	}
 	slices.SortFunc(in.attrs, func(a, b Label) int { return strings.Compare(a.Name, b.Name) })
-	in.key = append(in.key[:0], name...)
-	for _, l := range in.attrs {
-		in.key = append(in.key, 0xff)
-		in.key = append(in.key, l.Name...)
-		in.key = append(in.key, 0xfe)
-		in.key = append(in.key, l.Value...)
-	}
+	in.key = appendKey(in.key[:0], name, in.attrs)
 }
 
 // attrString reads an attribute value as a label value; arrays, maps and

@@ -12,6 +12,7 @@ import (
 	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure/otlp/store"
+	"github.com/barometer-scaler/barometer/pkg/pressure/otlp/store/storetest"
 )
 
 // gauges is one pod of ns pushing n gauge series of metric at t, valued v.
@@ -19,10 +20,10 @@ func gauges(ns, pod, metric string, n int, t time.Time, v float64) []*metricspb.
 	var points []*metricspb.NumberDataPoint
 	for i := range n {
 		points = append(points, &metricspb.NumberDataPoint{TimeUnixNano: uint64(t.UnixNano()),
-			Value: &metricspb.NumberDataPoint_AsDouble{AsDouble: v}, Attributes: []*commonpb.KeyValue{str("i", fmt.Sprint(i))}})
+			Value: &metricspb.NumberDataPoint_AsDouble{AsDouble: v}, Attributes: []*commonpb.KeyValue{storetest.Str("i", fmt.Sprint(i))}})
 	}
 	return []*metricspb.ResourceMetrics{{
-		Resource: &resourcepb.Resource{Attributes: []*commonpb.KeyValue{str("k8s.namespace.name", ns), str("service.name", "shop"), str("k8s.pod.name", pod)}},
+		Resource: &resourcepb.Resource{Attributes: []*commonpb.KeyValue{storetest.Str("k8s.namespace.name", ns), storetest.Str("service.name", "shop"), storetest.Str("k8s.pod.name", pod)}},
 		ScopeMetrics: []*metricspb.ScopeMetrics{{Metrics: []*metricspb.Metric{
 			{Name: metric, Data: &metricspb.Metric_Gauge{Gauge: &metricspb.Gauge{DataPoints: points}}}}}},
 	}}

@@ -147,6 +147,8 @@ type Store struct {
 
 	series atomic.Int64
 	memory atomic.Int64
+	// heldSince is HeldSince, Unix nanoseconds.
+	heldSince atomic.Int64
 
 	m *metrics
 }
@@ -174,7 +176,9 @@ func New(opts Options, reg prometheus.Registerer) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{opts: opts.withDefaults(), namespaces: map[string]*namespace{}, m: m}, nil
+	s := &Store{opts: opts.withDefaults(), namespaces: map[string]*namespace{}, m: m}
+	s.heldSince.Store(s.opts.Now().UnixNano())
+	return s, nil
 }
 
 // Options returns the bounds in force.
