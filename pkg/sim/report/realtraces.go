@@ -248,14 +248,6 @@ func writeRealGoal(b *strings.Builder, sets []sim.Setting, reals []realRuns, del
 	fmt.Fprintf(b, "\nEvery goal met on %d of the %d traces (%s, delay %d, %s).\n\n", met, len(reals), sets[reportDefault].Name, delay, startupName(startup))
 }
 
-// lowerOrNot says whether the default's total was at most the baseline's.
-func lowerOrNot(ok bool) string {
-	if ok {
-		return "lower"
-	}
-	return "higher"
-}
-
 // writeRealAdvance shows the tuned baseline tuned in advance: on one half
 // of each trace, then run on the other.
 func writeRealAdvance(b *strings.Builder, reals []realRuns) {
