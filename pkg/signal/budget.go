@@ -123,8 +123,10 @@ func (b *budget) held(i int) (time.Time, float64) {
 // and the spread of the demand over lag: the root mean square of the
 // changes between held samples lag apart, over sqrt(2) — the standard
 // deviation of the demand's noise when lag is a sample apart, and more as
-// the lag lets a trend or a wave move it. It is 0 when the lag is 0 or no
-// two held samples are lag apart: fresh data needs no headroom.
+// the lag lets a trend or a wave move it; a change from a saturated sample
+// is left out (the demand was already above what it said). It is 0 when
+// the lag is 0 or no two held samples are lag apart: fresh data needs no
+// headroom.
 func (b *budget) levelAndSpread(lag time.Duration) (level, spread float64) {
 	var recent float64
 	for i := b.n - min(b.n, budgetLevelSamples); i < b.n; i++ {
