@@ -141,23 +141,20 @@ func writeFrontiers(b *strings.Builder, reals []realRuns, fams []familyScores) {
 		}
 	}
 	b.WriteString("\n|---|" + strings.Repeat("---:|", len(reportStartups)*len(frontierDelays)) + "\n")
-	for _, r := range reals {
-		fmt.Fprintf(b, "| %s |", r.trace.File)
+	row := func(name string, cell func(u, f int) fmt.Stringer) {
+		fmt.Fprintf(b, "| %s |", name)
 		for u := range reportStartups {
 			for f := range frontierDelays {
-				fmt.Fprintf(b, " %s |", r.frontiers[u][f])
+				fmt.Fprintf(b, " %s |", cell(u, f))
 			}
 		}
 		b.WriteString("\n")
 	}
+	for _, r := range reals {
+		row(r.trace.File, func(u, f int) fmt.Stringer { return r.frontiers[u][f] })
+	}
 	for _, fs := range fams {
-		fmt.Fprintf(b, "| %s (family) |", fs.family.Name)
-		for u := range reportStartups {
-			for f := range frontierDelays {
-				fmt.Fprintf(b, " %s |", fs.frontiers[u][f])
-			}
-		}
-		b.WriteString("\n")
+		row(fs.family.Name+" (family)", func(u, f int) fmt.Stringer { return fs.frontiers[u][f] })
 	}
 	b.WriteString("\n")
 }
