@@ -81,30 +81,35 @@ func scoreRealTrace(rt sim.RealTrace, sets []sim.Setting) (realRuns, error) {
 		return realRuns{}, err
 	}
 	m := sim.PeakModel(s, realTarget, realPeak)
-	r := realRuns{trace: rt, model: m, ideal: m.Ideal(s.Load)}
-	for _, u := range reportStartups {
-		cfg := func(d int) sim.Config { return sim.Config{Model: m, Delay: d, StartupTurns: u, Turn: rt.Step} }
-		var tunings []control.MaxHoldTuning
-		for _, d := range reportDelays {
-			tunings = append(tunings, control.TuneMaxHold(cfg(d), s, control.DefaultMaxHoldGrid()))
-		}
-		scores := make([][]sim.Score, len(sets))
-		for i, set := range sets {
-			for j, d := range reportDelays {
-				if i == reportMaxHold {
-					scores[i] = append(scores[i], tunings[j].Score)
-					continue
-				}
-				scores[i] = append(scores[i], sim.Run(cfg(d), s, set.Controller(cfg(d), s)).Score)
+	n := len(reportStartups)
+	r := realRuns{trace: rt, model: m, ideal: m.Ideal(s.Load),
+		scores: make([][][]sim.Score, n), tunings: make([][]control.MaxHoldTuning, n), frontiers: make([][]frontier, n)}
+	// Each start-up in a goroutine of its own, the halves in another: the
+	// longest trace's runs would otherwise finish on one core.
+	var wg sync.WaitGroup
+	for k, u := range reportStartups {
+		wg.Go(func() {
+			cfg := func(d int) sim.Config { return sim.Config{Model: m, Delay: d, StartupTurns: u, Turn: rt.Step} }
+			for _, d := range reportDelays {
+				r.tunings[k] = append(r.tunings[k], control.TuneMaxHold(cfg(d), s, control.DefaultMaxHoldGrid()))
 			}
-		}
-		var fronts []frontier
-		for _, d := range frontierDelays {
-			fronts = append(fronts, findFrontier(cfg(d), s, scores[reportDefault][slices.Index(reportDelays, d)]))
-		}
-		r.scores, r.tunings, r.frontiers = append(r.scores, scores), append(r.tunings, tunings), append(r.frontiers, fronts)
+			r.scores[k] = make([][]sim.Score, len(sets))
+			for i, set := range sets {
+				for j, d := range reportDelays {
+					if i == reportMaxHold {
+						r.scores[k][i] = append(r.scores[k][i], r.tunings[k][j].Score)
+						continue
+					}
+					r.scores[k][i] = append(r.scores[k][i], sim.Run(cfg(d), s, set.Controller(cfg(d), s)).Score)
+				}
+			}
+			for _, d := range frontierDelays {
+				r.frontiers[k] = append(r.frontiers[k], findFrontier(cfg(d), s, r.scores[k][reportDefault][slices.Index(reportDelays, d)]))
+			}
+		})
 	}
-	r.halves = scoreHalves(s, m, rt.Step, sets[reportDefault])
+	wg.Go(func() { r.halves = scoreHalves(s, m, rt.Step, sets[reportDefault]) })
+	wg.Wait()
 	return r, nil
 }
 

@@ -108,17 +108,19 @@ func Generate(base string) ([]File, error) {
 	// [start-up][setting][delay] on the reference series
 	startups := make([][][]sim.Result, len(reportStartups))
 	for u, up := range reportStartups {
-		c := cfg
-		c.StartupTurns = up
-		for _, s := range sets {
-			startups[u] = append(startups[u], sim.Scan(c, ref, s, reportDelays))
-		}
+		wg.Go(func() {
+			c := cfg
+			c.StartupTurns = up
+			for _, s := range sets {
+				startups[u] = append(startups[u], sim.Scan(c, ref, s, reportDelays))
+			}
+		})
 	}
-	results := startups[0]
 	wg.Wait()
 	if realErr != nil {
 		return nil, realErr
 	}
+	results := startups[0]
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Decision quality: controllers under metric delay\n\n")
