@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"html/template"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -86,8 +85,7 @@ func drawHistory(points []sampling.HistoryPoint, reader trigger.Reader, interval
 	}
 	title := "The last " + age(now.Sub(points[0].At).Round(time.Second)) + ", one sample every " + interval.String()
 	if buckets > 0 {
-		title += fmt.Sprintf("; before the newest %s, buckets of %d samples (their highest drawn, the published range shaded)",
-			plural(n-buckets, "sample"), sampling.BucketSamples)
+		title += fmt.Sprintf("; before the newest %d, buckets of %d", n-buckets, sampling.BucketSamples)
 	}
 	f := chart.Figure{
 		Title: title, XLabel: "time before now", YLabel: "replicas", FillWidth: true,
@@ -142,11 +140,4 @@ func roundSpan(d time.Duration) string {
 		return fmt.Sprintf("%dm", d/time.Minute)
 	}
 	return fmt.Sprintf("%ds", d/time.Second)
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return strconv.Itoa(n) + " " + what + "s"
 }
