@@ -70,7 +70,7 @@ func Kind(list *allow.List, profiles *connprofile.Set, kube Kube) sourcekind.Kin
 		func(s string) bool { return len(s) <= 200 && model.UTF8Validation.IsValidMetricName(s) })...)
 	return sourcekind.New(KindName, "reads the pressure exposition contract straight from the replicas",
 		func() scrapeConfig {
-			return scrapeConfig{opts: Options{Allow: list, Discovery: kube.Discovery, Exchange: exchange}, profiles: profiles}
+			return scrapeConfig{opts: Options{Allow: list, Discovery: kube.Discovery, Exchange: exchange, PrimeDelay: DefaultPrimeDelay}, profiles: profiles}
 		}, keys,
 		[]keyschema.Check[scrapeConfig]{
 			func(c *scrapeConfig, _ *keyschema.Context, _ func(string) bool) error {
