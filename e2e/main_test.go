@@ -69,10 +69,18 @@ func run(m *testing.M) int {
 	logf := func(format string, args ...any) {
 		fmt.Printf("%7.1fs  %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, args...))
 	}
+	// The hosts file exists before the KEDA operator, which reads it as
+	// its /etc/hosts; the pod runner rewrites it in place.
+	env.hosts = filepath.Join(workDir, "hosts")
+	if err := os.WriteFile(env.hosts, []byte("127.0.0.1\tlocalhost\n"), 0o644); err != nil {
+		fmt.Println("e2e: hosts file:", err)
+		return 1
+	}
 	c, err := cluster.Up(ctx, cluster.Config{
 		BinDir: binDir, CRDDir: crdDir, WorkDir: workDir,
 		NetNS:         cluster.DefaultNetNS(),
 		HPASyncPeriod: hpaSyncPeriod,
+		HostsFile:     env.hosts,
 		Logf:          logf,
 	})
 	if err != nil {
