@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/barometer-scaler/barometer/pkg/pressure/otlp/wirescan/wirescantest"
 	colmetrics "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	metricspb "go.opentelemetry.io/proto/otlp/metrics/v1"
@@ -21,7 +22,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	_ "google.golang.org/grpc/encoding/gzip" // the gzipped cases
-	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -236,7 +236,7 @@ func (s *otlpPushersSet) push(ctx context.Context, c otlpCase, i int) string {
 		if c.token {
 			ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+otlpToken(i))
 		}
-		opts := []grpc.CallOption{grpc.ForceCodecV2(rawCodec{})}
+		opts := []grpc.CallOption{grpc.ForceCodecV2(wirescantest.RawCodec{})}
 		if c.gzip {
 			opts = append(opts, grpc.UseCompressor("gzip"))
 		}
@@ -267,20 +267,6 @@ func (s *otlpPushersSet) push(ctx context.Context, c otlpCase, i int) string {
 	_, _ = io.Copy(io.Discard, resp.Body)
 	return fmt.Sprint(resp.StatusCode)
 }
-
-// rawCodec sends a message's bytes as they are.
-type rawCodec struct{}
-
-func (rawCodec) Marshal(v any) (mem.BufferSlice, error) {
-	return mem.BufferSlice{mem.SliceBuffer(*v.(*[]byte))}, nil
-}
-
-func (rawCodec) Unmarshal(data mem.BufferSlice, v any) error {
-	*v.(*[]byte) = data.Materialize()
-	return nil
-}
-
-func (rawCodec) Name() string { return "proto" }
 
 // answerCounts counts the answers of a case's pushes.
 type answerCounts struct {

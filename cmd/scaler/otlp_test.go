@@ -18,9 +18,7 @@ import (
 	metricapi "go.opentelemetry.io/otel/metric"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
@@ -72,11 +70,7 @@ func TestServeOTLPPush(t *testing.T) {
 		}
 	}
 
-	conn, err := grpc.NewClient(addrs.GRPC, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := dial(t, addrs.GRPC)
 	keda := externalscaler.NewExternalScalerClient(conn)
 	md := map[string]string{"source": "otlp", "resourceSelector": "k8s.deployment.name=shop", "sampleInterval": "1s", "maxAge": "2s"}
 	getMetrics := func(ns string) (*externalscaler.GetMetricsResponse, error) {
@@ -142,48 +136,18 @@ func serveOTLP(t *testing.T, files map[string]string) listening {
 	}
 	cfg := testConfig()
 	cfg.OTLPGRPCAddr, cfg.OTLPHTTPAddr, cfg.OTLPCredentials = "127.0.0.1:0", "127.0.0.1:0", filepath.Join(dir, "credentials.yaml")
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan listening, 1)
-	done := make(chan error, 1)
-	go func() { done <- serve(ctx, cfg, cfg.Logger(io.Discard), ready) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	})
-	select {
-	case addrs := <-ready:
-		return addrs
-	case err := <-done:
-		done <- err
-		t.Fatalf("serve: %v", err)
-	}
-	return listening{}
+	return startServe(t, cfg, io.Discard)
 }
 
 // Without a receiver the otlp source is refused as invalid metadata,
 // saying how to turn it on; with one, a missing credentials file stops
 // the start naming the setting.
 func TestServeOTLPOff(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan listening, 1)
-	done := make(chan error, 1)
-	go func() { done <- serve(ctx, testConfig(), testConfig().Logger(io.Discard), ready) }()
-	addrs := <-ready
-	conn, err := grpc.NewClient(addrs.GRPC, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := dial(t, startServe(t, testConfig(), io.Discard).GRPC)
 	ref := &externalscaler.ScaledObjectRef{Name: "shop", Namespace: "shop", ScalerMetadata: map[string]string{"source": "otlp", "resourceSelector": "service.name=shop"}}
-	_, err = externalscaler.NewExternalScalerClient(conn).GetMetricSpec(context.Background(), ref)
+	_, err := externalscaler.NewExternalScalerClient(conn).GetMetricSpec(context.Background(), ref)
 	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "BAROMETER_OTLP_GRPC_ADDR") {
 		t.Errorf("otlp with the receiver off: %v", err)
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
 	}
 
 	cfg := testConfig()
@@ -266,11 +230,7 @@ func TestServeOTLPSlowTenant(t *testing.T) {
 		memory, _ := mp.Meter("shop").Float64Gauge(exposition.MemoryBytes)
 		pods = append(pods, pod{mp, memory})
 	}
-	conn, err := grpc.NewClient(addrs.GRPC, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := dial(t, addrs.GRPC)
 	keda := externalscaler.NewExternalScalerClient(conn)
 	ref := &externalscaler.ScaledObjectRef{Name: "shop", Namespace: "shop",
 		ScalerMetadata: map[string]string{"source": "otlp", "resourceSelector": "k8s.deployment.name=shop", "sampleInterval": "1s", "maxAge": "2s"}}

@@ -53,10 +53,8 @@ type config = envconfig.Config
 type listening struct{ GRPC, HTTP, OTLPGRPC, OTLPHTTP string }
 
 // serve runs the scaler until ctx ends, then drains: readiness goes false,
-// streams end cleanly, in-flight calls finish within ShutdownTimeout. The
-// servers and the registry are the actors of one run group: the first to
-// stop (ctx, or a server that fails) stops the others, in the order they
-// were added, and serve returns once all have.
+// streams end, in-flight calls finish within ShutdownTimeout. The first
+// actor of the run group to stop (ctx, or a failing server) stops the rest.
 func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- listening) error {
 	runCtx, stopSamplers := context.WithCancel(context.Background())
 	defer stopSamplers()
@@ -119,9 +117,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- li
 	return nil
 }
 
-// wiring is what the configuration builds before any server: the
-// allow-list, the connection profiles, the victim hints and the registry
-// with its default target.
+// wiring is what the configuration builds before any server.
 type wiring struct {
 	allowed       *allow.List
 	profiles      *connprofile.Set
@@ -149,7 +145,7 @@ func wire(runCtx context.Context, cfg config, logger *slog.Logger) (w wiring, er
 	}
 	k8s, hints := victim.Connect(cfg.Kubeconfig, cfg.VictimHints, logger)
 	w.hints = hints
-	if w.push, err = receiver.NewPush(pushConfig(cfg), logger); err != nil {
+	if w.push, err = receiver.NewPush(receiver.PushConfigFrom(cfg), logger); err != nil {
 		return w, err
 	}
 	if w.peers, err = peer.New(peer.ConfigFrom(cfg), w.push, k8s.Discovery, k8s.Unavailable, logger); err != nil {
@@ -238,10 +234,8 @@ func newServers(runCtx context.Context, cfg config, w wiring, logger *slog.Logge
 	return s, nil
 }
 
-// runPush adds the OTLP push receiver and its peering to g, when they are
-// on, and returns the receiver's addresses. Pushes go on arriving while
-// the surfaces drain, so the signal they serve stays fresh; the receiver
-// stops before the samplers.
+// runPush adds the OTLP receiver and its peering, when on, to g. Pushes go
+// on arriving while the surfaces drain, so what they serve stays fresh.
 func (s *servers) runPush(g *oklogrun.Group, peers *peer.Peers) listening {
 	if s.otlp == nil {
 		return listening{}
@@ -272,19 +266,4 @@ func (s *servers) stopHTTP(logger *slog.Logger) {
 // pool (nil where nothing is sampled).
 func newSchema(allowed *allow.List, profiles *connprofile.Set, k scrape.Kube, queries *querypool.Pool, push *store.Store) *trigger.Schema {
 	return trigger.NewSchema(host.Kind(), scrape.Kind(allowed, profiles, k), promsource.Kind(allowed, profiles, queries), otlp.Kind(push, k.Discovery))
-}
-
-// pushConfig is the OTLP push path's share of the configuration.
-func pushConfig(c config) receiver.PushConfig {
-	return receiver.PushConfig{
-		Config: receiver.Config{GRPCAddress: c.OTLPGRPCAddr, HTTPAddress: c.OTLPHTTPAddr,
-			TLSCertFile: c.OTLPTLSCertFile, TLSKeyFile: c.OTLPTLSKeyFile, ClientCAFile: c.OTLPTLSClientCAFile,
-			MaxRequestBytes: c.OTLPMaxRequestBytes, MaxDecodedBytes: c.OTLPMaxDecodedBytes,
-			MaxOpenRequests: c.OTLPMaxOpenRequests, MaxOpenRequestsPerCredential: c.OTLPMaxOpenRequestsPerCredential,
-			MaxConcurrentRequests: c.OTLPMaxConcurrentRequests, MinBodyBytesPerSecond: c.OTLPMinBodyBytesPerSecond},
-		Credentials: c.OTLPCredentials,
-		Store: store.Options{MaxSeries: c.OTLPMaxSeries, MaxSeriesPerNamespace: c.OTLPMaxSeriesPerNamespace,
-			MaxMemoryBytes: int64(c.OTLPMaxMemoryBytes), MaxMemoryBytesPerNamespace: int64(c.OTLPMaxMemoryBytesPerNamespace),
-			MaxPointsPerRequest: c.OTLPMaxPointsPerRequest},
-	}
 }

@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"github.com/kedacore/keda/v2/pkg/scalers/externalscaler"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	barometerv1 "github.com/barometer-scaler/barometer/proto/barometer/v1"
 )
@@ -33,27 +31,8 @@ func TestSharedTargetServesEachScaledObjectItsOwnKeys(t *testing.T) {
 	cfg := testConfig()
 	cfg.AllowedTargets = "127.0.0.1"
 	cfg.StatusPage = true
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan listening, 1)
-	done := make(chan error, 1)
-	go func() { done <- serve(ctx, cfg, cfg.Logger(io.Discard), ready) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	}()
-	var addrs listening
-	select {
-	case addrs = <-ready:
-	case err := <-done:
-		t.Fatalf("serve: %v", err)
-	}
-	conn, err := grpc.NewClient(addrs.GRPC, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	addrs := startServe(t, cfg, io.Discard)
+	conn := dial(t, addrs.GRPC)
 	keda := externalscaler.NewExternalScalerClient(conn)
 	signals := barometerv1.NewSignalServiceClient(conn)
 

@@ -24,9 +24,9 @@ func TestHeldScaleInThatStillFallsSaysWhy(t *testing.T) {
 		after  int
 		why    bool
 	}{
-		{1, policy.ScaleUp, 2, false},    // saturated: the surge asks for 2n
-		{0.9, policy.ScaleDown, 1, true}, // the surge ends; the gate holds the pressure at 1.00
-		{0.9, policy.NoOp, 1, false},     // held, and nothing falls
+		{1, policy.ScaleUp, 2, false},     // saturated: the surge asks for 2n
+		{0.85, policy.ScaleDown, 1, true}, // clearly unsaturated, the surge ends; the gate holds the pressure at 1.00
+		{0.85, policy.NoOp, 1, false},     // held, and nothing falls
 	} {
 		sig := decideAt(t, r, at(float64(5*i)), sample(1, c.cpu, nil))
 		if sig.Action != string(c.action) || sig.RecommendedReplicas != c.after {

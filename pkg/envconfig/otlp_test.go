@@ -3,9 +3,6 @@ package envconfig
 import (
 	"strings"
 	"testing"
-
-	"github.com/barometer-scaler/barometer/pkg/pressure/otlp/receiver"
-	"github.com/barometer-scaler/barometer/pkg/pressure/otlp/store"
 )
 
 // TestOTLPSettings: the receiver is off by default; on, its credentials
@@ -37,32 +34,6 @@ func TestOTLPConfigFromEnvironment(t *testing.T) {
 				t.Fatalf("%s=%q accepted: %v", env, val, err)
 			}
 		})
-	}
-}
-
-// The OTLP defaults declared here are the receiver's and the store's own.
-func TestOTLPDefaultsAgreeWithTheirPackages(t *testing.T) {
-	cfg, err := Load(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := store.DefaultOptions()
-	for name, pair := range map[string][2]int64{
-		"max series":                       {int64(cfg.OTLPMaxSeries), int64(st.MaxSeries)},
-		"max series per namespace":         {int64(cfg.OTLPMaxSeriesPerNamespace), int64(st.MaxSeriesPerNamespace)},
-		"max memory":                       {int64(cfg.OTLPMaxMemoryBytes), st.MaxMemoryBytes},
-		"max memory per namespace":         {int64(cfg.OTLPMaxMemoryBytesPerNamespace), st.MaxMemoryBytes / 4},
-		"max points per request":           {int64(cfg.OTLPMaxPointsPerRequest), int64(st.MaxPointsPerRequest)},
-		"max request bytes":                {int64(cfg.OTLPMaxRequestBytes), receiver.DefaultMaxRequestBytes},
-		"max decoded bytes":                {int64(cfg.OTLPMaxDecodedBytes), receiver.DefaultMaxDecodedBytes},
-		"max open requests":                {int64(cfg.OTLPMaxOpenRequests), receiver.DefaultMaxOpenRequests},
-		"max open requests per credential": {int64(cfg.OTLPMaxOpenRequestsPerCredential), receiver.DefaultMaxOpenRequestsPerCredential},
-		"max concurrent requests":          {int64(cfg.OTLPMaxConcurrentRequests), receiver.DefaultMaxConcurrentRequests},
-		"min body bytes per second":        {int64(cfg.OTLPMinBodyBytesPerSecond), receiver.DefaultMinBodyBytesPerSecond},
-	} {
-		if pair[0] != pair[1] {
-			t.Errorf("%s: declared %d, its package's default %d", name, pair[0], pair[1])
-		}
 	}
 }
 

@@ -81,21 +81,17 @@ type bucket struct {
 // the reader's.
 type history struct {
 	mu     sync.Mutex
-	size   int
-	points []point // grows to size, then a ring
-	next   int     // once full, where the next point goes
+	points ring[point]
 	// buckets hold what fell out of points, the newest possibly still
 	// filling (n < BucketSamples).
-	buckets     []bucket // grows to HistoryBuckets' share of size, then a ring
-	nextBucket  int      // once full, the oldest
-	bucketLimit int
+	buckets ring[bucket]
 }
 
 func newHistory(size int) *history {
 	if size <= 0 {
 		return nil
 	}
-	return &history{size: size, bucketLimit: size * 6 / 5}
+	return &history{points: ring[point]{limit: size}, buckets: ring[bucket]{limit: size * 6 / 5}}
 }
 
 // record keeps the snapshot just published.
@@ -120,52 +116,41 @@ func (h *history) record(snap *Snapshot) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	switch {
-	case len(h.points) < cap(h.points):
-		h.points = append(h.points, p)
-	case len(h.points) < h.size:
-		h.points = append(grown(h.points, h.size), p)
-	default:
-		h.fold(h.points[h.next])
-		h.points[h.next] = p
-		h.next = (h.next + 1) % h.size
+	if old, full := h.points.push(p); full {
+		h.fold(old)
 	}
 }
 
 // fold adds a point that falls out of the full-resolution ring to the
 // newest bucket, or starts a bucket when that one is full.
 func (h *history) fold(p point) {
-	if n := len(h.buckets); n > 0 {
-		newest := (h.nextBucket + n - 1) % n
-		if b := &h.buckets[newest]; b.n < BucketSamples {
-			b.rawMin, b.rawMax = min(b.rawMin, p.raw), max(b.rawMax, p.raw)
-			b.scaleMin, b.scaleMax = min(b.scaleMin, p.scale), max(b.scaleMax, p.scale)
-			b.forecast = max(b.forecast, p.forecast)
-			b.replicasMin, b.replicasN = min(b.replicasMin, p.replicas), max(b.replicasN, p.replicas)
-			b.flags |= p.flags
-			b.n++
-			return
-		}
+	if b := h.buckets.newest(); b != nil && b.n < BucketSamples {
+		b.rawMin, b.rawMax = min(b.rawMin, p.raw), max(b.rawMax, p.raw)
+		b.scaleMin, b.scaleMax = min(b.scaleMin, p.scale), max(b.scaleMax, p.scale)
+		b.forecast = max(b.forecast, p.forecast)
+		b.replicasMin, b.replicasN = min(b.replicasMin, p.replicas), max(b.replicasN, p.replicas)
+		b.flags |= p.flags
+		b.n++
+		return
 	}
-	b := bucket{at: p.at, rawMin: p.raw, rawMax: p.raw, scaleMin: p.scale, scaleMax: p.scale, forecast: p.forecast,
-		replicasMin: p.replicas, replicasN: p.replicas, flags: p.flags, n: 1}
-	switch {
-	case len(h.buckets) < cap(h.buckets):
-		h.buckets = append(h.buckets, b)
-	case len(h.buckets) < h.bucketLimit:
-		h.buckets = append(grown(h.buckets, h.bucketLimit), b)
-	default:
-		h.buckets[h.nextBucket] = b
-		h.nextBucket = (h.nextBucket + 1) % h.bucketLimit
-	}
+	h.buckets.push(p.bucket())
 }
 
-// grown is s with room doubled, from a few up to limit exactly: append's
-// own growth would overshoot limit.
-func grown[T any](s []T, limit int) []T {
-	out := make([]T, len(s), min(limit, max(8, 2*len(s))))
-	copy(out, s)
-	return out
+// bucket is the point as a bucket of one sample.
+func (p point) bucket() bucket {
+	return bucket{at: p.at, rawMin: p.raw, rawMax: p.raw, scaleMin: p.scale, scaleMax: p.scale, forecast: p.forecast,
+		replicasMin: p.replicas, replicasN: p.replicas, flags: p.flags, n: 1}
+}
+
+// view is the bucket as readers see it.
+func (b bucket) view() HistoryPoint {
+	return HistoryPoint{
+		At: time.Unix(0, b.at), Samples: int(b.n),
+		Raw: float64(b.rawMax), Scale: float64(b.scaleMax), Forecast: float64(b.forecast),
+		RawMin: float64(b.rawMin), ScaleMin: float64(b.scaleMin),
+		Replicas: int(b.replicasN), ReplicasMin: int(b.replicasMin),
+		Parts: signal.Parts(b.flags &^ (flagFailed | flagStale)), Failed: b.flags&flagFailed != 0, Stale: b.flags&flagStale != 0,
+	}
 }
 
 // appendTo appends what is kept to dst, oldest first: the buckets, then
@@ -176,30 +161,51 @@ func (h *history) appendTo(dst []HistoryPoint) []HistoryPoint {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	dst = slices.Grow(dst, len(h.buckets)+len(h.points))
-	for i := range len(h.buckets) {
-		b := h.buckets[(h.nextBucket+i)%len(h.buckets)]
-		dst = append(dst, HistoryPoint{
-			At: time.Unix(0, b.at), Samples: int(b.n),
-			Raw: float64(b.rawMax), Scale: float64(b.scaleMax), Forecast: float64(b.forecast),
-			RawMin: float64(b.rawMin), ScaleMin: float64(b.scaleMin),
-			Replicas: int(b.replicasN), ReplicasMin: int(b.replicasMin),
-			Parts: signal.Parts(b.flags &^ (flagFailed | flagStale)), Failed: b.flags&flagFailed != 0, Stale: b.flags&flagStale != 0,
-		})
+	dst = slices.Grow(dst, h.buckets.len()+h.points.len())
+	for i := range h.buckets.len() {
+		dst = append(dst, h.buckets.at(i).view())
 	}
-	n, start := len(h.points), 0
-	if n == h.size {
-		start = h.next
-	}
-	for i := range n {
-		p := h.points[(start+i)%n]
-		dst = append(dst, HistoryPoint{
-			At: time.Unix(0, p.at), Samples: 1,
-			Raw: float64(p.raw), Scale: float64(p.scale), Forecast: float64(p.forecast),
-			RawMin: float64(p.raw), ScaleMin: float64(p.scale),
-			Replicas: int(p.replicas), ReplicasMin: int(p.replicas),
-			Parts: signal.Parts(p.flags &^ (flagFailed | flagStale)), Failed: p.flags&flagFailed != 0, Stale: p.flags&flagStale != 0,
-		})
+	for i := range h.points.len() {
+		dst = append(dst, h.points.at(i).bucket().view())
 	}
 	return dst
+}
+
+// ring is a bounded ring that grows, doubling, up to limit items and then
+// overwrites its oldest.
+type ring[T any] struct {
+	items []T
+	next  int // once full, the oldest
+	limit int
+}
+
+// push adds v; once the ring is full it returns the item v replaced.
+func (r *ring[T]) push(v T) (old T, full bool) {
+	if len(r.items) < r.limit {
+		if len(r.items) == cap(r.items) {
+			// append's own growth would overshoot limit.
+			grown := make([]T, len(r.items), min(r.limit, max(8, 2*len(r.items))))
+			copy(grown, r.items)
+			r.items = grown
+		}
+		r.items = append(r.items, v)
+		return old, false
+	}
+	old, r.items[r.next] = r.items[r.next], v
+	r.next = (r.next + 1) % r.limit
+	return old, true
+}
+
+func (r *ring[T]) len() int { return len(r.items) }
+
+// at is the i-th item, oldest first.
+func (r *ring[T]) at(i int) T { return r.items[(r.next+i)%len(r.items)] }
+
+// newest is the item pushed last, nil when there is none.
+func (r *ring[T]) newest() *T {
+	n := len(r.items)
+	if n == 0 {
+		return nil
+	}
+	return &r.items[(r.next+n-1)%n]
 }

@@ -154,6 +154,13 @@ type surge struct {
 	measured bool    // the working set, not the growth estimate, set the mark
 }
 
+// surgeClear is how far below the surge level a sample must be to end a
+// surge: the HPA's tolerance, 10 %. A replica held at saturation reads
+// 0.97 or 0.999 as often as 1, and a surge that ended on such a sample
+// would scale in and out again while the replicas cannot follow (a pool at
+// its maximum, pods pending).
+const surgeClear = 0.9
+
 // surgeMaxFactor bounds the factor a surge assumes the demand is above its
 // pool: four rounds of growth after the first doubling. The autoscaler's
 // maximum bounds the pool in any case.
@@ -185,13 +192,18 @@ const surgeMaxFactor = 32
 // the same factor cap: where the source measures the hidden demand, the
 // surge need not guess it.
 //
-// The mark only grows, and the first sample that is not saturated ends
-// the episode: once the measurement shows the demand below the cap, the
-// demand itself is the signal.
-func (s *surge) observe(saturated, stale bool, n int, target, working float64) float64 {
+// The mark only grows, and the first sample that is clearly not saturated
+// (clear: below surgeClear of the level) ends the episode: once the
+// measurement shows the demand below the cap, the demand itself is the
+// signal. A sample just under the level neither ends the surge nor asks
+// for more.
+func (s *surge) observe(saturated, clear, stale bool, n int, target, working float64) float64 {
 	if !saturated {
-		*s = surge{}
-		return 0
+		if clear {
+			*s = surge{}
+			return 0
+		}
+		return s.mark
 	}
 	switch {
 	case s.pool == 0:

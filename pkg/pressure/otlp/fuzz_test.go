@@ -15,7 +15,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -25,6 +24,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
 	"github.com/barometer-scaler/barometer/pkg/pressure/otlp/receiver"
 	"github.com/barometer-scaler/barometer/pkg/pressure/otlp/store"
+	"github.com/barometer-scaler/barometer/pkg/pressure/otlp/wirescan/wirescantest"
 )
 
 // fuzzSeeds are pushes a fuzzer starts from: a contract push, with a
@@ -108,21 +108,6 @@ func FuzzHTTPPush(f *testing.F) {
 	})
 }
 
-// rawCodec sends a message's bytes as they are, so a fuzzer's body
-// reaches the receiver unchanged.
-type rawCodec struct{}
-
-func (rawCodec) Marshal(v any) (mem.BufferSlice, error) {
-	return mem.BufferSlice{mem.SliceBuffer(*v.(*[]byte))}, nil
-}
-
-func (rawCodec) Unmarshal(data mem.BufferSlice, v any) error {
-	*v.(*[]byte) = data.Materialize()
-	return nil
-}
-
-func (rawCodec) Name() string { return "proto" }
-
 // FuzzGRPCPush sends arbitrary messages, plain or gzipped, to a real
 // receiver's gRPC listener: every answer is an ExportMetricsServiceResponse
 // or one of the refusals OTLP's gRPC codes allow, never a server error.
@@ -140,7 +125,7 @@ func FuzzGRPCPush(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte, gzipped bool) {
 		ctx, cancel := context.WithTimeout(metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+tokenA), time.Minute)
 		defer cancel()
-		opts := []grpc.CallOption{grpc.ForceCodecV2(rawCodec{})}
+		opts := []grpc.CallOption{grpc.ForceCodecV2(wirescantest.RawCodec{})}
 		if gzipped {
 			opts = append(opts, grpc.UseCompressor("gzip"))
 		}

@@ -1,16 +1,11 @@
 package peer
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
-	"fmt"
-	"io"
-	"os"
 	"strings"
-	"sync"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -19,66 +14,26 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/pressure/otlp/receiver"
 )
 
-// token is the peer token: every replica sends it and accepts it. The
-// file is re-read when it changed (size, modification time or identity),
-// so a rotated Secret is used from the next call on; a read that fails
-// keeps the last good token.
-type token struct {
-	path string
-
-	mu   sync.Mutex
-	stat os.FileInfo
-	raw  string
-	hash [sha256.Size]byte
-}
+// token is the peer token: every replica sends it and accepts it, read
+// through a receiver.TokenFile (re-read when the file changed, the last
+// good token kept when a read fails).
+type token struct{ file *receiver.TokenFile }
 
 func readToken(path string) (*token, error) {
 	if path == "" {
 		return nil, errors.New("required with BAROMETER_PEER_ADDR: the replicas authenticate each other with it")
 	}
-	t := &token{path: path}
-	if err := t.refresh(); err != nil {
+	t := &token{file: receiver.NewTokenFile(path)}
+	if _, _, _, err := t.file.Current(); err != nil {
 		return nil, err
 	}
 	return t, nil
 }
 
-// current returns the token, re-reading the file if it changed.
+// current returns the token; a failed re-read keeps the last good one.
 func (t *token) current() (string, [sha256.Size]byte) {
-	_ = t.refresh() // a failed read keeps the last good token
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.raw, t.hash
-}
-
-func (t *token) refresh() error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	st, err := os.Stat(t.path)
-	if err != nil {
-		return err
-	}
-	if t.stat != nil && os.SameFile(st, t.stat) && st.Size() == t.stat.Size() && st.ModTime().Equal(t.stat.ModTime()) {
-		return nil
-	}
-	f, err := os.Open(t.path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, receiver.MaxTokenFileBytes+1))
-	switch {
-	case err != nil:
-		return err
-	case len(data) > receiver.MaxTokenFileBytes:
-		return fmt.Errorf("%s: larger than %d bytes", t.path, receiver.MaxTokenFileBytes)
-	}
-	raw := bytes.TrimSpace(data)
-	if len(raw) == 0 {
-		return fmt.Errorf("%s: empty", t.path)
-	}
-	t.stat, t.raw, t.hash = st, string(raw), sha256.Sum256(raw)
-	return nil
+	raw, hash, _, _ := t.file.Current()
+	return raw, hash
 }
 
 // GetRequestMetadata sends the token as a bearer token, as OTLP pushes

@@ -15,6 +15,8 @@ import (
 	colmetrics "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure/otlp/store"
+	"github.com/barometer-scaler/barometer/pkg/pressure/otlp/wirescan"
+	"github.com/barometer-scaler/barometer/pkg/pressure/otlp/wirescan/wirescantest"
 )
 
 // anyNamespace grants every namespace, so the fuzzer reaches the store.
@@ -54,7 +56,7 @@ func FuzzOTLPDecode(f *testing.F) {
 	f.Add(pb, false)
 	f.Add(js, true)
 	f.Add([]byte(`{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"name":"x","gauge":{"dataPoints":[{"timeUnixNano":"1","asInt":"7"}]}}]}]}]}`), true)
-	for _, b := range hostileBodies(4 << 10) {
+	for _, b := range wirescantest.HostileBodies(4 << 10) {
 		f.Add(b, false)
 	}
 	f.Fuzz(func(t *testing.T, body []byte, json bool) {
@@ -62,22 +64,22 @@ func FuzzOTLPDecode(f *testing.F) {
 		if json {
 			ctype = contentJSON
 		}
-		var scanned tally
+		var scanned wirescan.Tally
 		var scanErr error
 		if json {
-			scanned.decoded, scanErr = scanJSON(body)
+			scanned.Decoded, scanErr = wirescan.JSON(body)
 		} else {
-			scanned, scanErr = scanProto(body)
+			scanned, scanErr = wirescan.Proto(body)
 		}
 		msg, err := decode(ctype, body)
 		if err != nil {
 			return
 		}
-		if scanErr != nil && !errors.Is(scanErr, errTooDeep) {
+		if scanErr != nil && !errors.Is(scanErr, wirescan.ErrTooDeep) {
 			t.Fatalf("the scan refused a body that decodes: %v", scanErr)
 		}
-		if counted := countRequest(msg); !json && scanErr == nil && (counted.resources != scanned.resources ||
-			counted.scopes != scanned.scopes || counted.metrics != scanned.metrics || counted.points != scanned.points) {
+		if counted := wirescan.Count(msg); !json && scanErr == nil && (counted.Resources != scanned.Resources ||
+			counted.Scopes != scanned.Scopes || counted.Metrics != scanned.Metrics || counted.Points != scanned.Points) {
 			t.Fatalf("the scan counted %+v, the decode holds %+v", scanned, counted)
 		}
 		now := time.Date(2026, 1, 1, 0, 0, 30, 0, time.UTC)

@@ -1,26 +1,28 @@
-package receiver
+// Package wirescantest builds OTLP pushes for the wire scan's and the
+// receiver's tests: what a real collector sends, and bodies built to
+// decode into far more than their size.
+package wirescantest
 
 import (
 	"fmt"
-	"runtime"
-	"strings"
-	"testing"
 	"time"
 
 	colmetrics "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	metricspb "go.opentelemetry.io/proto/otlp/metrics/v1"
 	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
-	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/barometer-scaler/barometer/pkg/pressure/otlp/wirescan"
 )
 
-// collectorPush is what a collector sends for pods replicas of the
+// CollectorPush is what a collector sends for pods replicas of the
 // contract (nine gauges, two counters, a ten-bucket histogram), each
 // resource carrying the fifteen attributes the k8sattributes processor
 // and the SDK give a pod.
-func collectorPush(pods int) *colmetrics.ExportMetricsServiceRequest {
+func CollectorPush(pods int) *colmetrics.ExportMetricsServiceRequest {
 	s := func(k, v string) *commonpb.KeyValue {
 		return &commonpb.KeyValue{Key: k, Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: v}}}
 	}
@@ -69,9 +71,9 @@ func repeatField(num protowire.Number, value []byte, n int) []byte {
 	return b
 }
 
-// hostileBodies are bodies shaped to decode into far more than their
+// HostileBodies are bodies shaped to decode into far more than their
 // size, each about size bytes.
-func hostileBodies(size int) map[string][]byte {
+func HostileBodies(size int) map[string][]byte {
 	msg := func(m proto.Message) []byte { b, _ := proto.Marshal(m); return b }
 	emptyKV := msg(&commonpb.KeyValue{})
 	resourceWithKVs := func(kv []byte) []byte {
@@ -86,7 +88,7 @@ func hostileBodies(size int) map[string][]byte {
 	rm := protowire.AppendBytes(protowire.AppendTag(nil, 2, protowire.BytesType), scope)
 	// Nested array values: AnyValue{array{values: AnyValue{array{...}}}}.
 	var nested []byte
-	for range (maxDepth - 6) / 2 {
+	for range (wirescan.MaxDepth - 6) / 2 {
 		arr := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), nested) // ArrayValue.values
 		nested = protowire.AppendBytes(protowire.AppendTag(nil, 5, protowire.BytesType), arr)  // AnyValue.array_value
 	}
@@ -124,124 +126,18 @@ func histogramPoint(point []byte) []byte {
 	return wrap(1, wrap(2, wrap(2, wrap(10, wrap(1, point)))))
 }
 
-// allocated is the bytes f allocates: the least of three runs after a
-// first (the first decode of a message type also builds the decoder's
-// tables, once for the process; the least leaves out what another
-// goroutine allocated meanwhile).
-func allocated(f func()) int64 {
-	f()
-	least := int64(-1)
-	for range 3 {
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		f()
-		runtime.ReadMemStats(&after)
-		if n := int64(after.TotalAlloc - before.TotalAlloc); least < 0 || n < least {
-			least = n
-		}
-	}
-	return least
+// RawCodec sends a gRPC message's bytes (a *[]byte) as they are and reads
+// the answer's bytes the same way, so a test's body, however broken,
+// reaches the receiver unchanged: grpc.ForceCodecV2(RawCodec{}).
+type RawCodec struct{}
+
+func (RawCodec) Marshal(v any) (mem.BufferSlice, error) {
+	return mem.BufferSlice{mem.SliceBuffer(*v.(*[]byte))}, nil
 }
 
-// The scan's estimate is never below what the decode allocates, for real
-// pushes and for bodies built to decode into the most, in protobuf and in
-// JSON, and it stays near it for real pushes.
-func TestScanEstimateBoundsTheDecode(t *testing.T) {
-	bodies := map[string][]byte{}
-	for _, pods := range []int{1, 100, 683} {
-		b, _ := proto.Marshal(collectorPush(pods))
-		bodies[fmt.Sprintf("%d pods", pods)] = b
-	}
-	for name, b := range hostileBodies(32 << 10) {
-		bodies[name] = b
-	}
-	for name, body := range bodies {
-		tl, err := scanProto(body)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		var req *colmetrics.ExportMetricsServiceRequest
-		got := allocated(func() {
-			req = &colmetrics.ExportMetricsServiceRequest{}
-			err = proto.UnmarshalOptions{RecursionLimit: maxDepth + 1}.Unmarshal(body, req)
-		})
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if tl.decoded < got {
-			t.Errorf("%s (protobuf, %d bytes): estimated %d, the decode allocated %d", name, len(body), tl.decoded, got)
-		}
-		t.Logf("%-24s protobuf %8d bytes: decode allocates %9d, estimated %9d (%.2fx); %d resources, %d points",
-			name, len(body), got, tl.decoded, float64(tl.decoded)/float64(got), tl.resources, tl.points)
-		if strings.Contains(name, "pods") {
-			if float64(tl.decoded) > 1.6*float64(got) {
-				t.Errorf("%s: estimated %d, more than 1.6 times the %d allocated", name, tl.decoded, got)
-			}
-		}
-		if name == "100 pods" {
-			js, _ := protojson.Marshal(req)
-			est, err := scanJSON(js)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := allocated(func() {
-				err = protojson.UnmarshalOptions{DiscardUnknown: true, RecursionLimit: 2*maxDepth + 2}.Unmarshal(js, &colmetrics.ExportMetricsServiceRequest{})
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if est < got {
-				t.Errorf("%s (JSON, %d bytes): estimated %d, the decode allocated %d", name, len(js), est, got)
-			}
-			t.Logf("%-24s JSON     %8d bytes: decode allocates %9d, estimated %9d (%.2fx)", name, len(js), got, est, float64(est)/float64(got))
-		}
-	}
-	for name, js := range map[string]string{
-		"empty resources": `{"resourceMetrics":[` + strings.Repeat(`{},`, 10_000) + `{}]}`,
-		"empty points":    `{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"gauge":{"dataPoints":[` + strings.Repeat(`{},`, 10_000) + `{}]}}]}]}]}`,
-		"bucket counts":   `{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"histogram":{"dataPoints":[{"bucketCounts":[` + strings.Repeat(`1,`, 15_000) + `1]}]}}]}]}]}`,
-		"escaped strings": `{"resourceMetrics":[{"resource":{"attributes":[` + strings.Repeat(`{"key":"\u0041\u0041\u0041\u0041"},`, 3_000) + `{}]}}]}`,
-	} {
-		est, err := scanJSON([]byte(js))
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := allocated(func() {
-			err = protojson.UnmarshalOptions{DiscardUnknown: true, RecursionLimit: 2*maxDepth + 2}.Unmarshal([]byte(js), &colmetrics.ExportMetricsServiceRequest{})
-		})
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if est < got {
-			t.Errorf("%s (JSON, %d bytes): estimated %d, the decode allocated %d", name, len(js), est, got)
-		}
-		t.Logf("%-24s JSON     %8d bytes: decode allocates %9d, estimated %9d (%.2fx)", name, len(js), got, est, float64(est)/float64(got))
-	}
+func (RawCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	*v.(*[]byte) = data.Materialize()
+	return nil
 }
 
-// BenchmarkScan is the scan of a collector's push of 100 pods and of a
-// full default batch (683 pods, 8,196 points), beside the decode it
-// guards: what refusing a push before decoding it costs a push that is
-// then decoded.
-//
-//	go test -run '^$' -bench Scan -benchmem ./pkg/pressure/otlp/receiver/
-func BenchmarkScan(b *testing.B) {
-	for _, pods := range []int{100, 683} {
-		body, _ := proto.Marshal(collectorPush(pods))
-		for name, f := range map[string]func() error{
-			"scan":   func() error { _, err := scanProto(body); return err },
-			"decode": func() error { _, err := decode(contentProtobuf, body); return err },
-		} {
-			b.Run(fmt.Sprintf("%s/%dpods", name, pods), func(b *testing.B) {
-				b.SetBytes(int64(len(body)))
-				b.ReportAllocs()
-				for b.Loop() {
-					if err := f(); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
-		}
-	}
-}
+func (RawCodec) Name() string { return "proto" }
