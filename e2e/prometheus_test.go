@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -72,21 +71,7 @@ scrape_configs:
 	}
 	t.Cleanup(func() { p.Stop(10 * time.Second) })
 	url := "http://" + addr
-	if err := cluster.Poll(t.Context(), 60*time.Second, "prometheus ready", func(ctx context.Context) error {
-		if done, err := p.Exited(); done {
-			return cluster.Permanent(fmt.Errorf("exited (%v):\n%s", err, p.Tail(2000)))
-		}
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/-/ready", nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("/-/ready: %s", resp.Status)
-		}
-		return nil
-	}); err != nil {
+	if err := waitOK(t.Context(), p, "prometheus ready", url+"/-/ready"); err != nil {
 		t.Fatal(err)
 	}
 	return url

@@ -116,18 +116,23 @@ func (s *scaler) start(ctx context.Context) error {
 		return err
 	}
 	s.p = p
-	return cluster.Poll(ctx, 60*time.Second, s.name+" live", func(ctx context.Context) error {
+	return waitOK(ctx, p, s.name+" live", "http://"+s.http+"/livez")
+}
+
+// waitOK waits until url answers 200, failing at once if p exits.
+func waitOK(ctx context.Context, p *proc.Proc, what, url string) error {
+	return cluster.Poll(ctx, 60*time.Second, what, func(ctx context.Context) error {
 		if done, err := p.Exited(); done {
 			return cluster.Permanent(fmt.Errorf("exited (%v):\n%s", err, p.Tail(3000)))
 		}
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+s.http+"/livez", nil)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			return err
 		}
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("/livez: %s", resp.Status)
+			return fmt.Errorf("%s: %s", url, resp.Status)
 		}
 		return nil
 	})

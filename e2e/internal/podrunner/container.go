@@ -379,9 +379,13 @@ func (r *Runner) waitProbe(ctx context.Context, p *pod, k *corev1.Pod, pr *proc.
 	if probe == nil {
 		return nil
 	}
-	if err := sleep(ctx, time.Duration(probe.InitialDelaySeconds)*time.Second); err != nil {
-		return err
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(time.Duration(probe.InitialDelaySeconds) * time.Second):
 	}
+	tick := time.NewTicker(period(probe))
+	defer tick.Stop()
 	for {
 		if done, err := pr.Exited(); done {
 			return fmt.Errorf("exited: %v", err)
@@ -389,8 +393,10 @@ func (r *Runner) waitProbe(ctx context.Context, p *pod, k *corev1.Pod, pr *proc.
 		if r.probeOnce(ctx, p, probe) == nil {
 			return nil
 		}
-		if err := sleep(ctx, period(probe)); err != nil {
-			return err
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
 		}
 	}
 }
@@ -405,7 +411,14 @@ func (r *Runner) probe(ctx context.Context, p *pod, k *corev1.Pod, started time.
 	}
 	threshold := max(int(probe.FailureThreshold), 1)
 	ready, failures := true, 0
-	for sleep(ctx, period(probe)) == nil {
+	tick := time.NewTicker(period(probe))
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
 		if r.probeOnce(ctx, p, probe) == nil {
 			failures = 0
 			if ready {
@@ -442,29 +455,5 @@ func (r *Runner) probeOnce(ctx context.Context, p *pod, probe *corev1.Probe) err
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(max(probe.TimeoutSeconds, 1))*time.Second)
 	defer cancel()
-	u := "http://" + net.JoinHostPort(p.ip, strconv.Itoa(int(port))) + g.Path
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := r.http.Do(req)
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	if resp.StatusCode < 200 || resp.StatusCode >= 400 {
-		return errors.New(resp.Status)
-	}
-	return nil
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return r.request(ctx, http.MethodGet, "http://"+net.JoinHostPort(p.ip, strconv.Itoa(int(port)))+g.Path)
 }

@@ -509,14 +509,9 @@ func (r *Runner) waitServing(ctx context.Context, p *pod, k *corev1.Pod, pr *pro
 		if done, err := pr.Exited(); done {
 			return fmt.Errorf("exited: %v", err)
 		}
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.addr+"/state", nil)
-		resp, err := r.http.Do(req)
+		err := r.request(ctx, http.MethodGet, "http://"+p.addr+"/state")
 		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			err = errors.New(resp.Status)
+			return nil
 		}
 		if time.Now().After(deadline) {
 			return err
@@ -748,7 +743,13 @@ func (r *Runner) apply(namespace, app string) error {
 
 func (r *Runner) post(addr, path, param string, v float64) error {
 	u := "http://" + addr + path + "?" + url.Values{param: {strconv.FormatFloat(v, 'f', -1, 64)}}.Encode()
-	req, err := http.NewRequestWithContext(r.ctx, http.MethodPost, u, nil)
+	return r.request(r.ctx, http.MethodPost, u)
+}
+
+// request sends a request without a body; a status other than 2xx or 3xx
+// is an error.
+func (r *Runner) request(ctx context.Context, method, u string) error {
+	req, err := http.NewRequestWithContext(ctx, method, u, nil)
 	if err != nil {
 		return err
 	}
@@ -757,7 +758,7 @@ func (r *Runner) post(addr, path, param string, v float64) error {
 		return err
 	}
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusNoContent && resp.StatusCode != http.StatusOK {
+	if resp.StatusCode < 200 || resp.StatusCode >= 400 {
 		return errors.New(resp.Status)
 	}
 	return nil
