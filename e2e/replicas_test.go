@@ -654,15 +654,16 @@ func agree(ticks []haTick, i int, a, b string) bool {
 }
 
 // agreeTolerance bounds the difference between two replicas' readings of
-// one pool: the responsive profile's scale-in hysteresis (5 %). Each
-// replica measures the CPU rate itself (its own scrapes, its own
-// evaluation of what was pushed or of what Prometheus holds), and the
-// pressure is the busiest pod's: a scrape delayed by a busy machine reads
-// one pod a few percent hot. A replica publishes a rise at once and may
-// hold a fall within that margin, so two replicas that saw different noise
-// hold values apart by up to it. A pod missing from the pool of three is
-// 33 %, a pod read without its CPU 18 %.
-const agreeTolerance = 0.05
+// one pool. Each replica measures the CPU rates itself (its own scrapes,
+// its own evaluation of what was pushed or of what Prometheus holds), and a
+// rate moves with the latency of the reads it is taken from: on the whole
+// suite's two busy cores a starved read puts a pod up to 10 % hot (seen,
+// scrape, at the 5 s interval). The pressure is the busiest pod's, and the
+// responsive profile publishes a rise at once and may hold a fall within
+// its margins, so the replica that read such a peak holds it. A pod
+// missing from the pool of three is 33 %, a pod read without its CPU 18 %:
+// both far outside.
+const agreeTolerance = 0.12
 
 // writeHAResults writes replicas.md and replicas.json into the results
 // directory, and each workload's readings beside them.
