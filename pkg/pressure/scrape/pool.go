@@ -205,9 +205,10 @@ func (s *Source) Observe(ctx context.Context) (pressure.Observation, error) {
 }
 
 // DefaultPrimeDelay is how long after a target's first read Observe reads
-// its replicas again for a CPU rate: long enough for a counter of 10 ms
-// ticks to resolve a few percent of a core.
-const DefaultPrimeDelay = time.Second
+// its replicas again for a CPU rate: a counter of 10 ms ticks then
+// resolves 2 % of a core, and the first sample still comes well within
+// the scaler's warm-up wait.
+const DefaultPrimeDelay = 500 * time.Millisecond
 
 // observe is one round of Observe; unrated reports that answered replicas
 // expose a CPU counter but none has a rate yet.
