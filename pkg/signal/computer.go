@@ -119,7 +119,7 @@ func (c *Computer) Compute(now time.Time, in Input) ScalingSignal {
 	comp := c.compensate(final, raw, value, replicas, workingSetDemand(cp.WorkingSetDemand), lag, startup, in.MeasuredAt, now, in.Season)
 	c.last = comp
 	scale := max(comp.value, c.opts.floor())
-	if c.opts.ShortfallBudget > 0 {
+	if c.opts.ShortfallBudget > 0 || c.opts.SaturationSurge {
 		c.asked.add(now, scale)
 	}
 	return ScalingSignal{
@@ -197,6 +197,7 @@ func (c *Computer) compensate(final, raw, value float64, replicas int, working f
 	}
 	// The autoscaler's per-replica target (1 when it is not known).
 	target := cmp.Or(c.opts.SurgeTarget, 1)
+	transit := (c.opts.ShortfallBudget > 0 || c.opts.SaturationSurge) && c.asked.inTransit(measuredAt, startup, replicas, target)
 	var noise float64
 	if c.opts.LeadWindow > 0 {
 		if !saturated {
@@ -212,7 +213,6 @@ func (c *Computer) compensate(final, raw, value float64, replicas int, working f
 		// The pool was short when the dominant pressure was above the
 		// target the autoscaler divides by, unless it was a pool in
 		// transition.
-		transit := c.asked.inTransit(measuredAt, startup, replicas, target)
 		if provision := c.budget.observe(measuredAt, raw, value > target, saturated, transit, lag); provision > out.value {
 			out.headroom = provision - raw
 			out.value = provision
@@ -244,7 +244,12 @@ func (c *Computer) compensate(final, raw, value float64, replicas int, working f
 		out.value, out.holding = held, true
 	}
 	if c.opts.SaturationSurge {
-		if mark := c.surge.observe(saturated, value < level*surgeClear, stale, replicas, target, working); mark > out.value {
+		// A sample of a pool in transition does not show the demand
+		// below the cap (the load may be on replicas it did not read)
+		// until the autoscaler has had a sync and the start-up to
+		// bring what the surge asked for.
+		clear := value < level*surgeClear && !(transit && now.Sub(c.surge.raised) < autoscalerSync+startup)
+		if mark := c.surge.observe(now, saturated, clear, stale, replicas, target, working); mark > out.value {
 			out.value, out.surging, out.measured = mark, true, c.surge.measured
 		}
 	}

@@ -10,6 +10,11 @@ import (
 // the target.
 const autoscalerTolerance = 0.1
 
+// autoscalerSync is the HPA's default sync period: a pool that has not
+// grown within one sync (and the start-up) of an ask is held, not in
+// transition.
+const autoscalerSync = 15 * time.Second
+
 // asks keeps the values the computer published, newest last, so a sample
 // can be read against what had been asked for when its data was measured.
 // Not safe for concurrent use; owned by one Computer.

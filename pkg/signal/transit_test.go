@@ -16,9 +16,11 @@ import (
 // sample of the one replica raised the headroom's k again (2.3 to 3.8),
 // the spread read the pool's arrival, 0.79 to 3.5, as the demand moving
 // (0.19 to 0.75), and the signal asked for 9 replicas (the run's pool
-// went to its maximum, 10). The episode counts once: k moves on its first
-// saturated sample only, and the signal asks for at most one replica
-// above the five.
+// went to its maximum, 10); the 0.79 ended the surge, asking for 3 (a
+// sync then would have cut the five). The episode counts once: k moves on
+// its first saturated sample only, the surge holds the five through the
+// sample of the pool in transition, and the signal asks for at most one
+// replica above them.
 func TestJumpCountsThePoolInTransitionOnce(t *testing.T) {
 	c := NewComputer(budgeted(t))
 	type read struct {
@@ -38,7 +40,7 @@ func TestJumpCountsThePoolInTransitionOnce(t *testing.T) {
 		samples = append(samples, read{atTarget[i%len(atTarget)], 5})
 	}
 	var afterJump, beforeFive float64
-	most := 0
+	most, least := 0, math.MaxInt
 	for i, s := range samples {
 		now := at(float64(i))
 		// A scrape's data is a few milliseconds older than the sample.
@@ -48,12 +50,16 @@ func TestJumpCountsThePoolInTransitionOnce(t *testing.T) {
 			afterJump = c.budget.k
 		case i == 11:
 			beforeFive = c.budget.k
+			least = int(math.Ceil(sig.ScaleValue/0.7 - 1e-9))
 		case i >= 12:
 			most = max(most, int(math.Ceil(sig.ScaleValue/0.7-1e-9)))
 		}
 	}
 	if beforeFive != afterJump {
 		t.Errorf("the one replica's samples after the jump's first moved k from %v to %v", afterJump, beforeFive)
+	}
+	if least < 5 {
+		t.Errorf("the one replica at 0.79 ended the surge: asked for %d replicas, want the five", least)
 	}
 	if most > 6 {
 		t.Errorf("the five at the target: asked for up to %d replicas, want at most 6 (k %v, headroom %v)", most, c.budget.k, c.last.headroom)
@@ -112,5 +118,37 @@ func TestShortfallBudgetLeavesOutAPoolInTransition(t *testing.T) {
 	// transition.
 	if _, s := b.levelAndSpread(15 * time.Second); !near(s, math.Sqrt(1.0/1/2)) {
 		t.Errorf("spread %v, want %v", s, math.Sqrt(1.0/2))
+	}
+}
+
+// TestSurgeHoldsThroughAPoolInTransition: a clear sample of a pool in
+// transition does not end the surge within one autoscaler sync and the
+// start-up of its ask (the load may be on replicas the sample did not
+// read); after that the pool is held, not in transition, and the sample
+// ends it, so a pool that cannot grow (at its maximum) does not surge for
+// ever. A clear sample of the pool asked for ends it at once.
+func TestSurgeHoldsThroughAPoolInTransition(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		after float64 // seconds from the surge's ask to the clear sample
+		n     int
+		ends  bool
+	}{
+		{"the one replica, 5 s on", 5, 1, false},
+		{"the one replica, one sync on", 15, 1, true},
+		{"the two asked for", 5, 2, true},
+	} {
+		c := NewComputer(responsive(t))
+		for i := range 3 {
+			c.Compute(at(float64(i)), Input{Compute: cp(0.35, 0, 0, 1)})
+		}
+		c.Compute(at(3), Input{Compute: cp(1, 0, 0, 1)}) // the surge asks for two
+		if c.surge.mark == 0 {
+			t.Fatalf("%s: no surge", tt.name)
+		}
+		s := compute(c, at(3+tt.after), Input{Compute: cp(0.5, 0, 0, tt.n)})
+		if s.Surging == tt.ends {
+			t.Errorf("%s: surging %v, want %v", tt.name, s.Surging, !tt.ends)
+		}
 	}
 }
