@@ -148,11 +148,11 @@ func abs(v float64) float64 {
 // the episode's demand is assumed to be above that pool. Not safe for
 // concurrent use; owned by one Computer.
 type surge struct {
-	mark     float64 // 0 when no surge is on
-	pool     int     // the largest saturated pool of the episode
-	factor   float64 // the demand assumed, over the pool
-	measured bool    // the working set, not the growth estimate, set the mark
-	raised   time.Time
+	mark     float64   // 0 when no surge is on
+	pool     int       // the largest saturated pool of the episode
+	factor   float64   // the demand assumed, over the pool
+	measured bool      // the working set, not the growth estimate, set the mark
+	raised   time.Time // when the mark last rose
 }
 
 // surgeClear is how far below the surge level a sample must be to end a
