@@ -42,8 +42,10 @@ const (
 // the autoscaler's target saw the pool short, so each short sample raises
 // k and each covered one lowers it, in the proportion that settles k
 // where a budget's share of the samples are short, whatever the lag, the
-// noise or the autoscaler between the signal and the pool. Not safe for
-// concurrent use; owned by one Computer.
+// noise or the autoscaler between the signal and the pool. A sample of a
+// pool in transition (asks.inTransit) moves k neither way: the pool had
+// not become what the headroom asked for. Not safe for concurrent use;
+// owned by one Computer.
 type budget struct {
 	fraction float64 // the shortfall budget, in (0, 1)
 	k        float64 // the headroom, in widths of the spread
@@ -54,28 +56,36 @@ type budget struct {
 	width    float64                    // the headroom last provisioned, above the level
 	typical  float64                    // the spread's long-run mean, 0 until one is read
 	y        [budgetSpreadSamples]float64
-	capped   [budgetSpreadSamples]bool // saturated: the demand was at least y
+	bound    [budgetSpreadSamples]bool // the demand was at least y: saturated or in transit
 }
 
 func newBudget(fraction float64) budget {
 	return budget{fraction: fraction, k: budgetStartWidths}
 }
 
-// observe folds raw demand measured at at, and whether that sample saw the
-// pool short; it returns the value to provision for when the data is lag
+// observe folds raw demand measured at at, whether that sample saw the
+// pool short, was saturated, and read a pool in transition; it returns the value to provision for when the data is lag
 // old by the time a replica asked for now counts. Data seen again (no
 // later than the newest held) moves nothing.
-func (b *budget) observe(at time.Time, raw float64, short, capped bool, lag time.Duration) float64 {
+func (b *budget) observe(at time.Time, raw float64, short, capped, transit bool, lag time.Duration) float64 {
 	fresh := b.n == 0 || at.UnixNano() > b.at[(b.next-1+budgetSpreadSamples)%budgetSpreadSamples]
 	if fresh {
-		b.at[b.next], b.y[b.next], b.capped[b.next] = at.UnixNano(), raw, capped
+		// A saturated sample's demand is a lower bound, and so may be one
+		// of a pool in transition (the load spread onto replicas the
+		// source had not read yet).
+		b.at[b.next], b.y[b.next], b.bound[b.next] = at.UnixNano(), raw, capped || transit
 		b.next = (b.next + 1) % budgetSpreadSamples
 		b.n = min(b.n+1, budgetSpreadSamples)
 		b.seen++
 		step := max(budgetStep, 1/math.Sqrt(float64(b.seen)))
-		if short {
+		switch {
+		case transit:
+			// The pool had not caught up with what the signal asked for:
+			// short or not, the sample is the autoscaler's delivery, not
+			// the headroom's doing (asks.inTransit).
+		case short:
 			b.k += step * (1 - b.fraction)
-		} else {
+		default:
 			b.k -= step * b.fraction
 		}
 		b.k = min(budgetMaxWidths, max(0, b.k))
@@ -153,9 +163,9 @@ func (b *budget) levelAndSpread(lag time.Duration) (level, spread float64) {
 		if at.Sub(from) < lag {
 			continue
 		}
-		if b.capped[b.index(j)] {
-			// A change from a saturated sample is the cap's: the demand was
-			// already higher than the sample could say.
+		if b.bound[b.index(j)] {
+			// A change from a lower bound is the cap's or the pool's: the
+			// demand was already higher than the sample could say.
 			continue
 		}
 		sumSq += (y - x) * (y - x)

@@ -93,10 +93,10 @@ func TestShortfallBudgetSettlesAtTheBudget(t *testing.T) {
 func TestShortfallBudgetReadsEachMeasurementOnce(t *testing.T) {
 	b := newBudget(0.025)
 	m := at(0)
-	first := b.observe(m, 5, true, false, 30*time.Second)
+	first := b.observe(m, 5, true, false, false, 30*time.Second)
 	k := b.k
 	for range 10 {
-		if got := b.observe(m, 5, true, false, 30*time.Second); got != first || b.k != k || b.n != 1 {
+		if got := b.observe(m, 5, true, false, false, 30*time.Second); got != first || b.k != k || b.n != 1 {
 			t.Fatalf("repeated data: provision %v (was %v), k %v (was %v), held %d", got, first, b.k, k, b.n)
 		}
 	}
@@ -108,7 +108,7 @@ func TestShortfallBudgetReadsEachMeasurementOnce(t *testing.T) {
 func TestShortfallBudgetHeadroomGrowsWithTheLag(t *testing.T) {
 	b := newBudget(0.025)
 	for i := range 40 {
-		b.observe(at(float64(15*i)), float64(i), false, false, 0)
+		b.observe(at(float64(15*i)), float64(i), false, false, false, 0)
 	}
 	level, short := b.levelAndSpread(15 * time.Second)
 	_, long := b.levelAndSpread(60 * time.Second)
@@ -272,7 +272,7 @@ func TestSpreadLeavesOutTheCapsChanges(t *testing.T) {
 	spread := func(capped bool) float64 {
 		b := newBudget(0.025)
 		for i, y := range []float64{2, 2, 2, 2, 4, 10, 10, 10, 10, 10} {
-			b.observe(at(float64(15*i)), y, false, capped && i == 4, 15*time.Second)
+			b.observe(at(float64(15*i)), y, false, capped && i == 4, false, 15*time.Second)
 		}
 		_, s := b.levelAndSpread(15 * time.Second)
 		return s
@@ -327,13 +327,13 @@ func TestShortfallBudgetBuysWidthsWhereTheyAreCheap(t *testing.T) {
 
 	c := newBudget(0.025)
 	for i, y := range []float64{10, 12, 10, 12} {
-		c.observe(at(float64(15*i)), y, false, false, 15*time.Second)
+		c.observe(at(float64(15*i)), y, false, false, false, 15*time.Second)
 	}
 	typical := c.typical
 	if typical <= 0 {
 		t.Fatalf("typical spread %v after four samples", typical)
 	}
-	c.observe(at(45), 30, false, false, 15*time.Second) // the last sample's data again
+	c.observe(at(45), 30, false, false, false, 15*time.Second) // the last sample's data again
 	if c.typical != typical {
 		t.Errorf("repeated data moved the typical spread: %v, was %v", c.typical, typical)
 	}

@@ -148,10 +148,11 @@ func abs(v float64) float64 {
 // the episode's demand is assumed to be above that pool. Not safe for
 // concurrent use; owned by one Computer.
 type surge struct {
-	mark     float64 // 0 when no surge is on
-	pool     int     // the largest saturated pool of the episode
-	factor   float64 // the demand assumed, over the pool
-	measured bool    // the working set, not the growth estimate, set the mark
+	mark     float64   // 0 when no surge is on
+	pool     int       // the largest saturated pool of the episode
+	factor   float64   // the demand assumed, over the pool
+	measured bool      // the working set, not the growth estimate, set the mark
+	raised   time.Time // when the mark last rose
 }
 
 // surgeClear is how far below the surge level a sample must be to end a
@@ -197,7 +198,7 @@ const surgeMaxFactor = 32
 // measurement shows the demand below the cap, the demand itself is the
 // signal. A sample just under the level neither ends the surge nor asks
 // for more.
-func (s *surge) observe(saturated, clear, stale bool, n int, target, working float64) float64 {
+func (s *surge) observe(now time.Time, saturated, clear, stale bool, n int, target, working float64) float64 {
 	if !saturated {
 		if clear {
 			*s = surge{}
@@ -224,7 +225,7 @@ func (s *surge) observe(saturated, clear, stale bool, n int, target, working flo
 		}
 	}
 	if want*target > s.mark {
-		s.mark, s.measured = want*target, measured
+		s.mark, s.measured, s.raised = want*target, measured, now
 	}
 	return s.mark
 }

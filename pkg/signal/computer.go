@@ -52,6 +52,7 @@ type Computer struct {
 	last      compensated
 	budget    budget
 	hold      hold
+	asked     asks // what the signal asked for, for the shortfall budget
 	season    seasonal.Memory
 	held      seasonal.Held // the forecast over a source's history (Input.Season)
 	reasonBuf []byte
@@ -118,6 +119,9 @@ func (c *Computer) Compute(now time.Time, in Input) ScalingSignal {
 	comp := c.compensate(final, raw, value, replicas, workingSetDemand(cp.WorkingSetDemand), lag, startup, in.MeasuredAt, now, in.Season)
 	c.last = comp
 	scale := max(comp.value, c.opts.floor())
+	if c.opts.ShortfallBudget > 0 || c.opts.SaturationSurge {
+		c.asked.add(now, scale)
+	}
 	return ScalingSignal{
 		ScaleValue:          scale,
 		RecommendedReplicas: max(c.opts.MinReplicas, int(math.Ceil(scale))),
@@ -188,11 +192,14 @@ func (c *Computer) compensate(final, raw, value float64, replicas int, working f
 	stale := lag > 0
 	level := cmp.Or(c.opts.SurgeLevel, DefaultSurgeLevel)
 	saturated := value >= level
+	if measuredAt.IsZero() {
+		measuredAt = now
+	}
+	// The autoscaler's per-replica target (1 when it is not known).
+	target := cmp.Or(c.opts.SurgeTarget, 1)
+	transit := (c.opts.ShortfallBudget > 0 || c.opts.SaturationSurge) && c.asked.inTransit(measuredAt, startup, replicas, target)
 	var noise float64
 	if c.opts.LeadWindow > 0 {
-		if measuredAt.IsZero() {
-			measuredAt = now
-		}
 		if !saturated {
 			// A saturated sample's demand is a lower bound: a trend read
 			// through it rises when the cap lifts, a rise already over.
@@ -203,21 +210,15 @@ func (c *Computer) compensate(final, raw, value float64, replicas int, working f
 		out.value += out.lead
 	}
 	if c.opts.ShortfallBudget > 0 {
-		if measuredAt.IsZero() {
-			measuredAt = now
-		}
 		// The pool was short when the dominant pressure was above the
-		// target the autoscaler divides by (1 when it is not known).
-		target := cmp.Or(c.opts.SurgeTarget, 1)
-		if provision := c.budget.observe(measuredAt, raw, value > target, saturated, lag); provision > out.value {
+		// target the autoscaler divides by, unless it was a pool in
+		// transition.
+		if provision := c.budget.observe(measuredAt, raw, value > target, saturated, transit, lag); provision > out.value {
 			out.headroom = provision - raw
 			out.value = provision
 		}
 	}
 	if mode := c.opts.Forecast; mode == ForecastOn || mode == ForecastOnly {
-		if measuredAt.IsZero() {
-			measuredAt = now
-		}
 		if season != nil {
 			out.forecast = c.held.Forecast(season, measuredAt, lag)
 		} else {
@@ -243,11 +244,12 @@ func (c *Computer) compensate(final, raw, value float64, replicas int, working f
 		out.value, out.holding = held, true
 	}
 	if c.opts.SaturationSurge {
-		target := c.opts.SurgeTarget
-		if target <= 0 {
-			target = 1
-		}
-		if mark := c.surge.observe(saturated, value < level*surgeClear, stale, replicas, target, working); mark > out.value {
+		// A sample of a pool in transition does not show the demand
+		// below the cap (the load may be on replicas it did not read)
+		// until the autoscaler has had a sync and the start-up to
+		// bring what the surge asked for.
+		clear := value < level*surgeClear && !(transit && now.Sub(c.surge.raised) < autoscalerSync+startup)
+		if mark := c.surge.observe(now, saturated, clear, stale, replicas, target, working); mark > out.value {
 			out.value, out.surging, out.measured = mark, true, c.surge.measured
 		}
 	}
