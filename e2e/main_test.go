@@ -69,10 +69,18 @@ func run(m *testing.M) int {
 	logf := func(format string, args ...any) {
 		fmt.Printf("%7.1fs  %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, args...))
 	}
+	// The hosts file exists before the KEDA operator, which reads it as
+	// its /etc/hosts; the pod runner rewrites it in place.
+	env.hosts = filepath.Join(workDir, "hosts")
+	if err := os.WriteFile(env.hosts, []byte("127.0.0.1\tlocalhost\n"), 0o644); err != nil {
+		fmt.Println("e2e: hosts file:", err)
+		return 1
+	}
 	c, err := cluster.Up(ctx, cluster.Config{
 		BinDir: binDir, CRDDir: crdDir, WorkDir: workDir,
 		NetNS:         cluster.DefaultNetNS(),
 		HPASyncPeriod: hpaSyncPeriod,
+		HostsFile:     env.hosts,
 		Logf:          logf,
 	})
 	if err != nil {
@@ -84,14 +92,17 @@ func run(m *testing.M) int {
 	env.cluster = c
 	_ = c.WriteEnv(filepath.Join(workDir, "env.sh"))
 
-	env.hosts = filepath.Join(workDir, "hosts")
 	podNet := netip.MustParsePrefix(cluster.DefaultNetNS().PodNet)
 	// A port free on the pods' addresses, so no listener elsewhere on the
 	// machine (a wildcard one included) can be in the way.
 	env.podPort = cluster.FreePort(podNet.Addr().Next().String())
 	r, err := podrunner.Start(ctx, podrunner.Config{
 		Client: c.Client, Node: nodeName, DemoBin: filepath.Join(binDir, "demo-workload"),
-		LogDir: c.LogDir, HostsFile: env.hosts, Port: env.podPort, PodNet: podNet, Logf: logf,
+		LogDir: c.LogDir, HostsFile: env.hosts, Port: env.podPort, PodNet: podNet,
+		ServiceNet: netip.MustParsePrefix(cluster.DefaultNetNS().ServiceNet),
+		Images:     map[string]string{scalerImage: filepath.Join(binDir, "scaler")},
+		APIServer:  c.APIServer(), WorkDir: filepath.Join(workDir, "containers"),
+		Logf: logf,
 	})
 	if err != nil {
 		fmt.Println("e2e: pod runner:", err)

@@ -15,6 +15,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 
 	"github.com/barometer-scaler/barometer/e2e/internal/cluster"
+	"github.com/barometer-scaler/barometer/e2e/internal/mountns"
 	"github.com/barometer-scaler/barometer/e2e/internal/proc"
 )
 
@@ -36,7 +37,7 @@ var scalerRules = []rbacv1.PolicyRule{
 // where /etc/hosts is the pod runner's hosts file (so a dns+http:// target
 // of "<app>.e2e.svc" expands to the app's ready pods, as a headless Service
 // would) and /etc/resolv.conf names only 127.0.0.1, so a name missing from
-// the hosts file never leaves the machine.
+// the hosts file never leaves the machine (mountns.Resolver).
 type scaler struct {
 	name string
 	grpc string // host:port
@@ -58,14 +59,6 @@ func startScaler(ctx context.Context, name string, tls *scalerTLS) (*scaler, err
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	resolv := filepath.Join(dir, "resolv.conf")
-	if err := os.WriteFile(resolv, []byte("# barometer e2e: no DNS beyond this machine\nnameserver 127.0.0.1\noptions timeout:1 attempts:1\n"), 0o644); err != nil {
-		return nil, err
-	}
-	nsswitch := filepath.Join(dir, "nsswitch.conf")
-	if err := os.WriteFile(nsswitch, []byte("hosts: files dns\n"), 0o644); err != nil {
-		return nil, err
-	}
 	s := &scaler{
 		name:      name,
 		grpc:      net.JoinHostPort("127.0.0.1", strconv.Itoa(cluster.FreePort("127.0.0.1"))),
@@ -82,12 +75,6 @@ func startScaler(ctx context.Context, name string, tls *scalerTLS) (*scaler, err
 	if err := os.WriteFile(otlpCreds, []byte("credentials: [{name: e2e, token_file: otlp.token, namespaces: ["+namespace+"]}]\n"), 0o644); err != nil {
 		return nil, err
 	}
-	script := `set -e
-mount --bind "$1" /etc/hosts
-mount --bind "$2" /etc/resolv.conf
-if [ -e /etc/nsswitch.conf ]; then mount --bind "$3" /etc/nsswitch.conf; fi
-shift 3
-exec "$@"`
 	envs := []string{
 		"BAROMETER_GRPC_ADDR=" + s.grpc,
 		"BAROMETER_HTTP_ADDR=" + s.http,
@@ -112,10 +99,13 @@ exec "$@"`
 			"BAROMETER_TLS_KEY_FILE="+tls.keyFile,
 			"BAROMETER_TLS_CLIENT_CA_FILE="+tls.clientCAFile)
 	}
-	s.spec = proc.Spec{
-		Name: name, Path: "unshare", LogDir: env.cluster.LogDir, Env: envs,
-		Args: []string{"--mount", "--propagation", "private", "--", "sh", "-c", script, "sh",
-			env.hosts, resolv, nsswitch, filepath.Join(binDir, "scaler")},
+	ns, err := mountns.Resolver(dir, env.hosts)
+	if err != nil {
+		return nil, err
+	}
+	s.spec, err = mountns.Wrap(proc.Spec{Name: name, Path: filepath.Join(binDir, "scaler"), LogDir: env.cluster.LogDir, Env: envs}, ns)
+	if err != nil {
+		return nil, err
 	}
 	return s, s.start(ctx)
 }
@@ -126,18 +116,23 @@ func (s *scaler) start(ctx context.Context) error {
 		return err
 	}
 	s.p = p
-	return cluster.Poll(ctx, 60*time.Second, s.name+" live", func(ctx context.Context) error {
+	return waitOK(ctx, p, s.name+" live", "http://"+s.http+"/livez")
+}
+
+// waitOK waits until url answers 200, failing at once if p exits.
+func waitOK(ctx context.Context, p *proc.Proc, what, url string) error {
+	return cluster.Poll(ctx, 60*time.Second, what, func(ctx context.Context) error {
 		if done, err := p.Exited(); done {
 			return cluster.Permanent(fmt.Errorf("exited (%v):\n%s", err, p.Tail(3000)))
 		}
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+s.http+"/livez", nil)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			return err
 		}
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("/livez: %s", resp.Status)
+			return fmt.Errorf("%s: %s", url, resp.Status)
 		}
 		return nil
 	})

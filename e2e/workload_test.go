@@ -93,7 +93,19 @@ type options struct {
 	// grace is the pods' terminationGracePeriodSeconds (0: deleted at
 	// once), preStop their preStop sleep (the pod runner serves through it).
 	grace, preStop int64
+	// push is where an otlp workload's pods push, instead of the
+	// workload's scaler's receiver.
+	push *pushTarget
+	// env is the container's environment.
+	env []corev1.EnvVar
+	// signal, when set, is what the recording shows as the signal instead
+	// of the scaler's scaleValue.
+	signal func(ctx context.Context) float64
 }
+
+// pushTarget is an OTLP receiver the pods push to, and the file of the
+// token they push with.
+type pushTarget struct{ endpoint, tokenFile string }
 
 // newWorkload creates the Deployment at replicas and waits for them to be
 // ready, then starts recording. Cleanup removes everything and writes the
@@ -105,8 +117,21 @@ func newWorkload(t *testing.T, name string, replicas, lo, hi int, s *scaler, tit
 	var args []string
 	var grace int64
 	var lifecycle *corev1.Lifecycle
+	var envs []corev1.EnvVar
+	push := &pushTarget{}
+	if s != nil {
+		push = &pushTarget{s.otlp, s.otlpToken}
+	}
+	signal := func(ctx context.Context) float64 { return w.scaler.signal(ctx, name) }
 	for _, o := range opt {
 		args = append(args, o.args...)
+		envs = append(envs, o.env...)
+		if o.push != nil {
+			push = o.push
+		}
+		if o.signal != nil {
+			signal = o.signal
+		}
 		if o.perReplica > 0 {
 			w.perReplica = o.perReplica
 		}
@@ -121,7 +146,7 @@ func newWorkload(t *testing.T, name string, replicas, lo, hi int, s *scaler, tit
 		// Every second, as the sample interval; the pod is its address
 		// (service.instance.id), and the resource names no namespace, so
 		// the receiver writes the credential's one namespace.
-		args = append(args, "-otlp-endpoint", s.otlp, "-otlp-token-file", s.otlpToken,
+		args = append(args, "-otlp-endpoint", push.endpoint, "-otlp-token-file", push.tokenFile,
 			"-otlp-interval", "1s", "-otlp-attributes", "k8s.deployment.name="+name)
 	}
 	labels := map[string]string{podrunner.AppLabel: name}
@@ -154,7 +179,7 @@ func newWorkload(t *testing.T, name string, replicas, lo, hi int, s *scaler, tit
 					AutomountServiceAccountToken:  &off,
 					TerminationGracePeriodSeconds: &grace,
 					Containers: []corev1.Container{{
-						Name: "demo", Image: "barometer/demo-workload:e2e", Args: args, Lifecycle: lifecycle,
+						Name: "demo", Image: "barometer/demo-workload:e2e", Args: args, Env: envs, Lifecycle: lifecycle,
 						Ports: []corev1.ContainerPort{{Name: "metrics", ContainerPort: int32(env.podPort)}},
 					}},
 				},
@@ -190,7 +215,7 @@ func newWorkload(t *testing.T, name string, replicas, lo, hi int, s *scaler, tit
 			}
 			return load, demandOf(load, w.perReplica, w.min, w.max)
 		},
-		Signal: func(ctx context.Context) float64 { return w.scaler.signal(ctx, name) },
+		Signal: signal,
 	})
 	return w
 }

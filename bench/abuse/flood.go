@@ -115,7 +115,7 @@ func item2(ctx context.Context, p *scalerProc, r *report, namespaces, perNamespa
 	start := time.Now()
 	for ns := range namespaces {
 		for i := range perNamespace {
-			md := map[string]string{"sampleInterval": fmt.Sprintf("%dms", 300000+ns*1000+i)}
+			md := map[string]string{"source": "host", "sampleInterval": fmt.Sprintf("%dms", 300000+ns*1000+i)}
 			err := spec(ctx, p.client, fmt.Sprintf("flood-%d", ns), fmt.Sprintf("so-%d", i), md)
 			switch {
 			case err == nil:

@@ -32,6 +32,8 @@ type options struct {
 	targets                  string
 	targetInterval, readFor  time.Duration
 	memoryLimit              string
+	otlp                     bool
+	otlpRounds               int
 }
 
 func parseFlags() options {
@@ -53,7 +55,9 @@ func parseFlags() options {
 	flag.StringVar(&o.targets, "targets", "", "only the targets measurement: host targets started in these ascending steps (e.g. 10,10000)")
 	flag.DurationVar(&o.targetInterval, "target-interval", 30*time.Second, "targets: each target's sampleInterval (plus 1 ms per target)")
 	flag.DurationVar(&o.readFor, "read-for", 10*time.Second, "targets: how long GetMetrics is timed at each step")
-	flag.StringVar(&o.memoryLimit, "gomemlimit", "", "targets: the scaler's GOMEMLIMIT (e.g. 255MiB, what it sets itself in a 300 MiB container); empty: the runtime's default")
+	flag.StringVar(&o.memoryLimit, "gomemlimit", "", "targets, otlp: the scaler's GOMEMLIMIT (e.g. 255MiB, what it sets itself in a 300 MiB container); empty: the runtime's default")
+	flag.BoolVar(&o.otlp, "otlp", false, "only the OTLP receiver's memory: peak RSS while 4 clients push each kind of hostile or largest push at once")
+	flag.IntVar(&o.otlpRounds, "otlp-rounds", 5, "otlp: how many times the 4 clients push each kind")
 	flag.Parse()
 	return o
 }
@@ -87,6 +91,13 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	r := &report{}
+	if o.otlp {
+		if err := otlpRun(ctx, bin, dir, r, o.memoryLimit, o.otlpRounds); err != nil {
+			return fmt.Errorf("otlp: %w", err)
+		}
+		fmt.Print(r)
+		return nil
+	}
 	if o.targets != "" {
 		steps, err := parseSteps(o.targets)
 		if err != nil {

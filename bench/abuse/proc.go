@@ -158,7 +158,13 @@ func (p *scalerProc) terminate(max time.Duration) (time.Duration, bool) {
 }
 
 // rss is the process' resident set (VmRSS), in bytes.
-func (p *scalerProc) rss() int64 {
+func (p *scalerProc) rss() int64 { return p.status("VmRSS:") }
+
+// peakRSS is the process' largest resident set (VmHWM), in bytes.
+func (p *scalerProc) peakRSS() int64 { return p.status("VmHWM:") }
+
+// status reads a size field of /proc/PID/status, in bytes.
+func (p *scalerProc) status(field string) int64 {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
 	if err != nil {
 		return -1
@@ -166,7 +172,7 @@ func (p *scalerProc) rss() int64 {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+		if v, ok := strings.CutPrefix(sc.Text(), field); ok {
 			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
 			return kb << 10
 		}

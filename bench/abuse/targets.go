@@ -87,7 +87,7 @@ func targetsRun(ctx context.Context, bin, dir string, r *report, steps []int, in
 
 // targetMetadata is target i's trigger: the host, at its own interval.
 func targetMetadata(i int, interval time.Duration) (ns, name string, md map[string]string) {
-	md = map[string]string{"scalerAddress": "barometer.keda.svc:6000",
+	md = map[string]string{"scalerAddress": "barometer.keda.svc:6000", "source": "host",
 		"sampleInterval": (interval + time.Duration(i)*time.Millisecond).String()}
 	return fmt.Sprintf("t-%d", i/100), fmt.Sprintf("so-%d", i), md
 }

@@ -35,6 +35,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/pressure/otlp/store"
 	"github.com/barometer-scaler/barometer/pkg/pressure/promsource"
 	"github.com/barometer-scaler/barometer/pkg/pressure/scrape"
+	"github.com/barometer-scaler/barometer/pkg/pressure/scrape/target"
 	"github.com/barometer-scaler/barometer/pkg/sampling"
 	"github.com/barometer-scaler/barometer/pkg/signal"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
@@ -136,7 +137,7 @@ func runTrial(b *testing.B, trial int) map[string][]float64 {
 	w := demo.New(demo.DefaultConfig())
 	w.SetLoad(50)
 	var targets []promtest.Target
-	var scrapeTargets []scrape.Target
+	var scrapeTargets []target.Target
 	for i := range *pods {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -147,7 +148,7 @@ func runTrial(b *testing.B, trial int) map[string][]float64 {
 		stops = append(stops, func() { _ = srv.Close() })
 		url := "http://" + l.Addr().String() + "/metrics"
 		targets = append(targets, promtest.Target{URL: url, Labels: map[string]string{"pod": fmt.Sprintf("demo-%d", i)}})
-		tg, err := scrape.ParseTarget(url)
+		tg, err := target.Parse(url)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -286,8 +287,8 @@ func (r *recorder) last() (time.Duration, bool) {
 }
 
 func decider(b *testing.B, name string) decide.Decider {
-	tr := &trigger.Trigger{Policy: trigger.PolicySpec{Name: signal.PolicyPressure}, Signal: signal.DefaultOptions(), Interval: *interval}
-	d, err := decide.NewEngine(decide.Config{}).New(namespace+"/"+name, tr, time.Now(), nil)
+	tr := &trigger.Spec{Policy: trigger.PolicySpec{Name: signal.PolicyPressure}, Signal: signal.DefaultOptions(), Interval: *interval}
+	d, err := decide.NewEngine(decide.Config{}).New(namespace+"/"+name, tr, nil, time.Now(), nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -16,8 +16,14 @@ import (
 	"syscall"
 
 	"github.com/barometer-scaler/barometer/pkg/envconfig"
+	"github.com/barometer-scaler/barometer/pkg/pressure/host"
 	simcommand "github.com/barometer-scaler/barometer/pkg/sim/command"
 )
+
+// memoryLimitShare is the part of the container's memory limit the Go
+// runtime may use; the rest is what it does not count (the binary's
+// mapped pages, about 30 MiB) and headroom (docs/operations.md).
+const memoryLimitShare = 0.85
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = ""
@@ -47,7 +53,9 @@ var commands = map[string]command{
 			return err
 		}
 		logger := cfg.Logger(stderr)
-		setMemoryLimit(logger)
+		if limit, soft := host.NewReader(host.ReaderOptions{}).SetRuntimeMemoryLimit(memoryLimitShare); soft > 0 {
+			logger.Info("Go runtime memory limit set from the container's", "container_bytes", limit, "gomemlimit_bytes", soft)
+		}
 		return serve(ctx, cfg, logger, nil)
 	}},
 	"simulate": {func(w io.Writer) { _ = simcommand.Simulate([]string{"-h"}, w) },

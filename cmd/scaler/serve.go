@@ -7,12 +7,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/kedacore/keda/v2/pkg/scalers/externalscaler"
 	oklogrun "github.com/oklog/run"
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	grpchealth "google.golang.org/grpc/health"
@@ -28,6 +28,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
 	"github.com/barometer-scaler/barometer/pkg/pressure/host"
 	"github.com/barometer-scaler/barometer/pkg/pressure/otlp"
+	"github.com/barometer-scaler/barometer/pkg/pressure/otlp/peer"
 	"github.com/barometer-scaler/barometer/pkg/pressure/otlp/receiver"
 	"github.com/barometer-scaler/barometer/pkg/pressure/otlp/store"
 	"github.com/barometer-scaler/barometer/pkg/pressure/promsource/promkind"
@@ -52,10 +53,8 @@ type config = envconfig.Config
 type listening struct{ GRPC, HTTP, OTLPGRPC, OTLPHTTP string }
 
 // serve runs the scaler until ctx ends, then drains: readiness goes false,
-// streams end cleanly, in-flight calls finish within ShutdownTimeout. The
-// servers and the registry are the actors of one run group: the first to
-// stop (ctx, or a server that fails) stops the others, in the order they
-// were added, and serve returns once all have.
+// streams end, in-flight calls finish within ShutdownTimeout. The first
+// actor of the run group to stop (ctx, or a failing server) stops the rest.
 func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- listening) error {
 	runCtx, stopSamplers := context.WithCancel(context.Background())
 	defer stopSamplers()
@@ -97,7 +96,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- li
 		grpcstop.Drain(s.grpc, cfg.ShutdownTimeout, logger)
 	})
 	g.Add(func() error { return s.http.Serve(httpLis) }, func(error) { s.stopHTTP(logger) })
-	addrs := s.runPush(&g)
+	addrs := s.runPush(&g, w.peers)
 	g.Add(func() error {
 		w.reg.Run(runCtx)
 		return nil
@@ -118,25 +117,20 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, ready chan<- li
 	return nil
 }
 
-// wiring is what the configuration builds before any server: the
-// allow-list, the connection profiles, the victim hints and the registry
-// with its default target.
+// wiring is what the configuration builds before any server.
 type wiring struct {
 	allowed       *allow.List
 	profiles      *connprofile.Set
 	hints         *victim.Writer
 	push          *receiver.Push
+	peers         *peer.Peers // nil unless BAROMETER_PEER_ADDR
 	queries       *querypool.Pool
 	reg           *registry.Registry
 	defaultTarget string
 }
 
 func wire(runCtx context.Context, cfg config, logger *slog.Logger) (w wiring, err error) {
-	spec := cfg.AllowedTargets
-	if strings.TrimSpace(spec) == "" {
-		spec = allow.DefaultSpec // set but empty reads as unset
-	}
-	if w.allowed, err = allow.Parse(spec); err != nil {
+	if w.allowed, err = allow.FromSetting(cfg.AllowedTargets); err != nil {
 		return w, err
 	}
 	// A profile file that is missing or unreadable, or that names a
@@ -151,7 +145,10 @@ func wire(runCtx context.Context, cfg config, logger *slog.Logger) (w wiring, er
 	}
 	k8s, hints := victim.Connect(cfg.Kubeconfig, cfg.VictimHints, logger)
 	w.hints = hints
-	if w.push, err = receiver.NewPush(pushConfig(cfg), logger); err != nil {
+	if w.push, err = receiver.NewPush(receiver.PushConfigFrom(cfg), logger); err != nil {
+		return w, err
+	}
+	if w.peers, err = peer.New(peer.ConfigFrom(cfg), w.push, k8s.Discovery, k8s.Unavailable, logger); err != nil {
 		return w, err
 	}
 	w.queries = querypool.New(0)
@@ -192,17 +189,16 @@ type servers struct {
 
 func newServers(runCtx context.Context, cfg config, w wiring, logger *slog.Logger) (*servers, error) {
 	m := metrics.New(w.reg)
+	collectors := []prometheus.Collector{w.queries}
 	if w.hints != nil {
-		if err := m.Register(w.hints.Hints); err != nil {
-			return nil, fmt.Errorf("victim hint metrics: %w", err)
-		}
-	}
-	if err := m.Register(w.queries); err != nil {
-		return nil, fmt.Errorf("prometheus query metrics: %w", err)
+		collectors = append(collectors, w.hints.Hints)
 	}
 	if w.profiles != nil {
-		if err := m.Register(w.profiles); err != nil {
-			return nil, fmt.Errorf("connection profile metrics: %w", err)
+		collectors = append(collectors, w.profiles)
+	}
+	for _, c := range collectors {
+		if err := m.Register(c); err != nil {
+			return nil, fmt.Errorf("metrics: %w", err)
 		}
 	}
 	s := &servers{draining: new(atomic.Bool), health: grpchealth.NewServer()}
@@ -238,15 +234,17 @@ func newServers(runCtx context.Context, cfg config, w wiring, logger *slog.Logge
 	return s, nil
 }
 
-// runPush adds the OTLP push receiver to g, when it is on, and returns
-// its addresses. Pushes go on arriving while the surfaces drain, so the
-// signal they serve stays fresh; the receiver stops before the samplers.
-func (s *servers) runPush(g *oklogrun.Group) listening {
+// runPush adds the OTLP receiver and its peering, when on, to g. Pushes go
+// on arriving while the surfaces drain, so what they serve stays fresh.
+func (s *servers) runPush(g *oklogrun.Group, peers *peer.Peers) listening {
 	if s.otlp == nil {
 		return listening{}
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	g.Add(func() error { return s.otlp.Run(ctx) }, func(error) { stop() })
+	if peers != nil {
+		g.Add(func() error { return peers.Run(ctx) }, func(error) { stop() })
+	}
 	return listening{OTLPGRPC: receiver.AddrText(s.otlp.GRPCAddr()), OTLPHTTP: receiver.AddrText(s.otlp.HTTPAddr())}
 }
 
@@ -267,17 +265,5 @@ func (s *servers) stopHTTP(logger *slog.Logger) {
 // allow-list admits them. queries is the prometheus sources' shared
 // pool (nil where nothing is sampled).
 func newSchema(allowed *allow.List, profiles *connprofile.Set, k scrape.Kube, queries *querypool.Pool, push *store.Store) *trigger.Schema {
-	return trigger.NewSchema(host.Kind(), scrape.Kind(allowed, profiles, k), promkind.Kind(allowed, profiles, queries), otlp.Kind(push))
-}
-
-// pushConfig is the OTLP push path's share of the configuration.
-func pushConfig(c config) receiver.PushConfig {
-	return receiver.PushConfig{
-		Config: receiver.Config{GRPCAddress: c.OTLPGRPCAddr, HTTPAddress: c.OTLPHTTPAddr,
-			TLSCertFile: c.OTLPTLSCertFile, TLSKeyFile: c.OTLPTLSKeyFile, ClientCAFile: c.OTLPTLSClientCAFile,
-			MaxRequestBytes: c.OTLPMaxRequestBytes, MaxConcurrentRequests: c.OTLPMaxConcurrentRequests},
-		Credentials: c.OTLPCredentials,
-		Store: store.Options{MaxSeries: c.OTLPMaxSeries, MaxSeriesPerNamespace: c.OTLPMaxSeriesPerNamespace,
-			MaxMemoryBytes: int64(c.OTLPMaxMemoryBytes), MaxPointsPerRequest: c.OTLPMaxPointsPerRequest},
-	}
+	return trigger.NewSchema(host.Kind(), scrape.Kind(allowed, profiles, k), promkind.Kind(allowed, profiles, queries), otlp.Kind(push, k.Discovery))
 }

@@ -34,6 +34,41 @@ func testConfig() config {
 	}
 }
 
+// startServe serves cfg, logging to logs, until the test ends; a failed
+// start fails the test.
+func startServe(t *testing.T, cfg config, logs io.Writer) listening {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan listening, 1)
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, cfg, cfg.Logger(logs), ready) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	select {
+	case addrs := <-ready:
+		return addrs
+	case err := <-done:
+		done <- err
+		t.Fatalf("serve: %v", err)
+	}
+	return listening{}
+}
+
+// dial is a plaintext gRPC connection to addr, closed when the test ends.
+func dial(t *testing.T, addr string) *grpc.ClientConn {
+	t.Helper()
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
 // TestServeHostSignal is the fresh-machine promise: with no configuration
 // the scaler serves a live signal of this machine at /scale, KEDA's client
 // reads it, and SIGTERM drains cleanly.
@@ -79,11 +114,7 @@ func TestServeHostSignal(t *testing.T) {
 		t.Fatalf("host signal: %+v", sig)
 	}
 
-	conn, err := grpc.NewClient(addrs.GRPC, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := dial(t, addrs.GRPC)
 	keda := externalscaler.NewExternalScalerClient(conn)
 	ref := &externalscaler.ScaledObjectRef{Name: "web", Namespace: "default", ScalerMetadata: map[string]string{"source": "host"}}
 	if _, err := keda.GetMetrics(context.Background(), &externalscaler.GetMetricsRequest{ScaledObjectRef: ref, MetricName: "barometer-pressure"}); err != nil {
@@ -121,25 +152,11 @@ func TestServeHostSignal(t *testing.T) {
 // A ScaledObject that selects a policy gets a replica count with target 1,
 // and its decisions are served at /events and counted in /metrics.
 func TestServePolicy(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan listening, 1)
-	done := make(chan error, 1)
-	go func() { done <- serve(ctx, testConfig(), testConfig().Logger(io.Discard), ready) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	}()
-	addrs := <-ready
-	conn, err := grpc.NewClient(addrs.GRPC, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	addrs := startServe(t, testConfig(), io.Discard)
+	conn := dial(t, addrs.GRPC)
 	keda := externalscaler.NewExternalScalerClient(conn)
 	// The host source sees one replica (this machine); fixed keeps it.
-	ref := &externalscaler.ScaledObjectRef{Name: "web", Namespace: "default", ScalerMetadata: map[string]string{"policy": "fixed"}}
+	ref := &externalscaler.ScaledObjectRef{Name: "web", Namespace: "default", ScalerMetadata: map[string]string{"source": "host", "policy": "fixed"}}
 	spec, err := keda.GetMetricSpec(context.Background(), ref)
 	if err != nil || spec.MetricSpecs[0].TargetSizeFloat != 1 || spec.MetricSpecs[0].MetricName != "barometer-fixed" {
 		t.Fatalf("GetMetricSpec: %v %v", spec, err)
@@ -217,8 +234,7 @@ func TestPolicyExamplesParse(t *testing.T) {
 		}
 		if len(specs) == 2 { // the pool: members agree on all but the price
 			a, b := specs[0], specs[1]
-			if a.Policy.Pool == "" || a.Policy.Pool != b.Policy.Pool || a.Policy.Elasticity != b.Policy.Elasticity ||
-				a.Policy.LaunchTTL != b.Policy.LaunchTTL || a.Interval != b.Interval {
+			if a.Policy.Pool == "" || a.Policy.Pool != b.Policy.Pool || a.PoolKey() != b.PoolKey() {
 				t.Errorf("%s: pool members disagree: %+v / %+v", f, a.Policy, b.Policy)
 			}
 		}
@@ -284,11 +300,7 @@ func TestServeShutdownEndsEveryStream(t *testing.T) {
 	var logs syncBuffer
 	go func() { done <- serve(ctx, cfg, cfg.Logger(&logs), ready) }()
 	addrs := <-ready
-	conn, err := grpc.NewClient(addrs.GRPC, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := dial(t, addrs.GRPC)
 	watch, err := healthpb.NewHealthClient(conn).Watch(context.Background(), &healthpb.HealthCheckRequest{})
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -173,12 +174,57 @@ func TestExamples(t *testing.T) {
 	}
 
 	// With the chart rendered, the examples' addresses must name its
-	// Services: scalerAddress the headless gRPC Service, a metrics-api url
-	// the HTTP Service.
+	// Services.
+	chart := renderedChart(t)
+	if chart == nil {
+		return
+	}
+	checkChartServices(t, docs, chart)
+	err := filepath.WalkDir(filepath.Join(repoRoot(t), "examples"), func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || (filepath.Ext(path) != ".yaml" && filepath.Ext(path) != ".yml") {
+			return err
+		}
+		rel, _ := filepath.Rel(repoRoot(t), path)
+		checkNamedServices(t, rel, chart)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestREADME checks the ScaledObjects the README shows as strictly as the
+// examples (the same rules: a source that reads the workload, the
+// recommended HPA behavior), and, with the chart rendered, every address
+// of the scaler the README names, in a manifest, a fragment or a command.
+func TestREADME(t *testing.T) {
+	c := newChecker(t)
+	root := repoRoot(t)
+	docs, err := ReadMarkdown(filepath.Join(root, "README.md"), "README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(docs, func(d *Document) bool { return d.GVK.Kind == "ScaledObject" }) {
+		t.Fatal("README.md shows no ScaledObject")
+	}
+	report(t, c.Check(docs, Options{}))
+	chart := renderedChart(t)
+	if chart == nil {
+		return
+	}
+	checkChartServices(t, docs, chart)
+	checkNamedServices(t, "README.md", chart)
+}
+
+// renderedChart decodes the helm template output .ci/charts.sh wrote: every
+// values file's, so a Service that only some values render (the OTLP
+// receiver's) is found. Nil when the chart was not rendered.
+func renderedChart(t *testing.T) []*Document {
+	t.Helper()
 	rendered := envFiles(renderedEnv)
 	if len(rendered) == 0 {
-		t.Logf("%s not set: the examples' addresses are not checked against the chart (.ci/charts.sh sets it)", renderedEnv)
-		return
+		t.Logf("%s not set: addresses are not checked against the chart (.ci/charts.sh sets it)", renderedEnv)
+		return nil
 	}
 	var chart []*Document
 	for _, f := range rendered {
@@ -188,6 +234,14 @@ func TestExamples(t *testing.T) {
 		}
 		chart = append(chart, ds...)
 	}
+	return chart
+}
+
+// checkChartServices requires every ScaledObject's Barometer address to
+// name a Service of the chart: scalerAddress the headless gRPC Service, a
+// metrics-api url the HTTP Service.
+func checkChartServices(t *testing.T, docs, chart []*Document) {
+	t.Helper()
 	for _, d := range docs {
 		so, ok := d.Object.(*kedav1alpha1.ScaledObject)
 		if !ok {
@@ -231,6 +285,32 @@ func TestExamples(t *testing.T) {
 	}
 }
 
+// scalerHost is an address of the chart's release "barometer" in namespace
+// barometer, as prose, commands and configuration name it.
+var scalerHost = regexp.MustCompile(`\b(barometer[a-z0-9-]*)\.barometer\.svc(?:\.cluster\.local)?:([0-9]+)`)
+
+// checkNamedServices requires every address of the scaler a file names
+// anywhere (a trigger fragment, a collector's exporter, a curl) to be a
+// Service and port of the chart.
+func checkNamedServices(t *testing.T, rel string, chart []*Document) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(repoRoot(t), rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, line := range strings.Split(string(data), "\n") {
+		for _, m := range scalerHost.FindAllStringSubmatch(line, -1) {
+			svc := FindService(chart, m[1], "barometer")
+			switch {
+			case svc == nil:
+				t.Errorf("%s:%d: %s: the rendered chart has no Service barometer/%s", rel, i+1, m[0], m[1])
+			case !ServicePort(svc, m[2]):
+				t.Errorf("%s:%d: %s: Service barometer/%s has no port %s", rel, i+1, m[0], m[1], m[2])
+			}
+		}
+	}
+}
+
 // TestRendered checks each file of helm template output on its own.
 func TestRendered(t *testing.T) {
 	files := envFiles(renderedEnv)
@@ -246,15 +326,15 @@ func TestRendered(t *testing.T) {
 			}
 			report(t, c.Check(docs, Options{References: true}))
 			kinds := map[string]int{}
-			services := 2 // gRPC, HTTP; and the OTLP receiver's when on
+			services := 2 // gRPC, HTTP; and the OTLP receiver's and its peers' when on
 			for _, d := range docs {
 				kinds[d.GVK.Kind]++
-				if svc, ok := d.Object.(*corev1.Service); ok && svc.Labels["barometer/service"] == "otlp" {
-					services = 3
+				if svc, ok := d.Object.(*corev1.Service); ok && (svc.Labels["barometer/service"] == "otlp" || svc.Labels["barometer/service"] == "peers") {
+					services++
 				}
 			}
 			if kinds["Deployment"] != 1 || kinds["Service"] != services {
-				t.Errorf("want one Deployment and %d Services (gRPC, HTTP, OTLP when on), got %v", services, kinds)
+				t.Errorf("want one Deployment and %d Services (gRPC, HTTP, OTLP and its peers when on), got %v", services, kinds)
 			}
 		})
 	}
@@ -267,6 +347,7 @@ func TestNotes(t *testing.T) {
 		t.Skipf("%s not set (.ci/charts.sh renders NOTES.txt and sets it)", notesEnv)
 	}
 	c := newChecker(t)
+	chart := renderedChart(t)
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			docs, err := ReadNotes(f)
@@ -277,6 +358,9 @@ func TestNotes(t *testing.T) {
 				t.Fatal("NOTES.txt shows no ScaledObject")
 			}
 			report(t, c.Check(docs, Options{}))
+			if chart != nil {
+				checkChartServices(t, docs, chart)
+			}
 		})
 	}
 }

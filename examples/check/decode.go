@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	kjson "sigs.k8s.io/json"
@@ -67,6 +68,8 @@ var kinds = map[schema.GroupVersionKind]func() any{
 	kedav1alpha1.GroupVersion.WithKind("TriggerAuthentication"):                func() any { return &kedav1alpha1.TriggerAuthentication{} },
 	kedav1alpha1.GroupVersion.WithKind("ClusterTriggerAuthentication"):         func() any { return &kedav1alpha1.ClusterTriggerAuthentication{} },
 	networkingv1.SchemeGroupVersion.WithKind("NetworkPolicy"):                  func() any { return &networkingv1.NetworkPolicy{} },
+	rbacv1.SchemeGroupVersion.WithKind("Role"):                                 func() any { return &rbacv1.Role{} },
+	rbacv1.SchemeGroupVersion.WithKind("RoleBinding"):                          func() any { return &rbacv1.RoleBinding{} },
 	monitoringv1.SchemeGroupVersion.WithKind(monitoringv1.ServiceMonitorsKind): func() any { return &monitoringv1.ServiceMonitor{} },
 	monitoringv1.SchemeGroupVersion.WithKind(monitoringv1.PodMonitorsKind):     func() any { return &monitoringv1.PodMonitor{} },
 	monitoringv1.SchemeGroupVersion.WithKind(monitoringv1.PrometheusRuleKind):  func() any { return &monitoringv1.PrometheusRule{} },

@@ -54,6 +54,9 @@ spec:
   scaleTargetRef: {name: web}
   minReplicaCount: 1
   maxReplicaCount: 10
+  advanced:
+    horizontalPodAutoscalerConfig:
+      behavior: {scaleDown: {stabilizationWindowSeconds: 0}}
   triggers:
     - type: external
       metricType: AverageValue
@@ -124,6 +127,10 @@ func TestRejects(t *testing.T) {
 		{"undocumented Barometer key", `targetPressure: "0.7"`, `targetPresure: "0.7"`, `metadata key "targetPresure" is not documented`},
 		{"Value target on a Barometer trigger", "      metricType: AverageValue", "      metricType: Value", "Barometer triggers use AverageValue"},
 		{"metricType misspelt", "      metricType: AverageValue", "      metricType: Average", "Barometer triggers use AverageValue"},
+		{"no source", "        source: scrape\n", "", "metadata.source is required"},
+		{"the scaler's own host as the source", "source: scrape", "source: host", "source host reads the scaler's own machine"},
+		{"HPA's default scale-down window", "      behavior: {scaleDown: {stabilizationWindowSeconds: 0}}\n", "      behavior: {scaleUp: {stabilizationWindowSeconds: 0}}\n", "stabilizationWindowSeconds: want 0"},
+		{"a scale-down window of its own", "stabilizationWindowSeconds: 0}}", "stabilizationWindowSeconds: 300}}", "stabilizationWindowSeconds: want 0"},
 		{"field KEDA's CRD requires", "{parameter: caCert, name: keda-client, key: ca.crt}", "{parameter: caCert, name: keda-client}", "KEDA's CRD schema"},
 		{"min above max (KEDA's own check)", "  minReplicaCount: 1\n", "  minReplicaCount: 11\n", "MinReplicaCount=11 must be less than MaxReplicaCount=10"},
 		{"duplicate trigger names (KEDA's own check)", "    - type: external\n", "    - type: external\n      name: http\n", "triggerName \"http\" is defined multiple times"},

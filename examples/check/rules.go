@@ -584,27 +584,54 @@ func (c *Checker) scaledObject(s *set, so *kedav1alpha1.ScaledObject) {
 			s.fail("scaleTargetRef: no Deployment %s/%s among the documents", so.Namespace, ref.Name)
 		}
 	}
+	var barometer bool
 	for i := range so.Spec.Triggers {
 		t := &so.Spec.Triggers[i]
 		at := fmt.Sprintf("triggers[%d] (%s)", i, t.Type)
 		switch {
 		case barometerTriggers[t.Type]:
 			c.barometerTrigger(s, so, t, at)
+			barometer = true
 		case t.Type == "metrics-api":
-			c.metricsAPITrigger(s, t, at)
+			barometer = c.metricsAPITrigger(s, t, at) || barometer
 		}
 		if t.AuthenticationRef != nil && s.opt.References {
 			c.authRef(s, so.Namespace, t, at)
 		}
 	}
+	if barometer && scaleDownWindow(so) != 0 {
+		s.fail("spec.advanced.horizontalPodAutoscalerConfig.behavior.scaleDown.stabilizationWindowSeconds: want 0, the behavior the README recommends for Barometer (its churn budget already holds a scale-in; the HPA's default 300 s window would hold every one 5 minutes more)")
+	}
+}
+
+// scaleDownWindow is the HPA's scale-down stabilization window a
+// ScaledObject asks for; -1 when it leaves Kubernetes' default (300 s).
+func scaleDownWindow(so *kedav1alpha1.ScaledObject) int32 {
+	a := so.Spec.Advanced
+	if a == nil || a.HorizontalPodAutoscalerConfig == nil || a.HorizontalPodAutoscalerConfig.Behavior == nil {
+		return -1
+	}
+	down := a.HorizontalPodAutoscalerConfig.Behavior.ScaleDown
+	if down == nil || down.StabilizationWindowSeconds == nil {
+		return -1
+	}
+	return *down.StabilizationWindowSeconds
 }
 
 // barometerTrigger checks an external or external-push trigger: only keys
-// the project documents, an AverageValue target, a scalerAddress, and
-// resolvable scrape targets.
+// the project documents, an AverageValue target, a source that reads the
+// workload, a scalerAddress, and resolvable scrape targets.
 func (c *Checker) barometerTrigger(s *set, so *kedav1alpha1.ScaledObject, t *kedav1alpha1.ScaleTriggers, at string) {
 	if t.MetricType != "" && t.MetricType != autoscalingv2.AverageValueMetricType {
 		s.fail("%s: metricType %s: Barometer triggers use AverageValue (Value multiplies the target by the ready replicas; see the README)", at, t.MetricType)
+	}
+	// A trigger scales its workload on the workload's own pressure: host
+	// is the scaler's own machine, kept for the scaler's default target.
+	switch src, ok := t.Metadata["source"]; {
+	case !ok && t.Metadata["sourceFromEnv"] == "":
+		s.fail("%s: metadata.source is required: scrape, prometheus or otlp, whichever reads %s's replicas", at, so.Name)
+	case src == "host":
+		s.fail("%s: source host reads the scaler's own machine, not the replicas of %s: use scrape, prometheus or otlp", at, so.Name)
 	}
 	for _, k := range slices.Sorted(maps.Keys(t.Metadata)) {
 		base := strings.TrimSuffix(k, "FromEnv")
@@ -649,7 +676,9 @@ func (c *Checker) barometerTrigger(s *set, so *kedav1alpha1.ScaledObject, t *ked
 	}
 }
 
-func (c *Checker) metricsAPITrigger(s *set, t *kedav1alpha1.ScaleTriggers, at string) {
+// metricsAPITrigger checks a metrics-api trigger, and reports whether it
+// reads Barometer's GET /scale.
+func (c *Checker) metricsAPITrigger(s *set, t *kedav1alpha1.ScaleTriggers, at string) (barometer bool) {
 	allowed := c.MetricsAPI["triggerMetadata"]
 	for _, k := range slices.Sorted(maps.Keys(t.Metadata)) {
 		if !slices.Contains(allowed, strings.TrimSuffix(k, "FromEnv")) {
@@ -659,15 +688,16 @@ func (c *Checker) metricsAPITrigger(s *set, t *kedav1alpha1.ScaleTriggers, at st
 	raw, ok := t.Metadata["url"]
 	if !ok {
 		s.fail("%s: metadata.url is required", at)
-		return
+		return false
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		s.fail("%s: url %q: an http or https URL expected", at, raw)
-		return
+		return false
 	}
 	// Barometer's own endpoint: GET /scale or /scale/{namespace}/{name}.
-	if u.Path == "/scale" || strings.HasPrefix(u.Path, "/scale/") {
+	barometer = u.Path == "/scale" || strings.HasPrefix(u.Path, "/scale/")
+	if barometer {
 		if parts := strings.Split(strings.Trim(u.Path, "/"), "/"); len(parts) != 1 && len(parts) != 3 {
 			s.fail("%s: url path %q: Barometer serves /scale and /scale/{namespace}/{name}", at, u.Path)
 		}
@@ -680,6 +710,7 @@ func (c *Checker) metricsAPITrigger(s *set, t *kedav1alpha1.ScaleTriggers, at st
 			s.fail("%s: valueLocation %q is not a number in the README's GET /scale response", at, loc)
 		}
 	}
+	return barometer
 }
 
 // authRef checks that a trigger's TriggerAuthentication exists and, for a

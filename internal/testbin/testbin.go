@@ -93,9 +93,14 @@ type Process struct {
 // Start runs bin with args, its output kept. The child gets one core
 // (GOMAXPROCS=1): plenty for a test's load, and the machine is shared.
 func Start(bin string, args ...string) (*Process, error) {
+	return StartEnv(bin, nil, args...)
+}
+
+// StartEnv is Start with env (KEY=value) added to the child's environment.
+func StartEnv(bin string, env []string, args ...string) (*Process, error) {
 	p := &Process{name: filepath.Base(bin), logs: &logBuffer{}, exited: make(chan struct{})}
 	p.cmd = exec.Command(bin, args...)
-	p.cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
+	p.cmd.Env = append(append(os.Environ(), "GOMAXPROCS=1"), env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
 	if err := p.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("run %s: %w", bin, err)
@@ -118,6 +123,16 @@ func (p *Process) Stop() {
 		<-p.exited
 	}
 }
+
+// Kill ends the child with SIGKILL, as a crash or an OOM kill would:
+// nothing is drained. It returns once the child has exited.
+func (p *Process) Kill() {
+	_ = p.cmd.Process.Kill()
+	<-p.exited
+}
+
+// Output is what the child has written so far.
+func (p *Process) Output() string { return p.logs.String() }
 
 // Abort stops the child after a failed start and returns err with the
 // child's output, which says why.

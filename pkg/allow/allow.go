@@ -68,6 +68,15 @@ func Default() *List {
 	return l
 }
 
+// FromSetting is the list EnvVar's value sets: DefaultSpec when it is
+// empty or blank (set but empty reads as unset), Parse otherwise.
+func FromSetting(spec string) (*List, error) {
+	if strings.TrimSpace(spec) == "" {
+		return Default(), nil
+	}
+	return Parse(spec)
+}
+
 // Parse reads a comma-separated list of entries (see the package comment).
 // Errors name EnvVar and the entry.
 func Parse(spec string) (*List, error) {

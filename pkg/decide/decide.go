@@ -1,7 +1,6 @@
-// Package decide is the policy runtime: each policy kind has its own
-// Decider (the pressure computer, the queue policy, the elasticity policies
-// alone or pooled), which a target's sampler (pkg/sampling) calls once per
-// sample. Around every decision each does the bookkeeping pkg/policy leaves
+// Package decide is the policy runtime: a target's Decider runs the
+// pressure computer or its replica policy (policy.Kind's Spec, alone or
+// pooled), and its sampler (pkg/sampling) calls it once per sample. Around every decision each does the bookkeeping pkg/policy leaves
 // to its caller: launch and removal tracking, the audit trail, the decision
 // log, the per-action counts and cost. The Engine holds what targets share:
 // the audit log, the launch trackers and the pools.
@@ -17,12 +16,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync"
 	"time"
 
 	"github.com/barometer-scaler/barometer/internal/mapsize"
-	"github.com/barometer-scaler/barometer/pkg/policy"
+	"github.com/barometer-scaler/barometer/pkg/policy/ledger"
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/signal"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
@@ -31,7 +29,7 @@ import (
 // Config wires an Engine.
 type Config struct {
 	// AuditSize is how many events the audit trail keeps per target; <= 0
-	// means policy.DefaultAuditSize.
+	// means ledger.DefaultAuditSize.
 	AuditSize int
 }
 
@@ -40,31 +38,31 @@ type Engine struct {
 	audit *auditLog
 
 	mu       sync.Mutex
-	trackers map[time.Duration]*policy.LaunchTracker // by TTL: state is per target inside
+	trackers map[time.Duration]*ledger.LaunchTracker // by TTL: state is per target inside
 	pools    map[string]*pool
 	// owners is the live decider of each target key. A reaped target's
 	// decider closes after its sampler stops, which can be after a new
 	// decider took the same key; its release must not undo the new one.
-	owners     map[string]*ledger
+	owners     map[string]*books
 	ownersPeak int // the most owners has held (mapsize.Shrunk)
 }
 
 // NewEngine returns an engine with an empty audit trail.
 func NewEngine(cfg Config) *Engine {
-	return &Engine{audit: newAuditLog(cfg.AuditSize), trackers: map[time.Duration]*policy.LaunchTracker{}, pools: map[string]*pool{}, owners: map[string]*ledger{}}
+	return &Engine{audit: newAuditLog(cfg.AuditSize), trackers: map[time.Duration]*ledger.LaunchTracker{}, pools: map[string]*pool{}, owners: map[string]*books{}}
 }
 
 // Events returns a target's kept decisions, oldest first (never nil).
-func (e *Engine) Events(target string) []policy.Event {
+func (e *Engine) Events(target string) []ledger.Event {
 	return orEmpty(e.audit.Events(target))
 }
 
 // AllEvents returns every target's kept decisions, newest last (never nil).
-func (e *Engine) AllEvents() []policy.Event { return orEmpty(e.audit.All()) }
+func (e *Engine) AllEvents() []ledger.Event { return orEmpty(e.audit.All()) }
 
-func orEmpty(ev []policy.Event) []policy.Event {
+func orEmpty(ev []ledger.Event) []ledger.Event {
 	if ev == nil {
-		return []policy.Event{}
+		return []ledger.Event{}
 	}
 	return ev
 }
@@ -116,21 +114,24 @@ type Warmer interface {
 	Warm(now time.Time, obs pressure.Observation, in signal.Input)
 }
 
-// New returns the Decider of target key for trigger t, which samples every
-// t.Interval. A pooled trigger joins its pool, or returns a
-// *PoolConflictError when the pool is decided with other options.
-func (e *Engine) New(key string, t *trigger.Trigger, now time.Time, logger *slog.Logger) (Decider, error) {
+// New returns the Decider of target key for spec t, which samples every
+// t.Interval. readers are the triggers the target serves, as they are at
+// each decision (nil: one, at target 1); a pressure decision is a change
+// when it changes the count any of them asks for. A pooled trigger joins
+// its pool, or returns a *PoolConflictError when the pool is decided with
+// other options.
+func (e *Engine) New(key string, t *trigger.Spec, readers func() []trigger.Reader, now time.Time, logger *slog.Logger) (Decider, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	spec := t.Policy
-	l := func(tracker *policy.LaunchTracker) ledger {
-		return ledger{key: key, spec: spec, engine: e, log: logger, tracker: tracker}
+	l := func(tracker *ledger.LaunchTracker) books {
+		return books{key: key, spec: spec, engine: e, log: logger, tracker: tracker}
 	}
-	if spec.Name == signal.PolicyPressure {
-		d := &pressureDecider{ledger: l(nil), computer: signal.NewComputer(t.Signal)}
-		d.prev = d.computer.WarmingUp().RecommendedReplicas
-		e.own(&d.ledger)
+	if !spec.Replicas() { // the pressure signal
+		d := &pressureDecider{books: l(nil), computer: signal.NewComputer(t.Signal), readers: readersOr(readers, t.Signal.MinReplicas)}
+		d.prev = d.computer.WarmingUp().ScaleValue
+		e.own(&d.books)
 		return d, nil
 	}
 	e.mu.Lock()
@@ -139,28 +140,16 @@ func (e *Engine) New(key string, t *trigger.Trigger, now time.Time, logger *slog
 	if err != nil {
 		return nil, err
 	}
-	if spec.Name == policy.PolicyQueue {
-		q, err := policy.NewQueuePolicy(spec.Queue)
-		if err != nil {
-			return nil, err
-		}
-		d := &queueDecider{ledger: l(tracker), policy: q}
-		e.owners[key] = &d.ledger
-		return d, nil
-	}
-	if !slices.Contains(policy.Names(), spec.Name) {
-		return nil, fmt.Errorf("unknown policy %q", spec.Name)
-	}
-	p, err := policy.NewElasticityPolicy(spec.Elasticity)
-	if err != nil {
-		return nil, err
-	}
-	d := &elasticDecider{ledger: l(tracker), policy: p}
+	d := &replicaDecider{books: l(tracker), kind: spec.Kind, policy: spec.Options.New()}
 	if spec.Pool != "" {
 		pl, ok := e.pools[spec.Pool]
 		want := t.PoolKey()
 		if !ok {
-			pl = newPool(spec.Pool, want, p, tracker, t.Interval)
+			decider, poolable := spec.Options.NewPool()
+			if !poolable {
+				return nil, fmt.Errorf("policy %s is not decided in pools", spec.Name)
+			}
+			pl = newPool(spec.Pool, spec.Name, want, decider, tracker, t.Interval)
 			e.pools[spec.Pool] = pl
 		} else if pl.key != want {
 			return nil, &PoolConflictError{Pool: spec.Pool, Want: pl.key, Have: want}
@@ -168,22 +157,35 @@ func (e *Engine) New(key string, t *trigger.Trigger, now time.Time, logger *slog
 		pl.join(d, now)
 		d.pool = pl
 	}
-	e.owners[key] = &d.ledger
+	e.owners[key] = &d.books
 	return d, nil
 }
 
-func (e *Engine) own(l *ledger) {
+// readersOr is readers, or one reader at target 1 when there are none.
+func readersOr(readers func() []trigger.Reader, minReplicas int) func() []trigger.Reader {
+	one := []trigger.Reader{{TargetPressure: 1, MinReplicas: minReplicas}}
+	return func() []trigger.Reader {
+		if readers != nil {
+			if rs := readers(); len(rs) > 0 {
+				return rs
+			}
+		}
+		return one
+	}
+}
+
+func (e *Engine) own(l *books) {
 	e.mu.Lock()
 	e.owners[l.key] = l
 	e.mu.Unlock()
 }
 
 // tracker returns the launch tracker for ttl; e.mu is held.
-func (e *Engine) tracker(ttl time.Duration) (*policy.LaunchTracker, error) {
+func (e *Engine) tracker(ttl time.Duration) (*ledger.LaunchTracker, error) {
 	if t, ok := e.trackers[ttl]; ok {
 		return t, nil
 	}
-	t, err := policy.NewLaunchTracker(policy.LaunchOptions{TTL: ttl})
+	t, err := ledger.NewLaunchTracker(ledger.LaunchOptions{TTL: ttl})
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +196,7 @@ func (e *Engine) tracker(ttl time.Duration) (*policy.LaunchTracker, error) {
 // release forgets a closed decider: it leaves its pool (the pool goes when
 // its last member does), and its launches and events are dropped. A decider
 // whose key a newer one has taken releases only what is its own.
-func (e *Engine) release(l *ledger, member *elasticDecider) {
+func (e *Engine) release(l *books, member *replicaDecider) {
 	e.mu.Lock()
 	if member != nil && member.pool != nil && member.pool.leave(member) == 0 {
 		delete(e.pools, member.pool.name)

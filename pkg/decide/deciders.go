@@ -10,23 +10,24 @@ import (
 	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/policy"
+	"github.com/barometer-scaler/barometer/pkg/policy/ledger"
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/signal"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
 )
 
-// ledger is the bookkeeping every decider does around its decisions: the
+// books is the bookkeeping every decider does around its decisions: the
 // audit trail, the log, the per-action counts and cost. Its sampler calls
 // Decide from one goroutine at a time, so the policy state needs no lock;
 // the decision counts are read by metrics scrapes and are atomic.
-type ledger struct {
+type books struct {
 	key     string
 	spec    trigger.PolicySpec
 	engine  *Engine
 	log     *slog.Logger
-	tracker *policy.LaunchTracker // every policy but pressure
+	tracker *ledger.LaunchTracker // every policy but pressure
 
-	cost      policy.Cost
+	cost      ledger.Cost
 	counts    [3]atomic.Uint64 // by actionIndex
 	closeOnce sync.Once
 }
@@ -43,9 +44,9 @@ func actionIndex(a policy.Action) int {
 	return 2 // unreachable: policies decide only the three actions
 }
 
-func (l *ledger) Policy() string { return l.spec.Name }
+func (l *books) Policy() string { return l.spec.Name }
 
-func (l *ledger) Decisions() map[string]uint64 {
+func (l *books) Decisions() map[string]uint64 {
 	out := make(map[string]uint64, len(actions))
 	for i, a := range actions {
 		out[string(a)] = l.counts[i].Load()
@@ -55,7 +56,7 @@ func (l *ledger) Decisions() map[string]uint64 {
 
 // WarmingUp is a replica policy's signal before the first sample: no
 // replica count yet (surfaces refuse to serve a warming-up signal anyway).
-func (l *ledger) WarmingUp() signal.ScalingSignal {
+func (l *books) WarmingUp() signal.ScalingSignal {
 	return signal.ScalingSignal{
 		Reason:  signal.ReasonWarmingUp,
 		Policy:  l.spec.Name,
@@ -65,8 +66,8 @@ func (l *ledger) WarmingUp() signal.ScalingSignal {
 
 // finish accrues cost over the replicas the source knows of, puts the
 // decision on the signal and records it unless a pool already did.
-func (l *ledger) finish(sig signal.ScalingSignal, d policy.Decision, visible int, now time.Time, recorded bool) signal.ScalingSignal {
-	l.cost = l.cost.Accrue(policy.CostOptions{PerReplicaSecond: l.spec.CostPerReplicaSecond}, visible, now)
+func (l *books) finish(sig signal.ScalingSignal, d policy.Decision, visible int, now time.Time, recorded bool) signal.ScalingSignal {
+	l.cost = l.cost.Accrue(ledger.CostOptions{PerReplicaSecond: l.spec.CostPerReplicaSecond}, visible, now)
 	sig.Action = string(d.Action)
 	sig.Cost = signal.Cost{ReplicaSeconds: l.cost.ReplicaSeconds, Cost: l.cost.Cost}
 	if !recorded {
@@ -78,8 +79,8 @@ func (l *ledger) finish(sig signal.ScalingSignal, d policy.Decision, visible int
 // record puts a decision in the audit trail, the log and the counts. A
 // no-op is logged at debug: with pressure every sample is a decision, and
 // most of them change nothing.
-func (l *ledger) record(d policy.Decision) {
-	l.engine.audit.Record(d.Event(l.key))
+func (l *books) record(d policy.Decision) {
+	l.engine.audit.Record(ledger.EventOf(d, l.key))
 	l.counts[actionIndex(d.Action)].Add(1)
 	level := slog.LevelInfo
 	if d.Action == policy.NoOp {
@@ -106,16 +107,18 @@ func visible(obs pressure.Observation) int {
 }
 
 // pressureDecider folds samples with the pressure computer; its decision
-// compares the replicas recommended now with the previous sample's.
+// compares the replicas its readers (the triggers it serves) ask for now
+// with those they asked for at the previous sample.
 type pressureDecider struct {
-	ledger
+	books
 	computer *signal.Computer
-	prev     int // the RecommendedReplicas published last
+	readers  func() []trigger.Reader
+	prev     float64 // the ScaleValue published last (the warming-up one before the first)
 }
 
 func (d *pressureDecider) WarmingUp() signal.ScalingSignal { return d.computer.WarmingUp() }
 
-func (d *pressureDecider) Close() { d.closeOnce.Do(func() { d.engine.release(&d.ledger, nil) }) }
+func (d *pressureDecider) Close() { d.closeOnce.Do(func() { d.engine.release(&d.books, nil) }) }
 
 // Decide folds a sample with the computer. A sample in which no replica
 // answered fails, so the previous signal stands. One whose source answered
@@ -127,9 +130,9 @@ func (d *pressureDecider) Decide(now time.Time, obs pressure.Observation, in sig
 		return signal.ScalingSignal{}, err
 	}
 	sig := d.computer.Compute(now, in)
-	dec := pressureDecision(now, d.prev, sig)
+	dec := pressureDecision(now, d.prev, sig, d.readers())
 	sig.Reason = dec.Reason
-	d.prev = sig.RecommendedReplicas
+	d.prev = sig.ScaleValue
 	return d.finish(sig, dec, visible(obs), now, false), nil
 }
 
@@ -138,93 +141,75 @@ func (d *pressureDecider) Decide(now time.Time, obs pressure.Observation, in sig
 // replicas it left.
 func (d *pressureDecider) Warm(now time.Time, obs pressure.Observation, in signal.Input) {
 	if unanswered(obs) == nil {
-		d.prev = d.computer.Compute(now, in).RecommendedReplicas
+		d.prev = d.computer.Compute(now, in).ScaleValue
 	}
 }
 
-// queueDecider runs the queue-pressure policy with launch tracking.
-type queueDecider struct {
-	ledger
-	policy *policy.QueuePolicy
-	state  policy.QueueState
-}
-
-func (d *queueDecider) Close() { d.closeOnce.Do(func() { d.engine.release(&d.ledger, nil) }) }
-
-func (d *queueDecider) Decide(now time.Time, obs pressure.Observation, in signal.Input) (signal.ScalingSignal, error) {
-	if err := unanswered(obs); err != nil {
-		return signal.ScalingSignal{}, err
-	}
-	if obs.Queue == nil {
-		return signal.ScalingSignal{}, fmt.Errorf("policy queue: %w", ErrNoQueue)
-	}
-	n := visible(obs)
-	inFlight := d.tracker.Observe(d.key, n, now)
-	qo := queueObservation(*obs.Queue, n, inFlight)
-	qo.ObservedAt = obs.ObservedAt // the counters' time; zero: now
-	var dec policy.Decision
-	dec, d.state = d.policy.Evaluate(d.state, qo, now)
-	d.tracker.Record(d.key, dec)
-	return d.finish(policySignal(dec, in, now, false), dec, n, now, false), nil
-}
-
-// elasticDecider runs one of the elasticity policies, alone or as a member
-// of a pool.
-type elasticDecider struct {
-	ledger
-	policy *policy.ElasticityPolicy
-	state  policy.ElasticityState
+// replicaDecider runs a replica policy with launch tracking, alone or as
+// a member of a pool.
+type replicaDecider struct {
+	books
+	kind   policy.Kind
+	policy policy.Decider
 	pool   *pool // nil when not pooled
 }
 
-func (d *elasticDecider) Close() { d.closeOnce.Do(func() { d.engine.release(&d.ledger, d) }) }
+func (d *replicaDecider) Close() { d.closeOnce.Do(func() { d.engine.release(&d.books, d) }) }
 
-func (d *elasticDecider) Decide(now time.Time, obs pressure.Observation, in signal.Input) (signal.ScalingSignal, error) {
+func (d *replicaDecider) Decide(now time.Time, obs pressure.Observation, in signal.Input) (signal.ScalingSignal, error) {
 	if err := unanswered(obs); err != nil {
 		return signal.ScalingSignal{}, err
 	}
-	if obs.Queue == nil && d.spec.Name != policy.PolicyFixed {
-		return signal.ScalingSignal{}, fmt.Errorf("policy %s: %w", d.spec.Name, ErrNoQueue)
+	if obs.Queue == nil && d.kind.ReadsQueue {
+		return signal.ScalingSignal{}, fmt.Errorf("policy %s: %w", d.kind.Name, ErrNoQueue)
 	}
-	n := visible(obs)
-	eo := elasticObservation(obs.Queue, n, len(obs.Replicas)*max(d.spec.Elasticity.SlotsPerReplica, 1))
+	o := policyObservation(obs)
 	var (
 		dec      policy.Decision
 		recorded bool // a pool records its members' decisions when it makes them
 	)
 	if d.pool != nil {
-		dec, recorded = d.pool.decide(d, eo, now)
+		dec, recorded = d.pool.decide(d, o, now)
 	} else {
-		eo.InFlight = d.tracker.Observe(d.key, n, now)
-		dec, d.state = d.policy.Decide(d.state, eo, now)
+		o.InFlight = d.tracker.Observe(d.key, o.Replicas, now)
+		dec = d.policy.Decide(o, now)
 		d.tracker.Record(d.key, dec)
 	}
-	return d.finish(policySignal(dec, in, now, d.pool != nil), dec, n, now, recorded), nil
+	return d.finish(policySignal(dec, in, now, d.pool != nil), dec, o.Replicas, now, recorded), nil
 }
 
 // pressureDecision reads a pressure sample as a decision: the replicas
-// recommended now against those recommended by the previous sample (or the
-// warming-up signal before the first). The gate holds the pressure's fall,
-// not the compensation's: a count that falls while the gate holds is the
-// lead or the surge ending, and the reason says so.
-func pressureDecision(now time.Time, before int, s signal.ScalingSignal) policy.Decision {
+// each reader asks for at the sample's ScaleValue against those it asked
+// for at the previous one (prev). A change for any reader is the
+// decision's action (a ScaleValue moves one way, so all that change agree);
+// Before and Desired are the first reader's. The gate holds the pressure's
+// fall, not the compensation's: a count that falls while the gate holds is
+// the lead or the surge ending, and the reason says so. The inputs keep
+// both values, so a surface renders the decision at its own reader
+// (ledger.Event.At).
+func pressureDecision(now time.Time, prev float64, s signal.ScalingSignal, readers []trigger.Reader) policy.Decision {
 	a, reason := policy.NoOp, s.Reason
-	switch {
-	case s.RecommendedReplicas > before:
-		a = policy.ScaleUp
-	case s.RecommendedReplicas < before:
-		a = policy.ScaleDown
-		if s.Held {
-			reason += heldButFell
+	for _, r := range readers {
+		switch before, after := r.Replicas(prev), r.Replicas(s.ScaleValue); {
+		case after > before:
+			a = policy.ScaleUp
+		case after < before:
+			a = policy.ScaleDown
 		}
 	}
+	if a == policy.ScaleDown && s.Held {
+		reason += heldButFell
+	}
+	first := readers[0]
 	return policy.Decision{
-		At: now, Policy: signal.PolicyPressure, Action: a, Before: before, Desired: s.RecommendedReplicas, Reason: reason,
-		Inputs: map[string]float64{"scale_value": s.ScaleValue, "raw_scale_value": s.RawScaleValue},
+		At: now, Policy: signal.PolicyPressure, Action: a, Before: first.Replicas(prev), Desired: first.Replicas(s.ScaleValue), Reason: reason,
+		Inputs: map[string]float64{ledger.InputScaleValue: s.ScaleValue, ledger.InputPrevScaleValue: prev, "raw_scale_value": s.RawScaleValue},
 	}
 }
 
-const heldButFell = "; the lead or surge ended, which the gate does not hold"
+// heldButFell explains a fall while the safety gate holds: the gate holds
+// the demand, and what fell is the compensation on top of it.
+const heldButFell = "; fell as the lead or surge ended (the gate holds the demand, not the compensation)"
 
 // policySignal publishes a decision: the desired count is both the value
 // KEDA reads (with target 1) and the recommendation. The compute and storage
@@ -254,35 +239,28 @@ func policySignal(d policy.Decision, in signal.Input, now time.Time, pooled bool
 	}
 }
 
-// queueObservation converts the source's queue to the policy's input.
-func queueObservation(q pressure.QueueObservation, visible, inFlight int) policy.QueueObservation {
-	out := policy.QueueObservation{
-		Replicas: visible, InFlight: inFlight,
-		Arrivals: q.Arrivals, RunSeconds: q.RunSeconds, Runs: q.Runs,
-		Due: policy.CeilCount(q.Due), Busy: policy.CeilCount(q.Busy),
-	}
-	for _, b := range q.Backlog {
-		out.Backlog = append(out.Backlog, policy.ClassBacklog{Class: b.Class, Ready: policy.CeilCount(b.Ready), Retrying: policy.CeilCount(b.Retrying)})
-	}
-	for _, r := range q.Reservations {
-		out.Reservations = append(out.Reservations, policy.Reservation{Start: r.Start, End: r.End, Slots: policy.CeilCount(r.Slots)})
-	}
-	return out
-}
-
-// elasticObservation is the elasticity policies' signals (docs/semantics.md,
-// "The elasticity policies") from the source's queue: the replicas that
-// exist, the whole backlog as pending work, and busy over the slots of the
-// replicas that answered as utilization (0 when no replica answered or no
-// queue is seen).
-func elasticObservation(q *pressure.QueueObservation, visible, slots int) policy.ElasticityObservation {
-	o := policy.ElasticityObservation{Replicas: visible}
+// policyObservation is a sample as the replica policies read it
+// (docs/semantics.md, "The elasticity policies"): the replicas that exist,
+// the source's queue, the whole backlog as pending work, and busy over the
+// replicas that answered (whose queue gauges the source folded). A sample
+// without a queue reads as none.
+func policyObservation(obs pressure.Observation) policy.Observation {
+	o := policy.Observation{Replicas: visible(obs), Answered: len(obs.Replicas)}
+	q := obs.Queue
 	if q == nil {
 		return o
 	}
-	o.Pending = policy.CeilCount(q.Pending())
-	if slots > 0 {
-		o.Utilization = pressure.Clamp01(q.Busy / float64(slots))
+	o.Pending, o.Busy = policy.CeilCount(q.Pending()), q.Busy
+	o.Queue = policy.QueueObservation{
+		Arrivals: q.Arrivals, RunSeconds: q.RunSeconds, Runs: q.Runs,
+		Due: policy.CeilCount(q.Due), Busy: policy.CeilCount(q.Busy),
+		ObservedAt: obs.ObservedAt, // the counters' time; zero: now
+	}
+	for _, b := range q.Backlog {
+		o.Queue.Backlog = append(o.Queue.Backlog, policy.ClassBacklog{Class: b.Class, Ready: policy.CeilCount(b.Ready), Retrying: policy.CeilCount(b.Retrying)})
+	}
+	for _, r := range q.Reservations {
+		o.Queue.Reservations = append(o.Queue.Reservations, policy.Reservation{Start: r.Start, End: r.End, Slots: policy.CeilCount(r.Slots)})
 	}
 	return o
 }

@@ -24,11 +24,15 @@ func TestHeldScaleInThatStillFallsSaysWhy(t *testing.T) {
 		after  int
 		why    bool
 	}{
-		{1, policy.ScaleUp, 2, false},    // saturated: the surge asks for 2n
-		{0.9, policy.ScaleDown, 1, true}, // the surge ends; the gate holds the pressure at 1.00
-		{0.9, policy.NoOp, 1, false},     // held, and nothing falls
+		{1, policy.ScaleUp, 2, false},     // saturated: the surge asks for 2n
+		{0.85, policy.ScaleDown, 1, true}, // clearly unsaturated, the surge ends; the gate holds the pressure at 1.00
+		{0.85, policy.NoOp, 1, false},     // held, and nothing falls
 	} {
-		sig := decideAt(t, r, at(float64(5*i)), sample(1, c.cpu, nil))
+		// 20 s apart: the pool the surge asked for has not come a sync
+		// after the ask, so it is held, not in transition, and a sample
+		// of it ends the surge (docs/compensation.md, "A pool in
+		// transition").
+		sig := decideAt(t, r, at(float64(20*i)), sample(1, c.cpu, nil))
 		if sig.Action != string(c.action) || sig.RecommendedReplicas != c.after {
 			t.Fatalf("sample %d: %s to %d (%q); want %s to %d", i, sig.Action, sig.RecommendedReplicas, sig.Reason, c.action, c.after)
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/policy"
+	"github.com/barometer-scaler/barometer/pkg/policy/ledger"
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/pressure/host"
 	"github.com/barometer-scaler/barometer/pkg/signal"
@@ -67,7 +68,7 @@ func parse(t *testing.T, s map[string]string) *trigger.Trigger {
 
 func newRunner(t *testing.T, e *Engine, key string, s map[string]string) Decider {
 	t.Helper()
-	r, err := e.New(key, parse(t, s), t0, nil)
+	r, err := e.New(key, parse(t, s).Spec, nil, t0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,10 +82,15 @@ type step struct {
 	before, after int
 }
 
-func steps(ev []policy.Event) []step {
+// steps are the decisions the events record, the no-ops folded into an
+// entry (its Repeats, each at the count it left) included.
+func steps(ev []ledger.Event) []step {
 	out := make([]step, 0, len(ev))
 	for _, e := range ev {
 		out = append(out, step{e.Action, e.Before, e.After})
+		for range e.Repeats {
+			out = append(out, step{policy.NoOp, e.After, e.After})
+		}
 	}
 	return out
 }

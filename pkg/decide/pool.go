@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/policy"
+	"github.com/barometer-scaler/barometer/pkg/policy/ledger"
 )
 
 // A pool is decided as one (policy.DecidePool), but its members sample on
@@ -29,22 +30,22 @@ import (
 // intervals (its source failing, say) is left out and named in the reason.
 type pool struct {
 	name     string
-	key      string // the options every member agrees on
-	policy   *policy.ElasticityPolicy
-	tracker  *policy.LaunchTracker
+	kind     string             // the members' policy
+	key      string             // the options every member agrees on
+	policy   policy.PoolDecider // keeps the pool's state; under mu
+	tracker  *ledger.LaunchTracker
 	interval time.Duration
 
 	mu        sync.Mutex
-	state     policy.ElasticityState
 	members   map[string]*member
 	decidedAt time.Time // zero: never
 }
 
 // member is one target of a pool.
 type member struct {
-	decider *elasticDecider
+	decider *replicaDecider
 	joined  time.Time
-	obs     policy.ElasticityObservation // InFlight is filled at decision time
+	obs     policy.Observation // InFlight is filled at decision time
 	at      time.Time
 	seen    bool
 	// last is the member's share of the last decision it took part in,
@@ -53,11 +54,11 @@ type member struct {
 	lastAt time.Time
 }
 
-func newPool(name, key string, p *policy.ElasticityPolicy, tracker *policy.LaunchTracker, interval time.Duration) *pool {
-	return &pool{name: name, key: key, policy: p, tracker: tracker, interval: interval, members: map[string]*member{}}
+func newPool(name, kind, key string, p policy.PoolDecider, tracker *ledger.LaunchTracker, interval time.Duration) *pool {
+	return &pool{name: name, kind: kind, key: key, policy: p, tracker: tracker, interval: interval, members: map[string]*member{}}
 }
 
-func (p *pool) join(r *elasticDecider, now time.Time) {
+func (p *pool) join(r *replicaDecider, now time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.members[r.key] = &member{decider: r, joined: now}
@@ -65,7 +66,7 @@ func (p *pool) join(r *elasticDecider, now time.Time) {
 
 // leave removes r's membership, unless a newer decider of the same key has
 // joined since, and returns how many members remain.
-func (p *pool) leave(r *elasticDecider) int {
+func (p *pool) leave(r *replicaDecider) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if m, ok := p.members[r.key]; ok && m.decider == r {
@@ -77,7 +78,7 @@ func (p *pool) leave(r *elasticDecider) int {
 // decide records target's signals at now and returns its decision. recorded
 // reports that the pool already put the decision in the audit trail (it
 // records every member's share when it decides); otherwise the caller does.
-func (p *pool) decide(r *elasticDecider, obs policy.ElasticityObservation, now time.Time) (d policy.Decision, recorded bool) {
+func (p *pool) decide(r *replicaDecider, obs policy.Observation, now time.Time) (d policy.Decision, recorded bool) {
 	target := r.key
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -97,7 +98,7 @@ func (p *pool) decide(r *elasticDecider, obs policy.ElasticityObservation, now t
 		return p.hold(target, obs, now, fmt.Sprintf("pool %s decided this tick without %s (it had no recent sample): no-op", p.name, target)), false
 	}
 
-	var in []policy.PoolMember
+	var in []policy.Member
 	var waiting, left []string
 	for _, key := range slices.Sorted(maps.Keys(p.members)) {
 		m := p.members[key]
@@ -105,7 +106,7 @@ func (p *pool) decide(r *elasticDecider, obs policy.ElasticityObservation, now t
 		case m.seen && now.Sub(m.at) <= 3*p.interval:
 			o := m.obs
 			o.InFlight = p.tracker.Observe(key, o.Replicas, now)
-			in = append(in, policy.PoolMember{Target: key, Observation: o})
+			in = append(in, policy.Member{Target: key, Observation: o})
 		case !m.seen && now.Sub(m.joined) < 3*p.interval:
 			waiting = append(waiting, key)
 		default:
@@ -116,8 +117,8 @@ func (p *pool) decide(r *elasticDecider, obs policy.ElasticityObservation, now t
 		return p.hold(target, obs, now, fmt.Sprintf("pool %s waits for the first sample of %s: no-op", p.name, strings.Join(waiting, ", "))), false
 	}
 
-	pd, next := p.policy.DecidePool(p.name, p.state, in, now)
-	p.state, p.decidedAt = next, now
+	pd := p.policy.DecidePool(p.name, in, now)
+	p.decidedAt = now
 	for _, md := range pd.Members {
 		d := md.Decision
 		if len(left) > 0 {
@@ -138,7 +139,7 @@ const tickSlack = 10
 // hold is a no-op that keeps the member's current count (visible plus the
 // net change in flight, so a scale-down not yet seen is kept too), for a
 // sample that takes no part in a pool decision.
-func (p *pool) hold(target string, obs policy.ElasticityObservation, now time.Time, reason string) policy.Decision {
+func (p *pool) hold(target string, obs policy.Observation, now time.Time, reason string) policy.Decision {
 	current := max(obs.Replicas+p.tracker.Observe(target, obs.Replicas, now), 0)
-	return policy.Decision{At: now, Policy: p.policy.Name(), Action: policy.NoOp, Before: current, Desired: current, Reason: reason}
+	return policy.Decision{At: now, Policy: p.kind, Action: policy.NoOp, Before: current, Desired: current, Reason: reason}
 }

@@ -130,21 +130,21 @@ func TestPoolMembersMustAgree(t *testing.T) {
 	var conflict *PoolConflictError
 	other := pooled(policy.PolicyPoolWithThreshold, "p")
 	other["threshold"] = "0.9"
-	if _, err := e.New("b", parse(t, other), t0, nil); !errors.As(err, &conflict) ||
+	if _, err := e.New("b", parse(t, other).Spec, nil, t0, nil); !errors.As(err, &conflict) ||
 		conflict.Pool != "p" || !strings.Contains(err.Error(), "threshold=0.8 ") || !strings.Contains(err.Error(), "threshold=0.9 ") {
 		t.Errorf("another threshold: %v", err)
 	}
 	fast := pooled(policy.PolicyPoolWithThreshold, "p")
 	fast["sampleInterval"] = "1s"
-	if _, err := e.New("b", parse(t, fast), t0, nil); !errors.As(err, &conflict) {
+	if _, err := e.New("b", parse(t, fast).Spec, nil, t0, nil); !errors.As(err, &conflict) {
 		t.Errorf("another sample interval: %v", err)
 	}
-	if _, err := e.New("b", parse(t, pooled(policy.PolicyFullyElastic, "p")), t0, nil); !errors.As(err, &conflict) {
+	if _, err := e.New("b", parse(t, pooled(policy.PolicyFullyElastic, "p")).Spec, nil, t0, nil); !errors.As(err, &conflict) {
 		t.Errorf("another policy: %v", err)
 	}
 	priced := pooled(policy.PolicyPoolWithThreshold, "p")
 	priced["costPerReplicaSecond"] = "3"
-	b, err := e.New("b", parse(t, priced), t0, nil)
+	b, err := e.New("b", parse(t, priced).Spec, nil, t0, nil)
 	if err != nil {
 		t.Fatalf("cost is per member: %v", err)
 	}
@@ -154,12 +154,12 @@ func TestPoolMembersMustAgree(t *testing.T) {
 // The pool goes with its last member, so its name is free for other options.
 func TestPoolIsDroppedWithItsLastMember(t *testing.T) {
 	e := NewEngine(Config{})
-	a, err := e.New("a", parse(t, pooled(policy.PolicyFixed, "p")), t0, nil)
+	a, err := e.New("a", parse(t, pooled(policy.PolicyFixed, "p")).Spec, nil, t0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	a.Close()
-	b, err := e.New("b", parse(t, pooled(policy.PolicyFullyElastic, "p")), t0, nil)
+	b, err := e.New("b", parse(t, pooled(policy.PolicyFullyElastic, "p")).Spec, nil, t0, nil)
 	if err != nil {
 		t.Fatalf("pool p after its members left: %v", err)
 	}

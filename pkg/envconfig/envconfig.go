@@ -55,18 +55,29 @@ type Config struct {
 	VictimHints bool `env:"BAROMETER_VICTIM_HINTS" envDefault:"false" doc:"let triggers ask for victimHints: the scaler patches the pod-deletion-cost of their pods (docs/kubernetes.md)"`
 	// The OTLP push receiver (docs/otlp.md, pkg/pressure/otlp): off
 	// unless one of its addresses is set.
-	OTLPGRPCAddr              string `env:"BAROMETER_OTLP_GRPC_ADDR" docDefault:"(off)" doc:"the OTLP push receiver's gRPC listen address (OTLP's usual :4317); with BAROMETER_OTLP_HTTP_ADDR unset too there is no receiver and the otlp source is refused (see [Push metrics with OpenTelemetry](#push-metrics-with-opentelemetry))"`
-	OTLPHTTPAddr              string `env:"BAROMETER_OTLP_HTTP_ADDR" docDefault:"(off)" doc:"the OTLP push receiver's HTTP listen address (POST /v1/metrics, protobuf or JSON; OTLP's usual :4318)"`
-	OTLPCredentials           string `env:"BAROMETER_OTLP_CREDENTIALS" doc:"the file of who may push and for which namespaces (docs/otlp.md); required when the receiver is on"`
-	OTLPTLSCertFile           string `env:"BAROMETER_OTLP_TLS_CERT_FILE" docDefault:"(plain)" doc:"serve both OTLP listeners over TLS with this certificate; set with BAROMETER_OTLP_TLS_KEY_FILE"`
-	OTLPTLSKeyFile            string `env:"BAROMETER_OTLP_TLS_KEY_FILE" docDefault:"(plain)" doc:"the private key of BAROMETER_OTLP_TLS_CERT_FILE"`
-	OTLPTLSClientCAFile       string `env:"BAROMETER_OTLP_TLS_CLIENT_CA_FILE" doc:"a pusher's client certificate signed by this CA authenticates it (mTLS); needs BAROMETER_OTLP_TLS_CERT_FILE"`
-	OTLPMaxSeries             int    `env:"BAROMETER_OTLP_MAX_SERIES" envDefault:"100000" min:"1" max:"10000000" doc:"series the OTLP store holds; a push past it is refused in part (partial success)"`
-	OTLPMaxSeriesPerNamespace int    `env:"BAROMETER_OTLP_MAX_SERIES_PER_NAMESPACE" envDefault:"20000" min:"1" max:"10000000" doc:"series the pushes of one namespace may hold, at most BAROMETER_OTLP_MAX_SERIES"`
-	OTLPMaxMemoryBytes        int    `env:"BAROMETER_OTLP_MAX_MEMORY_BYTES" envDefault:"134217728" min:"1" max:"68719476736" doc:"bytes the OTLP store may hold"`
-	OTLPMaxPointsPerRequest   int    `env:"BAROMETER_OTLP_MAX_POINTS_PER_REQUEST" envDefault:"20000" min:"1" max:"1000000" doc:"data points one push may carry"`
-	OTLPMaxRequestBytes       int    `env:"BAROMETER_OTLP_MAX_REQUEST_BYTES" envDefault:"4194304" min:"1" max:"268435456" doc:"bytes one push may take, decompressed"`
-	OTLPMaxConcurrentRequests int    `env:"BAROMETER_OTLP_MAX_CONCURRENT_REQUESTS" envDefault:"8" min:"1" max:"1024" doc:"pushes decoded at once; one more is told to retry"`
+	OTLPGRPCAddr                     string `env:"BAROMETER_OTLP_GRPC_ADDR" docDefault:"(off)" doc:"the OTLP push receiver's gRPC listen address (OTLP's usual :4317); with BAROMETER_OTLP_HTTP_ADDR unset too there is no receiver and the otlp source is refused (see [Push metrics with OpenTelemetry](#push-metrics-with-opentelemetry))"`
+	OTLPHTTPAddr                     string `env:"BAROMETER_OTLP_HTTP_ADDR" docDefault:"(off)" doc:"the OTLP push receiver's HTTP listen address (POST /v1/metrics, protobuf or JSON; OTLP's usual :4318)"`
+	OTLPCredentials                  string `env:"BAROMETER_OTLP_CREDENTIALS" doc:"the file of who may push and for which namespaces (docs/otlp.md); required when the receiver is on"`
+	OTLPTLSCertFile                  string `env:"BAROMETER_OTLP_TLS_CERT_FILE" docDefault:"(plain)" doc:"serve both OTLP listeners over TLS with this certificate; set with BAROMETER_OTLP_TLS_KEY_FILE"`
+	OTLPTLSKeyFile                   string `env:"BAROMETER_OTLP_TLS_KEY_FILE" docDefault:"(plain)" doc:"the private key of BAROMETER_OTLP_TLS_CERT_FILE"`
+	OTLPTLSClientCAFile              string `env:"BAROMETER_OTLP_TLS_CLIENT_CA_FILE" doc:"a pusher's client certificate signed by this CA authenticates it (mTLS); needs BAROMETER_OTLP_TLS_CERT_FILE"`
+	OTLPMaxSeries                    int    `env:"BAROMETER_OTLP_MAX_SERIES" envDefault:"100000" min:"1" max:"10000000" doc:"series the OTLP store holds, its last eighth kept for namespaces holding fewer than 1,000; a push past it is refused in part (partial success)"`
+	OTLPMaxSeriesPerNamespace        int    `env:"BAROMETER_OTLP_MAX_SERIES_PER_NAMESPACE" envDefault:"20000" min:"1" max:"10000000" doc:"series the pushes of one namespace may hold, at most BAROMETER_OTLP_MAX_SERIES"`
+	OTLPMaxMemoryBytes               int    `env:"BAROMETER_OTLP_MAX_MEMORY_BYTES" envDefault:"67108864" min:"1" max:"68719476736" doc:"estimated bytes the OTLP store may hold, its last eighth kept for namespaces holding less than 1 MiB (docs/otlp.md, \"Memory\")"`
+	OTLPMaxMemoryBytesPerNamespace   int    `env:"BAROMETER_OTLP_MAX_MEMORY_BYTES_PER_NAMESPACE" envDefault:"16777216" min:"1" max:"68719476736" doc:"estimated bytes the pushes of one namespace may hold, at most BAROMETER_OTLP_MAX_MEMORY_BYTES"`
+	OTLPMaxPointsPerRequest          int    `env:"BAROMETER_OTLP_MAX_POINTS_PER_REQUEST" envDefault:"10000" min:"1" max:"1000000" doc:"data points one push may carry, and resources, scopes and metrics each; counted before the push is decoded"`
+	OTLPMaxRequestBytes              int    `env:"BAROMETER_OTLP_MAX_REQUEST_BYTES" envDefault:"4194304" min:"1" max:"268435456" doc:"bytes one push may take, decompressed"`
+	OTLPMaxDecodedBytes              int    `env:"BAROMETER_OTLP_MAX_DECODED_BYTES" envDefault:"8388608" min:"1" max:"1073741824" doc:"bytes one push may decode into, as its wire form says before it is decoded"`
+	OTLPMaxOpenRequests              int    `env:"BAROMETER_OTLP_MAX_OPEN_REQUESTS" envDefault:"8" min:"1" max:"1024" doc:"authenticated pushes in progress at once, their bodies arriving or in hand; one more is told to retry"`
+	OTLPMaxOpenRequestsPerCredential int    `env:"BAROMETER_OTLP_MAX_OPEN_REQUESTS_PER_CREDENTIAL" envDefault:"2" min:"1" max:"1024" doc:"of BAROMETER_OTLP_MAX_OPEN_REQUESTS, the most one credential holds"`
+	OTLPMaxConcurrentRequests        int    `env:"BAROMETER_OTLP_MAX_CONCURRENT_REQUESTS" envDefault:"2" min:"1" max:"1024" doc:"pushes decoded and stored at once, their bodies in hand; one more waits its turn, 5 s at most, then is told to retry"`
+	OTLPMinBodyBytesPerSecond        int    `env:"BAROMETER_OTLP_MIN_BODY_BYTES_PER_SECOND" envDefault:"262144" min:"1" max:"1073741824" doc:"the slowest a push's body may arrive after its first 5 s; a slower one is cut off (408, or a cancelled stream)"`
+	// Peering (docs/operations.md, "HA"; pkg/pressure/otlp/peer): the
+	// scaler's replicas forward their OTLP pushes to each other, and one
+	// that starts takes the others' store.
+	PeerAddr      string `env:"BAROMETER_PEER_ADDR" docDefault:"(off)" doc:"the peer listener's address: the other replicas forward the OTLP pushes they receive to it and a replica that starts reads their store from it (docs/operations.md, HA); needs the OTLP receiver and BAROMETER_PEER_TOKEN_FILE"`
+	Peers         string `env:"BAROMETER_PEERS" doc:"the other replicas' peer listeners: host:port addresses separated by ',', or k8s://SERVICE.NAMESPACE:PORT for the pods of that Service's EndpointSlices (this pod left out)"`
+	PeerTokenFile string `env:"BAROMETER_PEER_TOKEN_FILE" doc:"the token the replicas authenticate each other with (the same file in every replica; re-read when it changes)"`
 	// StatusPage serves the status page at /status on the HTTP port, and
 	// keeps each target's recent history for it (pkg/statuspage).
 	StatusPage bool   `env:"BAROMETER_STATUS_PAGE" envDefault:"true" doc:"serve the read-only status page at /status (each target's recent history drawn, its decisions and settings) and keep the history it draws"`
@@ -133,6 +144,9 @@ func (c Config) OTLPEnabled() bool { return c.OTLPGRPCAddr != "" || c.OTLPHTTPAd
 
 func (c Config) validateOTLP() error {
 	if !c.OTLPEnabled() {
+		if c.PeerAddr != "" {
+			return fmt.Errorf("BAROMETER_PEER_ADDR: the replicas share their OTLP pushes, and the receiver is off (set BAROMETER_OTLP_GRPC_ADDR or BAROMETER_OTLP_HTTP_ADDR)")
+		}
 		return nil
 	}
 	switch {
@@ -142,8 +156,14 @@ func (c Config) validateOTLP() error {
 		return fmt.Errorf("BAROMETER_OTLP_TLS_CERT_FILE and BAROMETER_OTLP_TLS_KEY_FILE must be set together")
 	case c.OTLPTLSClientCAFile != "" && c.OTLPTLSCertFile == "":
 		return fmt.Errorf("BAROMETER_OTLP_TLS_CLIENT_CA_FILE needs BAROMETER_OTLP_TLS_CERT_FILE and BAROMETER_OTLP_TLS_KEY_FILE")
+	case c.PeerAddr != "" && c.PeerTokenFile == "":
+		return fmt.Errorf("BAROMETER_PEER_TOKEN_FILE: required with BAROMETER_PEER_ADDR: the replicas authenticate each other with it")
 	case c.OTLPMaxSeriesPerNamespace > c.OTLPMaxSeries:
 		return fmt.Errorf("BAROMETER_OTLP_MAX_SERIES_PER_NAMESPACE %d: allowed at most BAROMETER_OTLP_MAX_SERIES (%d)", c.OTLPMaxSeriesPerNamespace, c.OTLPMaxSeries)
+	case c.OTLPMaxMemoryBytesPerNamespace > c.OTLPMaxMemoryBytes:
+		return fmt.Errorf("BAROMETER_OTLP_MAX_MEMORY_BYTES_PER_NAMESPACE %d: allowed at most BAROMETER_OTLP_MAX_MEMORY_BYTES (%d)", c.OTLPMaxMemoryBytesPerNamespace, c.OTLPMaxMemoryBytes)
+	case c.OTLPMaxOpenRequestsPerCredential > c.OTLPMaxOpenRequests:
+		return fmt.Errorf("BAROMETER_OTLP_MAX_OPEN_REQUESTS_PER_CREDENTIAL %d: allowed at most BAROMETER_OTLP_MAX_OPEN_REQUESTS (%d)", c.OTLPMaxOpenRequestsPerCredential, c.OTLPMaxOpenRequests)
 	}
 	return nil
 }

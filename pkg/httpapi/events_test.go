@@ -29,6 +29,10 @@ type eventView struct {
 	Before int                `json:"before"`
 	After  int                `json:"after"`
 	Inputs map[string]float64 `json:"inputs"`
+	// ScaledObject is the reader the event is rendered for; Repeats the
+	// no-ops folded into it.
+	ScaledObject string `json:"scaledObject"`
+	Repeats      int    `json:"repeats"`
 }
 
 func TestEventsServeTheAuditTrail(t *testing.T) {
@@ -47,11 +51,11 @@ func TestEventsServeTheAuditTrail(t *testing.T) {
 	if len(ev) != 1 {
 		t.Fatalf("events %+v, want the first decision", ev)
 	}
-	if e := ev[0]; e.Target != q.Key || e.Policy != "queue" || e.Action != "scale_up" || e.Before != 1 || e.After != 4 ||
+	if e := ev[0]; e.Target != q.Key || e.ScaledObject != "shop/jobs" || e.Policy != "queue" || e.Action != "scale_up" || e.Before != 1 || e.After != 4 ||
 		!e.Time.Equal(f.clock.Now()) || e.Inputs["drain"] != 4 || e.Reason == "" {
 		t.Errorf("event %+v", e)
 	}
-	if got := keys(t, decode[[]json.RawMessage](t, r)[0]); !slices.Equal(got, []string{"time", "target", "policy", "action", "reason", "before", "after", "inputs"}) {
+	if got := keys(t, decode[[]json.RawMessage](t, r)[0]); !slices.Equal(got, []string{"time", "target", "scaledObject", "policy", "action", "reason", "before", "after", "inputs"}) {
 		t.Errorf("event keys %v", got)
 	}
 
@@ -69,9 +73,16 @@ func TestEventsServeTheAuditTrail(t *testing.T) {
 	f.clock.Tick(t, interval)
 	registrytest.WaitSamples(t, q, 2)
 	registrytest.WaitSamples(t, def, 2)
+	// The pressure target's steady second sample is counted into its
+	// first decision; the queue's held no-op follows a change of reason.
 	all = decode[[]eventView](t, f.get(t, "/events"))
-	if len(all) != 4 || !all[3].Time.After(all[0].Time) {
-		t.Fatalf("after a tick: %+v, want 4 events, newest last", all)
+	if len(all) != 3 || !all[2].Time.After(all[0].Time) {
+		t.Fatalf("after a tick: %+v, want 3 events, newest last", all)
+	}
+	for _, e := range all {
+		if e.Target == def.Key && e.Repeats != 1 {
+			t.Errorf("pressure event %+v, want its steady second sample counted into it", e)
+		}
 	}
 	ev = decode[[]eventView](t, f.get(t, "/events/shop/jobs"))
 	if len(ev) != 2 || ev[1].Action != "no-op" || ev[1].Before != 4 {

@@ -79,14 +79,11 @@ func New(cfg Config) http.Handler {
 
 	mux := http.NewServeMux()
 	route := func(pattern string, h http.Handler) { mux.Handle(pattern, s.readOnly(h)) }
-	perTarget := func(base string, serve func(http.ResponseWriter, *registry.Target)) {
+	perTarget := func(base string, serve func(http.ResponseWriter, registry.Served)) {
 		route(base, s.defaultTarget(base, serve))
 		route(base+"/{namespace}/{name}", s.refTarget(serve))
 	}
-	// /scale's reader names its own target, which the scaler does not
-	// know; a ScaledObject's trigger carries it (recommendedReplicas).
-	route("/scale", s.defaultTarget("/scale", func(w http.ResponseWriter, t *registry.Target) { s.serveScale(w, t, false) }))
-	route("/scale/{namespace}/{name}", s.refTarget(func(w http.ResponseWriter, t *registry.Target) { s.serveScale(w, t, true) }))
+	perTarget("/scale", s.serveScale)
 	route("/targets", http.HandlerFunc(s.targets))
 	route("/events", http.HandlerFunc(s.eventsAll))
 	route("/events/{namespace}/{name}", http.HandlerFunc(s.eventsRef))
@@ -99,6 +96,7 @@ func New(cfg Config) http.Handler {
 	if cfg.Status != nil {
 		route("/status", cfg.Status)
 		route("/status/{namespace}/{name}", cfg.Status)
+		route("/status/default", cfg.Status)
 	}
 	// The catch-all answers every other path, whatever the method, so that
 	// an unknown path is a JSON 404 rather than ServeMux's plain text.

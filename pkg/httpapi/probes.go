@@ -55,8 +55,8 @@ func (s *server) readyz() http.Handler {
 
 // defaultSnapshot is the default target's latest snapshot, nil without one.
 func (s *server) defaultSnapshot() *sampling.Snapshot {
-	if t := s.reg.Default(); t != nil {
-		return t.Load()
+	if served, ok := s.reg.Default(); ok {
+		return served.Target.Load()
 	}
 	return nil
 }

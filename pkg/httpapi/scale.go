@@ -13,44 +13,39 @@ import (
 )
 
 // defaultTarget serves a per-target endpoint for the default target.
-func (s *server) defaultTarget(base string, serve func(http.ResponseWriter, *registry.Target)) http.Handler {
+func (s *server) defaultTarget(base string, serve func(http.ResponseWriter, registry.Served)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		t := s.reg.Default()
-		if t == nil {
+		served, ok := s.reg.Default()
+		if !ok {
 			s.writeError(w, http.StatusNotFound,
 				"no default target: the scaler was started without one; ask for "+base+"/{namespace}/{name}")
 			return
 		}
-		serve(w, t)
+		serve(w, served)
 	})
 }
 
 // refTarget serves a per-target endpoint for the ScaledObject named by the
 // path's {namespace}/{name}.
-func (s *server) refTarget(serve func(http.ResponseWriter, *registry.Target)) http.Handler {
+func (s *server) refTarget(serve func(http.ResponseWriter, registry.Served)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if t, ok := s.lookup(w, r); ok {
-			serve(w, t)
+		if served, ok := s.lookup(w, r); ok {
+			serve(w, served)
 		}
 	})
 }
 
-// serveScale writes a target's signal.
+// serveScale writes a target's signal, its recommendedReplicas what KEDA
+// asks for at the caller's own trigger's target.
 //
 // A stale signal (never sampled, or older than 3 x the sample interval) is
-// answered 503 with the full body, stale true and the reason. The reader
-// this endpoint exists for is KEDA's metrics-api trigger, which reads
-// valueLocation from a 200 and counts anything else as a failure; only a
-// failure lets the ScaledObject's fallback take over. A 200 would hand it
-// the warming-up ScaleValue of 0 or a value frozen by a broken source as if
-// it were current, which is exactly the fake zero the gRPC surface refuses
-// with Unavailable. People and dashboards still get the last signal in the
-// body, flagged.
-//
-// For a ScaledObject (atTarget), recommendedReplicas is what KEDA asks for
-// at its trigger's target; for the default target, at a target of 1.
-func (s *server) serveScale(w http.ResponseWriter, t *registry.Target, atTarget bool) {
-	snap := t.Load()
+// answered 503 with the full body, stale true and the reason. KEDA's
+// metrics-api trigger reads valueLocation from a 200 and counts anything
+// else as a failure, and only a failure lets the ScaledObject's fallback
+// take over; a 200 would hand it a warming-up 0 or a frozen value as
+// current. People and dashboards still get the last signal, flagged.
+func (s *server) serveScale(w http.ResponseWriter, served registry.Served) {
+	snap := served.Target.Load()
 	staleErr := health.Fresh(snap, s.reg.Now())
 	code := http.StatusOK
 	if staleErr != nil {
@@ -59,11 +54,7 @@ func (s *server) serveScale(w http.ResponseWriter, t *registry.Target, atTarget 
 	}
 	// The body is signalview's Signal, the shape the gRPC SignalService
 	// serves as well; its JSON tags hold /scale's names and order.
-	view := signalview.New(&snap.Signal, t.Key, staleErr)
-	if atTarget && !snap.Signal.WarmingUp() {
-		view.RecommendedReplicas = signalview.ReplicasAtTarget(view.ScaleValue, t.Trigger.TargetPressure, t.Trigger.Signal.MinReplicas)
-	}
-	s.writeJSON(w, code, view)
+	s.writeJSON(w, code, signalview.ForTrigger(&snap.Signal, served.Target.Key, staleErr, served.Trigger))
 }
 
 // targets serves GET /targets: every running target, sorted by key.
@@ -98,18 +89,18 @@ func (s *server) targets(w http.ResponseWriter, _ *http.Request) {
 	_, _ = w.Write(append(body, ']', '\n'))
 }
 
-// lookup resolves the {namespace}/{name} of the path to its target, or
-// answers 404.
-func (s *server) lookup(w http.ResponseWriter, r *http.Request) (*registry.Target, bool) {
+// lookup resolves the {namespace}/{name} of the path to the target serving
+// it, or answers 404.
+func (s *server) lookup(w http.ResponseWriter, r *http.Request) (registry.Served, bool) {
 	ref := registry.Ref{Namespace: r.PathValue("namespace"), Name: r.PathValue("name")}
-	t, err := s.reg.Lookup(ref)
+	served, err := s.reg.Serving(ref)
 	if err != nil {
 		s.writeError(w, http.StatusNotFound, err.Error()+
 			" (the scaler learns a ScaledObject when KEDA first calls it for that object,"+
 			" and forgets it when its sampler is stopped after idling)")
-		return nil, false
+		return registry.Served{}, false
 	}
-	return t, true
+	return served, true
 }
 
 // retryAfter tells a client refused for staleness to come back after one

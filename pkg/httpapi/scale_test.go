@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"encoding/json"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -278,7 +279,7 @@ func TestMetricsEndpoint(t *testing.T) {
 	})
 	f.use(t, registry.Ref{}, script("busy"))
 	r := f.get(t, "/metrics")
-	if r.code != http.StatusOK || !strings.Contains(string(r.body), `barometer_scale_value{source="scripted/busy"`) {
+	if r.code != http.StatusOK || !regexp.MustCompile(`(?m)^barometer_scale_value\{.*source="scripted/busy"`).Match(r.body) {
 		t.Fatalf("status %d, body without the scale value:\n%s", r.code, r.body)
 	}
 
@@ -287,24 +288,25 @@ func TestMetricsEndpoint(t *testing.T) {
 }
 
 // /scale/{namespace}/{name} reports the replicas KEDA asks for at that
-// ScaledObject's target (ceil(scaleValue / targetPressure)); the default
-// /scale, whose reader's target the scaler does not know, reports them at
-// a target of 1 per replica (ceil(scaleValue)). docs/semantics.md says both.
-func TestRecommendedReplicasAtTheScaledObjectsTarget(t *testing.T) {
+// ScaledObject's target (ceil(scaleValue / targetPressure)), and /scale at
+// the default target's own; docs/semantics.md says so.
+func TestRecommendedReplicasAtTheReadersTarget(t *testing.T) {
 	f := newFixture(t, map[string]*registrytest.Script{"hot": replicas(0.9, pressure.Healthy)})
 	md := script("hot")
 	md["targetPressure"] = "0.4"
 	f.use(t, registry.Ref{}, md)
-	f.use(t, registry.Ref{Namespace: "shop", Name: "checkout"}, md)
+	other := script("hot")
+	other["targetPressure"] = "0.2"
+	f.use(t, registry.Ref{Namespace: "shop", Name: "checkout"}, other)
 	type view struct {
 		ScaleValue          float64 `json:"scaleValue"`
 		RecommendedReplicas int     `json:"recommendedReplicas"`
 	}
 	def, ref := decode[view](t, f.get(t, "/scale")), decode[view](t, f.get(t, "/scale/shop/checkout"))
-	if def.ScaleValue != 0.9 || def.RecommendedReplicas != 1 {
-		t.Errorf("/scale: %+v; want 0.9 and ceil(0.9) = 1", def)
+	if def.ScaleValue != 0.9 || def.RecommendedReplicas != 3 {
+		t.Errorf("/scale: %+v; want 0.9 and ceil(0.9 / 0.4) = 3", def)
 	}
-	if ref.ScaleValue != 0.9 || ref.RecommendedReplicas != 3 {
-		t.Errorf("/scale/shop/checkout: %+v; want 0.9 and KEDA's ceil(0.9 / 0.4) = 3", ref)
+	if ref.ScaleValue != 0.9 || ref.RecommendedReplicas != 5 {
+		t.Errorf("/scale/shop/checkout: %+v; want 0.9 and KEDA's ceil(0.9 / 0.2) = 5", ref)
 	}
 }

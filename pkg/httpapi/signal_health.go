@@ -28,7 +28,8 @@ type verdictView struct {
 // A stale signal is also 503, whatever its last verdict: a projection of
 // data too old to trust cannot vouch for the workload, and a warming-up
 // signal would otherwise read Healthy on all-zero pressure.
-func (s *server) serveSignalHealth(w http.ResponseWriter, t *registry.Target) {
+func (s *server) serveSignalHealth(w http.ResponseWriter, served registry.Served) {
+	t := served.Target
 	snap := t.Load()
 	now := s.reg.Now()
 	v := verdictView{Verdict: health.Evaluate(&snap.Signal, now, s.health), Target: t.Key}

@@ -59,11 +59,11 @@ func apply(raw map[string]string) (config, error) {
 	if _, err := Apply(r, testKeys(), nil, &c); err != nil {
 		return c, r.Spelled(err)
 	}
-	return c, r.Unknown(func(key string) []string {
+	return c, r.Unknown(func(key string) ([]string, []string) {
 		if key == "elsewhere" {
-			return []string{"other"}
+			return []string{"other"}, nil
 		}
-		return nil
+		return nil, nil
 	})
 }
 

@@ -22,12 +22,15 @@ const (
 // Reading is one parse of raw metadata: its values by key, which keys were
 // read, and the context the keys read so far have set.
 type Reading struct {
-	Context  Context
-	values   map[string]string // base key -> trimmed value, non-empty only
-	from     map[string]string // base key -> the xFromEnv key it arrived as
-	used     map[string]bool
-	conflict error
-	settings []Setting // non-nil: Apply records every key it reads
+	Context Context
+	values  map[string]string // base key -> trimmed value, non-empty only
+	from    map[string]string // base key -> the xFromEnv key it arrived as
+	used    map[string]bool
+	// elsewhere are the policies of keys declared but not read under this
+	// trigger's policy, for Unknown to name.
+	elsewhere map[string][]string
+	conflict  error
+	settings  []Setting // non-nil: Apply records every key it reads
 }
 
 // NewReading starts reading raw, refusing metadata too large to be a trigger
@@ -110,14 +113,17 @@ func (r *Reading) Applies(info Info) bool {
 func Apply[S any](r *Reading, keys []Key[S], checks []Check[S], dst *S) ([]string, error) {
 	var texts []string
 	for _, k := range keys {
-		r.used[k.Name] = true
-		v := r.values[k.Name]
 		if !r.Applies(k.Info) {
-			if v != "" {
-				return nil, &MetadataError{Key: k.Name, Value: v, Allowed: fmt.Sprintf("only for %s (this trigger's policy is %s)", policiesText(k.Policies), r.Context.Policy)}
+			// Left unread: Unknown names who reads it, unless another
+			// declaration of the key applies.
+			if r.elsewhere == nil {
+				r.elsewhere = map[string][]string{}
 			}
+			r.elsewhere[k.Name] = append(r.elsewhere[k.Name], k.Policies...)
 			continue
 		}
+		r.used[k.Name] = true
+		v := r.values[k.Name]
 		switch {
 		case v != "":
 			if allowed, ok := k.read(dst, v, &r.Context); !ok {
@@ -146,6 +152,15 @@ func Apply[S any](r *Reading, keys []Key[S], checks []Check[S], dst *S) ([]strin
 	return texts, nil
 }
 
+// PoliciesText names policies for an error: "policy queue", "policies
+// fixed, queue".
+func PoliciesText(ps []string) string {
+	if len(ps) == 1 {
+		return "policy " + ps[0]
+	}
+	return "policies " + strings.Join(ps, ", ")
+}
+
 func forSource(info Info) string {
 	if len(info.Sources) == 1 {
 		return " for source " + info.Sources[0]
@@ -153,18 +168,12 @@ func forSource(info Info) string {
 	return ""
 }
 
-func policiesText(ps []string) string {
-	if len(ps) == 1 {
-		return "policy " + ps[0]
-	}
-	return "policies " + strings.Join(ps, ", ")
-}
-
 // Unknown reports a key set twice (x and xFromEnv), or the first key (in
-// sorted order) that nothing read: a key other sources read (readers
-// names them) by what reads it, anything else with the known key nearest
+// sorted order) that nothing read: a key other sources or policies read
+// (readers names them, besides the policies of the keys Apply declared but
+// did not read) by what reads it, anything else with the known key nearest
 // to it, when one is near.
-func (r *Reading) Unknown(readers func(key string) []string) error {
+func (r *Reading) Unknown(readers func(key string) (sources, policies []string)) error {
 	if r.conflict != nil {
 		return r.conflict
 	}
@@ -179,21 +188,33 @@ func (r *Reading) Unknown(readers func(key string) []string) error {
 	}
 	slices.Sort(left)
 	key := left[0]
-	if rs := readers(key); len(rs) > 0 {
-		what := "source " + strings.Join(rs, ", ")
-		if len(rs) > 1 {
-			what = "sources " + strings.Join(rs, ", ")
+	sources, policies := readers(key)
+	policies = append(slices.Clone(r.elsewhere[key]), policies...)
+	var allowed string
+	switch {
+	case len(sources) > 0:
+		what := "source " + strings.Join(sources, ", ")
+		if len(sources) > 1 {
+			what = "sources " + strings.Join(sources, ", ")
 		}
-		return &MetadataError{Key: cmp.Or(r.from[key], key), Allowed: fmt.Sprintf("only for %s (this trigger's source is %s)", what, r.Context.Source)}
+		allowed = fmt.Sprintf("only for %s (this trigger's source is %s)", what, r.Context.Source)
+	case len(policies) > 0:
+		allowed = fmt.Sprintf("only for %s (this trigger's policy is %s)", PoliciesText(policies), r.Context.Policy)
 	}
-	known := make([]string, 0, len(r.used))
+	if allowed != "" {
+		return &MetadataError{Key: cmp.Or(r.from[key], key), Value: r.values[key], Allowed: allowed}
+	}
+	known := make([]string, 0, len(r.used)+len(r.elsewhere))
 	for k := range r.used {
+		known = append(known, k)
+	}
+	for k := range r.elsewhere {
 		known = append(known, k)
 	}
 	slices.Sort(known)
 	// The nearest key rather than all of them: a list of seventy keys
 	// hides the one the author meant, and the README lists them all.
-	allowed := "unknown key"
+	allowed = "unknown key"
 	if near, ok := nearest(key, known); ok {
 		allowed += "; did you mean " + Quote(near) + "?"
 	}

@@ -95,7 +95,7 @@ var signalFamilies = [numFamilies]family{
 	famScaleValue:          {"scale_value", "Smoothed, gated, floored replica demand served to KEDA.", gauge},
 	famRawScaleValue:       {"raw_scale_value", "Instantaneous replica demand: dominant dimension x replicas.", gauge},
 	famForecast:            {"forecast_value", "Seasonal forecast of the replica demand (the trigger's forecast key on or only; 0 when no season was found).", gauge},
-	famRecommendedReplicas: {"recommended_replicas", "max(minReplicas, ceil(scale value)).", gauge},
+	famRecommendedReplicas: {"recommended_replicas", "Replicas the HPA of the ScaledObject the labels name asks for: max(minReplicas, ceil(scale value / targetPressure)).", gauge},
 	famComputePressure:     {"compute_pressure", "Worst replica's pressure per compute dimension, 0 to 1.", gauge},
 	famObservedReplicas:    {"observed_replicas", "Replicas that answered the last successful sample.", gauge},
 	famMissingReplicas:     {"missing_replicas", "Replicas that did not answer the last successful sample.", gauge},
@@ -153,28 +153,28 @@ func (g *signalGatherer) Gather() ([]*dto.MetricFamily, error) {
 	for i, f := range signalFamilies {
 		s[i] = &dto.MetricFamily{Name: proto.String(Namespace + "_" + f.name), Help: proto.String(f.help), Type: f.kind.Enum()}
 	}
-	targets := g.reg.Targets()
+	targets := g.reg.Named()
 	s.add(famTargets, float64(len(targets)), nil)
 	for limit, n := range g.reg.Refusals() {
 		s.add(famRefusals, float64(n), []*dto.LabelPair{pair("limit", limit)})
 	}
 	now := g.reg.Now()
-	for _, t := range targets {
-		target, source := pair("target", t.Key), pair("source", t.SourceKey())
+	for _, named := range targets {
+		t := named.Target
+		labels := sorted(pair("scaledobject_namespace", named.Ref.Namespace), pair("scaledobject_name", named.Ref.Name), pair("source", t.SourceKey()), pair("target", t.Key))
 		snap := t.Load()
-		s.target([]*dto.LabelPair{source, target}, snap, now)
+		s.target(labels, snap, named, now)
 		for action, n := range t.Decisions() {
-			s.add(famDecisions, float64(n), sorted(pair("action", action), pair("policy", t.Policy()), target))
+			s.add(famDecisions, float64(n), sorted(append([]*dto.LabelPair{pair("action", action), pair("policy", t.Policy())}, labels...)...))
 		}
 		if ec, ok := t.Source().(replicaErrorCounter); ok {
 			for replica, n := range ec.ErrorCounts() {
-				s.add(famScrapeErrors, float64(n), sorted(pair("replica", replica), source, target))
+				s.add(famScrapeErrors, float64(n), sorted(append([]*dto.LabelPair{pair("replica", replica)}, labels...)...))
 			}
 		}
 		if sig := &snap.Signal; !sig.WarmingUp() {
-			only := []*dto.LabelPair{target}
-			s.add(famReplicaSeconds, sig.Cost.ReplicaSeconds, only)
-			s.add(famReplicaCost, sig.Cost.Cost, only)
+			s.add(famReplicaSeconds, sig.Cost.ReplicaSeconds, labels)
+			s.add(famReplicaCost, sig.Cost.Cost, labels)
 		}
 	}
 	out := make([]*dto.MetricFamily, 0, numFamilies)
@@ -186,9 +186,10 @@ func (g *signalGatherer) Gather() ([]*dto.MetricFamily, error) {
 	return out, nil
 }
 
-// target adds one target's series from its snapshot; labels are its source
-// and target pairs, in that order.
-func (s *scrape) target(labels []*dto.LabelPair, snap *sampling.Snapshot, now time.Time) {
+// target adds one target's series from its snapshot; labels are its
+// labels, sorted. The recommended replicas are those the ScaledObject that
+// names it asks for.
+func (s *scrape) target(labels []*dto.LabelPair, snap *sampling.Snapshot, named registry.Served, now time.Time) {
 	with := func(name, value string) []*dto.LabelPair {
 		return sorted(append([]*dto.LabelPair{pair(name, value)}, labels...)...)
 	}
@@ -213,7 +214,11 @@ func (s *scrape) target(labels []*dto.LabelPair, snap *sampling.Snapshot, now ti
 	s.add(famScaleValue, sig.ScaleValue, labels)
 	s.add(famRawScaleValue, sig.RawScaleValue, labels)
 	s.add(famForecast, sig.Forecast, labels)
-	s.add(famRecommendedReplicas, float64(sig.RecommendedReplicas), labels)
+	recommended := sig.RecommendedReplicas
+	if named.Trigger != nil {
+		recommended = named.Trigger.Reader().Replicas(sig.ScaleValue)
+	}
+	s.add(famRecommendedReplicas, float64(recommended), labels)
 	s.add(famComputePressure, sig.Compute.Activation, with("dimension", signal.Activation.String()))
 	s.add(famComputePressure, sig.Compute.Resource, with("dimension", signal.Resource.String()))
 	s.add(famComputePressure, sig.Compute.WalDispatch, with("dimension", signal.WalDispatch.String()))

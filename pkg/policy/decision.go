@@ -14,12 +14,6 @@ const (
 	PolicyPoolWithThreshold = "pool_with_threshold"
 )
 
-// Names returns every policy this package decides, for the surface that
-// rejects an unknown name before it reaches the engine.
-func Names() []string {
-	return []string{PolicyQueue, PolicyFixed, PolicyFullyElastic, PolicyMaxCount, PolicyPoolWithThreshold}
-}
-
 // Unbounded is a replica maximum that bounds nothing. It is the largest int,
 // so min(x, Unbounded) needs no special case.
 const Unbounded = math.MaxInt

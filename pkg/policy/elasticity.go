@@ -3,6 +3,8 @@ package policy
 import (
 	"fmt"
 	"time"
+
+	"github.com/barometer-scaler/barometer/pkg/keyschema"
 )
 
 // Defaults of the elasticity policies (docs/semantics.md, "The elasticity
@@ -13,11 +15,10 @@ const (
 	DefaultThresholdTicks = 2
 )
 
-// ElasticityOptions tune one of the elasticity policies. Start from
-// DefaultElasticityOptions, whose maximum depends on the policy.
+// ElasticityOptions tune one of the elasticity policies; each kind's
+// defaults are its starting value.
 type ElasticityOptions struct {
-	// Policy is fixed, fully_elastic, max_count or pool_with_threshold. Any
-	// other name decides a no-op naming it (docs/semantics.md, "fixed").
+	// Policy is the policy's name, as its decisions carry it.
 	Policy string
 	// Min and Max bound the target. Max may be Unbounded. Min above Max is
 	// allowed: the target formula lets Min win.
@@ -35,15 +36,62 @@ type ElasticityOptions struct {
 	SlotsPerReplica int
 }
 
-// DefaultElasticityOptions returns the documented defaults for a policy: no
-// minimum, and no maximum except for max_count, whose maximum defaults to 0
-// so that an unset maximum scales nothing up.
-func DefaultElasticityOptions(policy string) ElasticityOptions {
-	o := ElasticityOptions{Policy: policy, Max: Unbounded, High: DefaultHighThreshold, Low: DefaultLowThreshold, Ticks: DefaultThresholdTicks, SlotsPerReplica: 1}
-	if policy == PolicyMaxCount {
-		o.Max = 0
+// The elasticity policies: each its rule, its keys and its default maximum
+// (docs/semantics.md, "The elasticity policies").
+var (
+	Fixed = elasticityKind(PolicyFixed, "holds the replica count it sees", fixedRule, Unbounded, false, false)
+	// FullyElastic and MaxCount differ only in the default maximum.
+	FullyElastic      = elasticityKind(PolicyFullyElastic, "one replica per pending item, within the bounds", elasticRule, Unbounded, true, false)
+	MaxCount          = elasticityKind(PolicyMaxCount, "fully_elastic with no replicas unless maxReplicas is set", elasticRule, 0, true, false)
+	PoolWithThreshold = elasticityKind(PolicyPoolWithThreshold, "a step when utilization stays past a threshold", thresholdRule, Unbounded, true, true)
+)
+
+// elasticityKind declares an elasticity policy deciding by rule. bounded
+// policies read the replica bounds and slots (and the work queue);
+// thresholds ones the utilization thresholds.
+func elasticityKind(name, doc string, rule elasticityRule, max int, bounded, thresholds bool) Kind {
+	zero := func() ElasticityOptions {
+		return ElasticityOptions{Policy: name, Max: max, High: DefaultHighThreshold, Low: DefaultLowThreshold, Ticks: DefaultThresholdTicks, SlotsPerReplica: 1}
 	}
-	return o
+	var keys []keyschema.Key[ElasticityOptions]
+	var checks []keyschema.Check[ElasticityOptions]
+	if bounded {
+		keys = append(keys,
+			minReplicasKey(func(o *ElasticityOptions) *int { return &o.Min }),
+			maxReplicasKey(func(o *ElasticityOptions) *int { return &o.Max }, max),
+			slotsPerReplicaKey(func(o *ElasticityOptions) *int { return &o.SlotsPerReplica }))
+	}
+	if thresholds {
+		keys = append(keys, thresholdKeys()...)
+		checks = append(checks, checkThresholds)
+	}
+	return newKind(Kind{Name: name, Doc: doc, ReadsQueue: bounded, Poolable: true}, zero, keys, checks,
+		func(o ElasticityOptions) (Spec, error) {
+			p, err := newElasticityPolicy(o, rule)
+			if err != nil {
+				return nil, err
+			}
+			return elasticSpec{p}, nil
+		})
+}
+
+func thresholdKeys() []keyschema.Key[ElasticityOptions] {
+	return []keyschema.Key[ElasticityOptions]{
+		keyschema.Float("threshold", func(o *ElasticityOptions) *float64 { return &o.High }, DefaultHighThreshold, keyschema.AboveUpTo(0, 1)).InSimulator().
+			Describe("high utilization threshold"),
+		keyschema.Float("thresholdLow", func(o *ElasticityOptions) *float64 { return &o.Low }, DefaultLowThreshold, keyschema.Between(0, 1)).InSimulator().
+			Describe("low utilization threshold, at most `threshold`"),
+		keyschema.Int("ticks", func(o *ElasticityOptions) *int { return &o.Ticks }, DefaultThresholdTicks, 1, 1000).InSimulator().
+			Describe("consecutive ticks past a threshold before a step"),
+	}
+}
+
+// checkThresholds refuses a low threshold above the high one.
+func checkThresholds(o *ElasticityOptions, _ *keyschema.Context, _ func(string) bool) error {
+	if o.Low > o.High {
+		return &keyschema.MetadataError{Key: "thresholdLow", Value: keyschema.FormatFloat(o.Low), Allowed: keyschema.Between(0, o.High).String()}
+	}
+	return nil
 }
 
 // Validate returns an *OptionError naming the first invalid field. The
@@ -86,17 +134,23 @@ type ElasticityState struct {
 // tick. It holds only validated options, so it is safe for concurrent use.
 type ElasticityPolicy struct {
 	opts ElasticityOptions
+	rule elasticityRule
 }
+
+// elasticityRule is one policy's rule over one set of signals (a target's,
+// or a pool's combined): the action before any downgrade, the reason, the
+// inputs it adds and the next state.
+type elasticityRule func(p *ElasticityPolicy, st ElasticityState, sig ElasticityObservation, inputs map[string]float64) (Action, string, ElasticityState)
 
 // Name is the policy's name, as decisions carry it.
 func (p *ElasticityPolicy) Name() string { return p.opts.Policy }
 
-// NewElasticityPolicy validates opts and returns the policy.
-func NewElasticityPolicy(opts ElasticityOptions) (*ElasticityPolicy, error) {
+// newElasticityPolicy validates opts and returns the policy deciding by rule.
+func newElasticityPolicy(opts ElasticityOptions, rule elasticityRule) (*ElasticityPolicy, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	return &ElasticityPolicy{opts: opts}, nil
+	return &ElasticityPolicy{opts: opts, rule: rule}, nil
 }
 
 // Decide decides one standalone target at now. Before is current (the
@@ -104,7 +158,7 @@ func NewElasticityPolicy(opts ElasticityOptions) (*ElasticityPolicy, error) {
 // count by one.
 func (p *ElasticityPolicy) Decide(st ElasticityState, obs ElasticityObservation, now time.Time) (Decision, ElasticityState) {
 	obs.Utilization = fraction(obs.Utilization)
-	action, reason, inputs, next := p.rule(st, obs)
+	action, reason, inputs, next := p.decideRule(st, obs)
 	d := stepDecision(now, p.opts.Policy, action, reason, inputs, obs)
 	if action == ScaleDown && !hasIdle(obs) {
 		d = d.downgrade(noIdleReplica)
@@ -142,30 +196,33 @@ func hasIdle(obs ElasticityObservation) bool {
 	return obs.InFlight > 0 || (obs.Replicas > 0 && obs.Utilization < 1)
 }
 
-// rule applies the policy's rule to one set of signals (a target's, or a
-// pool's combined). It returns the action before any downgrade.
-func (p *ElasticityPolicy) rule(st ElasticityState, sig ElasticityObservation) (Action, string, map[string]float64, ElasticityState) {
+// decideRule applies the policy's rule to one set of signals.
+func (p *ElasticityPolicy) decideRule(st ElasticityState, sig ElasticityObservation) (Action, string, map[string]float64, ElasticityState) {
 	inputs := map[string]float64{
 		"replicas":    float64(sig.Replicas),
 		"in_flight":   float64(sig.InFlight),
 		"pending":     float64(sig.Pending),
 		"utilization": sig.Utilization,
 	}
-	switch p.opts.Policy {
-	case PolicyFixed:
-		return NoOp, "fixed: no-op", inputs, st
-	case PolicyFullyElastic, PolicyMaxCount:
-		action, reason, target := p.elastic(sig)
-		inputs["target"] = float64(target)
-		return action, reason, inputs, st
-	case PolicyPoolWithThreshold:
-		action, reason, next := p.threshold(st, sig)
-		inputs["consecutive_above"] = float64(next.ConsecutiveAbove)
-		inputs["consecutive_below"] = float64(next.ConsecutiveBelow)
-		return action, reason, inputs, next
-	default:
-		return NoOp, fmt.Sprintf("unknown policy %q", p.opts.Policy), inputs, st
-	}
+	action, reason, next := p.rule(p, st, sig, inputs)
+	return action, reason, inputs, next
+}
+
+func fixedRule(p *ElasticityPolicy, st ElasticityState, _ ElasticityObservation, _ map[string]float64) (Action, string, ElasticityState) {
+	return NoOp, p.opts.Policy + ": no-op", st
+}
+
+func elasticRule(p *ElasticityPolicy, st ElasticityState, sig ElasticityObservation, inputs map[string]float64) (Action, string, ElasticityState) {
+	action, reason, target := p.elastic(sig)
+	inputs["target"] = float64(target)
+	return action, reason, st
+}
+
+func thresholdRule(p *ElasticityPolicy, st ElasticityState, sig ElasticityObservation, inputs map[string]float64) (Action, string, ElasticityState) {
+	action, reason, next := p.threshold(st, sig)
+	inputs["consecutive_above"] = float64(next.ConsecutiveAbove)
+	inputs["consecutive_below"] = float64(next.ConsecutiveBelow)
+	return action, reason, next
 }
 
 // elastic is fully_elastic and max_count, which differ only in the default
@@ -233,4 +290,47 @@ func (p *ElasticityPolicy) threshold(st ElasticityState, sig ElasticityObservati
 	default:
 		return NoOp, head + fmt.Sprintf(" in the dead band (%.2f, %.2f): no-op", o.Low, o.High), st
 	}
+}
+
+// observe reads a sample as the elasticity policies do: utilization over
+// the slots of the replicas whose queue was read.
+func (p *ElasticityPolicy) observe(o Observation) ElasticityObservation {
+	e := ElasticityObservation{Replicas: o.Replicas, InFlight: o.InFlight, Pending: o.Pending}
+	if slots := o.Answered * max(p.opts.SlotsPerReplica, 1); slots > 0 {
+		e.Utilization = o.Busy / float64(slots)
+	}
+	return e
+}
+
+// elasticSpec decides with an elasticity policy, alone or in a pool.
+type elasticSpec struct{ p *ElasticityPolicy }
+
+func (s elasticSpec) New() Decider { return &elasticDecider{p: s.p} }
+
+func (s elasticSpec) NewPool() (PoolDecider, bool) { return &elasticPool{p: s.p}, true }
+
+type elasticDecider struct {
+	p  *ElasticityPolicy
+	st ElasticityState
+}
+
+func (d *elasticDecider) Decide(obs Observation, now time.Time) Decision {
+	var dec Decision
+	dec, d.st = d.p.Decide(d.st, d.p.observe(obs), now)
+	return dec
+}
+
+type elasticPool struct {
+	p  *ElasticityPolicy
+	st ElasticityState
+}
+
+func (d *elasticPool) DecidePool(pool string, members []Member, now time.Time) PoolDecision {
+	ms := make([]PoolMember, len(members))
+	for i, m := range members {
+		ms[i] = PoolMember{Target: m.Target, Observation: d.p.observe(m.Observation)}
+	}
+	var dec PoolDecision
+	dec, d.st = d.p.DecidePool(pool, d.st, ms, now)
+	return dec
 }

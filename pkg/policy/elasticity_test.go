@@ -6,25 +6,39 @@ import (
 	"testing"
 )
 
+// declared is the elasticity policy a kind declares, at its defaults.
+func declared(t *testing.T, policy string) *ElasticityPolicy {
+	t.Helper()
+	k, ok := KindNamed(policy)
+	if !ok {
+		t.Fatalf("no policy %q", policy)
+	}
+	spec, err := k.FromMetadata(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return spec.(elasticSpec).p
+}
+
+// newElastic is the policy at its defaults with mutate applied.
 func newElastic(t *testing.T, policy string, mutate func(*ElasticityOptions)) *ElasticityPolicy {
 	t.Helper()
-	o := DefaultElasticityOptions(policy)
+	d := declared(t, policy)
+	o := d.opts
 	if mutate != nil {
 		mutate(&o)
 	}
-	p, err := NewElasticityPolicy(o)
+	p, err := newElasticityPolicy(o, d.rule)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return p
 }
 
-func TestFixedAndUnknownAreNoOps(t *testing.T) {
+func TestFixedIsANoOp(t *testing.T) {
 	obs := ElasticityObservation{Replicas: 3, InFlight: 1, Pending: 50, Utilization: 1}
 	for _, tt := range []struct{ policy, reason string }{
 		{PolicyFixed, "fixed: no-op"},
-		{"bursty", `unknown policy "bursty"`},
-		{"", `unknown policy ""`},
 	} {
 		d, st := newElastic(t, tt.policy, nil).Decide(ElasticityState{}, obs, t0)
 		if d.Action != NoOp || d.Reason != tt.reason || d.Before != 4 || d.Desired != 4 || d.Policy != tt.policy || st != (ElasticityState{}) {
@@ -172,15 +186,15 @@ func TestPoolWithThresholdOptions(t *testing.T) {
 }
 
 func TestElasticityOptions(t *testing.T) {
-	for _, name := range Names() {
-		if err := DefaultElasticityOptions(name).Validate(); err != nil {
-			t.Errorf("%s defaults: %v", name, err)
+	for _, k := range Kinds() {
+		if _, err := k.FromMetadata(nil); err != nil {
+			t.Errorf("%s defaults: %v", k.Name, err)
 		}
 	}
-	if got := DefaultElasticityOptions(PolicyFullyElastic).Max; got != Unbounded {
+	if got := declared(t, PolicyFullyElastic).opts.Max; got != Unbounded {
 		t.Errorf("fully_elastic max = %d, want unbounded", got)
 	}
-	if got := DefaultElasticityOptions(PolicyMaxCount).Max; got != 0 {
+	if got := declared(t, PolicyMaxCount).opts.Max; got != 0 {
 		t.Errorf("max_count max = %d, want 0", got)
 	}
 	tests := []struct {
@@ -196,11 +210,11 @@ func TestElasticityOptions(t *testing.T) {
 		{"Ticks", func(o *ElasticityOptions) { o.Ticks = 0 }},
 	}
 	for _, tt := range tests {
-		o := DefaultElasticityOptions(PolicyPoolWithThreshold)
+		o := declared(t, PolicyPoolWithThreshold).opts
 		tt.mutate(&o)
 		wantField(t, o.Validate(), tt.field)
-		if _, err := NewElasticityPolicy(o); err == nil {
-			t.Errorf("NewElasticityPolicy accepted an invalid %s", tt.field)
+		if _, err := newElasticityPolicy(o, thresholdRule); err == nil {
+			t.Errorf("newElasticityPolicy accepted an invalid %s", tt.field)
 		}
 	}
 }
@@ -222,7 +236,7 @@ func TestUtilizationIsAFraction(t *testing.T) {
 			t.Errorf("pool with utilization %v: input %v, want %v", c.u, got, c.want)
 		}
 	}
-	o := DefaultElasticityOptions(PolicyFullyElastic)
+	o := declared(t, PolicyFullyElastic).opts
 	o.SlotsPerReplica = -1
 	wantField(t, o.Validate(), "SlotsPerReplica")
 }

@@ -50,7 +50,7 @@ func (p *ElasticityPolicy) DecidePool(pool string, st ElasticityState, members [
 		return PoolDecision{Pool: Decision{At: now, Policy: p.opts.Policy, Action: NoOp, Reason: fmt.Sprintf("pool %s has no members: no-op", pool)}}, st
 	}
 	sig := combine(ms)
-	action, reason, inputs, next := p.rule(st, sig)
+	action, reason, inputs, next := p.decideRule(st, sig)
 	inputs["members"] = float64(len(ms))
 	reason += fmt.Sprintf("; pool %s of %d member(s)", pool, len(ms))
 	out := PoolDecision{Pool: stepDecision(now, p.opts.Policy, action, reason, inputs, sig)}

@@ -465,7 +465,7 @@ func TestNonFiniteCountersAreDropped(t *testing.T) {
 				t.Errorf("step %d: input %s = %v", i, k, v)
 			}
 		}
-		if _, err := json.Marshal(d.Event("q")); err != nil {
+		if _, err := json.Marshal(d.Inputs); err != nil {
 			t.Errorf("step %d: %v", i, err)
 		}
 	}

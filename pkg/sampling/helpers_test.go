@@ -17,8 +17,8 @@ var t0 = time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
 // the pressure computer with its bookkeeping), on the computer's options opts.
 func pressureDecider(t testing.TB, opts signal.Options) decide.Decider {
 	t.Helper()
-	tr := &trigger.Trigger{Policy: trigger.PolicySpec{Name: signal.PolicyPressure}, Signal: opts, Interval: 5 * time.Second}
-	d, err := decide.NewEngine(decide.Config{}).New("ns/target", tr, t0, nil)
+	tr := &trigger.Spec{Policy: trigger.PolicySpec{Name: signal.PolicyPressure}, Signal: opts, Interval: 5 * time.Second}
+	d, err := decide.NewEngine(decide.Config{}).New("ns/target", tr, nil, t0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ func historySampler(t testing.TB, size int, steps ...func() (pressure.Observatio
 
 // TestHistoryKeepsThePublishedSamples: every publish lands in the ring,
 // failed ones flagged with the signal that stood, and once full the ring
-// keeps the newest, oldest first.
+// keeps the newest, oldest first, and what falls out of it in a bucket.
 func TestHistoryKeepsThePublishedSamples(t *testing.T) {
 	s, tick := historySampler(t, 3, replicas(0.5, 0.5), replicas(1, 1), fail("boom"), replicas(0.2, 0.2))
 	if got := s.History(nil); len(got) != 0 {
@@ -33,9 +33,10 @@ func TestHistoryKeepsThePublishedSamples(t *testing.T) {
 		tick()
 	}
 	got := s.History(nil)
-	if len(got) != 3 {
-		t.Fatalf("kept %d points, want the ring's 3", len(got))
+	if len(got) != 4 || got[0].Samples != 1 || !got[0].At.Equal(want[0].AttemptedAt) || got[0].Raw != 1 {
+		t.Fatalf("kept %+v, want the first sample in a bucket and the ring's 3", got)
 	}
+	got = got[1:]
 	for i, p := range got {
 		snap := want[i+1]
 		if !p.At.Equal(snap.AttemptedAt) || p.Scale != float64(float32(snap.Signal.ScaleValue)) ||
@@ -46,19 +47,20 @@ func TestHistoryKeepsThePublishedSamples(t *testing.T) {
 			t.Errorf("point %d: failed %v, error %v", i, p.Failed, snap.LastErr)
 		}
 	}
-	if !got[0].Surge || got[0].Raw != 2 {
+	if got[0].Parts&signal.PartSurge == 0 || got[0].Raw != 2 {
 		t.Errorf("a saturated sample with the responsive profile's surge: %+v", got[0])
 	}
 	if !got[1].Failed || got[1].Scale != got[0].Scale {
 		t.Errorf("a failed sample keeps the signal that stood: %+v after %+v", got[1], got[0])
 	}
-	if s.History(nil) == nil || len(s.History(make([]HistoryPoint, 1))) != 4 {
+	if s.History(nil) == nil || len(s.History(make([]HistoryPoint, 1))) != 5 {
 		t.Error("History appends to dst")
 	}
 }
 
-// TestHistoryFlagsHeldAndStale: the gate holding a fall and a signal gone
-// stale (failed samples past 3 x the interval) are marked.
+// TestHistoryFlagsHeldAndStale: the gate holding a fall (a part of the
+// reason) and a signal gone stale (failed samples past 3 x the interval)
+// are marked.
 func TestHistoryFlagsHeldAndStale(t *testing.T) {
 	opts := signal.DefaultOptions()
 	opts.ScaleInGateWindow = time.Hour
@@ -71,7 +73,7 @@ func TestHistoryFlagsHeldAndStale(t *testing.T) {
 		clock.Advance(5 * time.Second)
 	}
 	got := s.History(nil)
-	if !got[1].Held {
+	if got[1].Parts&signal.PartGate == 0 {
 		t.Errorf("the fall held by the gate: %+v", got[1])
 	}
 	if got[4].Stale || !got[5].Stale || !got[5].Failed {
@@ -80,11 +82,11 @@ func TestHistoryFlagsHeldAndStale(t *testing.T) {
 }
 
 // TestHistoryRecordAllocatesNothing: what a publish pays for the status
-// page is one ring write, O(1) and allocation-free.
+// page is a ring write and a bucket's fold, O(1) and allocation-free.
 func TestHistoryRecordAllocatesNothing(t *testing.T) {
 	h := newHistory(DefaultHistory)
 	snap := &Snapshot{Signal: signal.ScalingSignal{ScaleValue: 2, Reason: "resource pressure 1.00 across 2 replica(s); saturation surge"}, AttemptedAt: t0}
-	for range DefaultHistory { // the ring grows to its size, then only wraps
+	for range DefaultHistory + HistoryBuckets*BucketSamples { // the rings grow to their sizes, then only wrap
 		h.record(snap)
 	}
 	if n := testing.AllocsPerRun(1000, func() { h.record(snap) }); n != 0 {
@@ -95,11 +97,14 @@ func TestHistoryRecordAllocatesNothing(t *testing.T) {
 }
 
 // TestHistoryMemoryPerTarget states the history's memory per target: the
-// size of a point times DefaultHistory, and the heap one ring takes,
-// measured over 1,000 rings.
+// points and the buckets, and the heap one history takes once full,
+// measured over 1,000 of them.
 func TestHistoryMemoryPerTarget(t *testing.T) {
 	if size := unsafe.Sizeof(point{}); size != 24 {
 		t.Errorf("a kept point is %d bytes, want 24", size)
+	}
+	if size := unsafe.Sizeof(bucket{}); size != 40 {
+		t.Errorf("a bucket is %d bytes, want 40", size)
 	}
 	const targets = 1000
 	var before, after runtime.MemStats
@@ -109,15 +114,16 @@ func TestHistoryMemoryPerTarget(t *testing.T) {
 	snap := &Snapshot{AttemptedAt: t0}
 	for i := range rings {
 		rings[i] = newHistory(DefaultHistory)
-		for range DefaultHistory {
+		for range DefaultHistory + HistoryBuckets*BucketSamples {
 			rings[i].record(snap)
 		}
 	}
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	per := float64(after.HeapAlloc-before.HeapAlloc) / targets
-	t.Logf("history per target: %d points x %d bytes = %d bytes; measured %.0f bytes of heap per target (%d rings)",
-		DefaultHistory, unsafe.Sizeof(point{}), DefaultHistory*int(unsafe.Sizeof(point{})), per, targets)
+	t.Logf("history per target: %d points x %d bytes + %d buckets x %d bytes = %d bytes; measured %.0f bytes of heap per target (%d histories)",
+		DefaultHistory, unsafe.Sizeof(point{}), HistoryBuckets, unsafe.Sizeof(bucket{}),
+		DefaultHistory*int(unsafe.Sizeof(point{}))+HistoryBuckets*int(unsafe.Sizeof(bucket{})), per, targets)
 	if per > 10<<10 {
 		t.Errorf("a target's history takes %.0f bytes, want under 10 KiB", per)
 	}
@@ -157,5 +163,42 @@ func BenchmarkHistoryRecord(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		h.record(snap)
+	}
+}
+
+// TestHistoryCoversAnHourAtOneSecond: at a 1 s interval the history
+// reaches an hour back, the newest 2 minutes sample by sample and the rest
+// in buckets that keep each stretch's lowest and highest values and every
+// part of its reasons.
+func TestHistoryCoversAnHourAtOneSecond(t *testing.T) {
+	h := newHistory(DefaultHistory)
+	const samples = 2 * 3600
+	for i := range samples {
+		snap := &Snapshot{AttemptedAt: t0.Add(time.Duration(i) * time.Second),
+			Signal: signal.ScalingSignal{RawScaleValue: float64(i % 7), ScaleValue: float64(i % 5), Compute: pressure.ComputePressure{ReplicaCount: 1 + i%3}}}
+		if i == samples-1000 {
+			snap.Signal.Parts = signal.PartChurn
+		}
+		h.record(snap)
+	}
+	got := h.appendTo(nil)
+	last := got[len(got)-1].At
+	if span := last.Sub(got[0].At); span < time.Hour {
+		t.Errorf("the history spans %s, want an hour", span)
+	}
+	full := 0
+	churn := false
+	for _, p := range got {
+		if p.Samples == 1 {
+			full++
+			continue
+		}
+		if p.Samples > BucketSamples || p.Samples < 7 && p.Samples != (samples-DefaultHistory)%BucketSamples || p.Raw != 6 || p.RawMin != 0 || p.Scale != 4 || p.ScaleMin != 0 || p.Replicas != 3 || p.ReplicasMin != 1 {
+			t.Fatalf("bucket %+v, want 25 samples (the newest filling) with their lowest and highest", p)
+		}
+		churn = churn || p.Parts&signal.PartChurn != 0
+	}
+	if full != DefaultHistory || !churn {
+		t.Errorf("%d points at full resolution (want %d); the bucket of the held sample marked: %t", full, DefaultHistory, churn)
 	}
 }

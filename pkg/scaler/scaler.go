@@ -24,9 +24,10 @@ import (
 )
 
 // DefaultWarmUpWait is how long GetMetrics waits for a new target's first
-// sample before it answers Unavailable. KEDA's HPA path runs under a ~3 s
-// deadline, so this stays well inside it.
-const DefaultWarmUpWait = time.Second
+// sample before it answers Unavailable: room for a scrape target's first
+// sample, which reads its replicas twice (scrape.DefaultPrimeDelay apart).
+// KEDA's HPA path runs under a ~3 s deadline, so this stays inside it.
+const DefaultWarmUpWait = 2 * time.Second
 
 // Server implements externalscaler.ExternalScalerServer. Every answer reads
 // a cached snapshot; the only wait is a new target's first sample, bounded

@@ -284,10 +284,11 @@ func TestStreamIsActive(t *testing.T) {
 	}
 	// Many samples pass at zero pressure; nothing is sent until it changes
 	// (a repeated false would be the next message, instead of true).
-	tg, err := h.reg.Lookup(registry.Ref{Namespace: "shop", Name: "push"})
+	served, err := h.reg.Serving(registry.Ref{Namespace: "shop", Name: "push"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	tg := served.Target
 	registrytest.WaitSamples(t, tg, tg.Load().Samples+5)
 	w.Set(load(0.9, 2))
 	if !recv() {

@@ -42,8 +42,10 @@ const (
 // the autoscaler's target saw the pool short, so each short sample raises
 // k and each covered one lowers it, in the proportion that settles k
 // where a budget's share of the samples are short, whatever the lag, the
-// noise or the autoscaler between the signal and the pool. Not safe for
-// concurrent use; owned by one Computer.
+// noise or the autoscaler between the signal and the pool. A sample of a
+// pool in transition (asks.inTransit) moves k neither way: the pool had
+// not become what the headroom asked for. Not safe for concurrent use;
+// owned by one Computer.
 type budget struct {
 	fraction float64 // the shortfall budget, in (0, 1)
 	k        float64 // the headroom, in widths of the spread
@@ -54,27 +56,36 @@ type budget struct {
 	width    float64                    // the headroom last provisioned, above the level
 	typical  float64                    // the spread's long-run mean, 0 until one is read
 	y        [budgetSpreadSamples]float64
+	bound    [budgetSpreadSamples]bool // the demand was at least y: saturated or in transit
 }
 
 func newBudget(fraction float64) budget {
 	return budget{fraction: fraction, k: budgetStartWidths}
 }
 
-// observe folds raw demand measured at at, and whether that sample saw the
-// pool short; it returns the value to provision for when the data is lag
+// observe folds raw demand measured at at, whether that sample saw the
+// pool short, was saturated, and read a pool in transition; it returns the value to provision for when the data is lag
 // old by the time a replica asked for now counts. Data seen again (no
 // later than the newest held) moves nothing.
-func (b *budget) observe(at time.Time, raw float64, short bool, lag time.Duration) float64 {
+func (b *budget) observe(at time.Time, raw float64, short, capped, transit bool, lag time.Duration) float64 {
 	fresh := b.n == 0 || at.UnixNano() > b.at[(b.next-1+budgetSpreadSamples)%budgetSpreadSamples]
 	if fresh {
-		b.at[b.next], b.y[b.next] = at.UnixNano(), raw
+		// A saturated sample's demand is a lower bound, and so may be one
+		// of a pool in transition (the load spread onto replicas the
+		// source had not read yet).
+		b.at[b.next], b.y[b.next], b.bound[b.next] = at.UnixNano(), raw, capped || transit
 		b.next = (b.next + 1) % budgetSpreadSamples
 		b.n = min(b.n+1, budgetSpreadSamples)
 		b.seen++
 		step := max(budgetStep, 1/math.Sqrt(float64(b.seen)))
-		if short {
+		switch {
+		case transit:
+			// The pool had not caught up with what the signal asked for:
+			// short or not, the sample is the autoscaler's delivery, not
+			// the headroom's doing (asks.inTransit).
+		case short:
 			b.k += step * (1 - b.fraction)
-		} else {
+		default:
 			b.k -= step * b.fraction
 		}
 		b.k = min(budgetMaxWidths, max(0, b.k))
@@ -107,9 +118,14 @@ func (b *budget) widths(spread float64) float64 {
 	return math.Sqrt(b.k*b.k - 2*math.Log(min(1, spread/b.typical)))
 }
 
+// index is the ring position of the i-th held sample, oldest first.
+func (b *budget) index(i int) int {
+	return (b.next - b.n + i + budgetSpreadSamples) % budgetSpreadSamples
+}
+
 // held returns the i-th held sample, oldest first.
 func (b *budget) held(i int) (time.Time, float64) {
-	j := (b.next - b.n + i + budgetSpreadSamples) % budgetSpreadSamples
+	j := b.index(i)
 	return time.Unix(0, b.at[j]), b.y[j]
 }
 
@@ -117,8 +133,10 @@ func (b *budget) held(i int) (time.Time, float64) {
 // and the spread of the demand over lag: the root mean square of the
 // changes between held samples lag apart, over sqrt(2) — the standard
 // deviation of the demand's noise when lag is a sample apart, and more as
-// the lag lets a trend or a wave move it. It is 0 when the lag is 0 or no
-// two held samples are lag apart: fresh data needs no headroom.
+// the lag lets a trend or a wave move it; a change from a saturated sample
+// is left out (the demand was already above what it said). It is 0 when
+// the lag is 0 or no two held samples are lag apart: fresh data needs no
+// headroom.
 func (b *budget) levelAndSpread(lag time.Duration) (level, spread float64) {
 	var recent float64
 	for i := b.n - min(b.n, budgetLevelSamples); i < b.n; i++ {
@@ -145,6 +163,11 @@ func (b *budget) levelAndSpread(lag time.Duration) (level, spread float64) {
 		if at.Sub(from) < lag {
 			continue
 		}
+		if b.bound[b.index(j)] {
+			// A change from a lower bound is the cap's or the pool's: the
+			// demand was already higher than the sample could say.
+			continue
+		}
 		sumSq += (y - x) * (y - x)
 		pairs++
 	}
@@ -152,61 +175,4 @@ func (b *budget) levelAndSpread(lag time.Duration) (level, spread float64) {
 		return level, 0
 	}
 	return level, math.Sqrt(sumSq / float64(pairs) / 2)
-}
-
-// MaxScaleInHoldSamples bounds the samples the churn budget's hold keeps:
-// at a 5 s interval, 20 minutes.
-const MaxScaleInHoldSamples = 240
-
-// hold is the churn budget: the highest value asked for within the hold
-// window, so a fall is published only once the lower level has lasted the
-// whole window, and a rise at once. Its ring grows only while every
-// sample it holds is still inside the window, so it holds what the window
-// needs (window / interval samples), not MaxScaleInHoldSamples for every
-// target. Not safe for concurrent use; owned by one Computer.
-type hold struct {
-	window  time.Duration
-	n, next int
-	ring    []heldValue
-}
-
-// heldValue is one value asked for and when.
-type heldValue struct {
-	at int64   // unix nanoseconds: a third of a time.Time
-	v  float32 // a replica count's precision is plenty
-}
-
-// observe records the value asked for at now and returns the highest one
-// of the window (of the newest MaxScaleInHoldSamples, when the window
-// holds more).
-func (h *hold) observe(v float64, now time.Time) float64 {
-	if h.window <= 0 {
-		return v
-	}
-	if h.n == len(h.ring) && h.n < MaxScaleInHoldSamples && (h.n == 0 || time.Duration(now.UnixNano()-h.ring[h.next].at) < h.window) {
-		h.grow()
-	}
-	size := len(h.ring)
-	h.ring[h.next] = heldValue{at: now.UnixNano(), v: float32(v)}
-	h.next = (h.next + 1) % size
-	h.n = min(h.n+1, size)
-	highest := v // exact; the stored copies below are rounded to float32
-	for i := 1; i < h.n; i++ {
-		j := (h.next - 1 - i + size) % size
-		if time.Duration(now.UnixNano()-h.ring[j].at) >= h.window {
-			break
-		}
-		highest = max(highest, float64(h.ring[j].v))
-	}
-	return highest
-}
-
-// grow doubles the full ring (from a few samples, up to
-// MaxScaleInHoldSamples), oldest first.
-func (h *hold) grow() {
-	grown := make([]heldValue, min(MaxScaleInHoldSamples, max(4, 2*len(h.ring))))
-	for i := range h.n {
-		grown[i] = h.ring[(h.next+i)%len(h.ring)]
-	}
-	h.ring, h.next = grown, h.n
 }

@@ -93,10 +93,10 @@ func TestShortfallBudgetSettlesAtTheBudget(t *testing.T) {
 func TestShortfallBudgetReadsEachMeasurementOnce(t *testing.T) {
 	b := newBudget(0.025)
 	m := at(0)
-	first := b.observe(m, 5, true, 30*time.Second)
+	first := b.observe(m, 5, true, false, false, 30*time.Second)
 	k := b.k
 	for range 10 {
-		if got := b.observe(m, 5, true, 30*time.Second); got != first || b.k != k || b.n != 1 {
+		if got := b.observe(m, 5, true, false, false, 30*time.Second); got != first || b.k != k || b.n != 1 {
 			t.Fatalf("repeated data: provision %v (was %v), k %v (was %v), held %d", got, first, b.k, k, b.n)
 		}
 	}
@@ -108,7 +108,7 @@ func TestShortfallBudgetReadsEachMeasurementOnce(t *testing.T) {
 func TestShortfallBudgetHeadroomGrowsWithTheLag(t *testing.T) {
 	b := newBudget(0.025)
 	for i := range 40 {
-		b.observe(at(float64(15*i)), float64(i), false, 0)
+		b.observe(at(float64(15*i)), float64(i), false, false, false, 0)
 	}
 	level, short := b.levelAndSpread(15 * time.Second)
 	_, long := b.levelAndSpread(60 * time.Second)
@@ -139,14 +139,14 @@ func TestHoldRingGrowsToItsWindow(t *testing.T) {
 		for i := range 600 {
 			now := at(0).Add(time.Duration(i) * c.interval)
 			v := float64((i*7919)%101) / 10
-			all = append(all, heldValue{at: now.UnixNano(), v: float32(v)})
-			want := v // exact; the older values as held, in float32
+			all = append(all, heldValue{at: now.UnixNano(), v: v})
+			want := v
 			for k := len(all) - 2; k >= max(0, len(all)-MaxScaleInHoldSamples); k-- {
 				if time.Duration(now.UnixNano()-all[k].at) < c.window {
-					want = max(want, float64(all[k].v))
+					want = max(want, all[k].v)
 				}
 			}
-			if got := h.observe(v, now); got != want {
+			if got := h.observe(v, now, 0); got != want {
 				t.Fatalf("window %v every %v, sample %d: %v, want %v", c.window, c.interval, i, got, want)
 			}
 		}
@@ -170,9 +170,121 @@ func TestChurnBudgetHoldsAFallNotARise(t *testing.T) {
 		{90, 9, 9}, // a rise, at once
 	}
 	for _, s := range steps {
-		if got := h.observe(s.v, at(s.s)); got != s.want {
+		if got := h.observe(s.v, at(s.s), 0); got != s.want {
 			t.Errorf("at %vs asked %v: published %v, want %v", s.s, s.v, got, s.want)
 		}
+	}
+}
+
+// TestChurnBudgetPricesAFall: with a price, a surplus of S replicas over
+// what the samples since asked for is dropped once it has cost the price
+// beyond its start-up: price / S + start-up after the first sample that
+// asked for less, at most the whole window after the last that asked for
+// more.
+func TestChurnBudgetPricesAFall(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		from    float64 // the value held, at target 1: replicas
+		startup time.Duration
+		want    float64 // seconds until the fall to 2 replicas is published
+	}{
+		{"a surplus of 8 replicas", 10, 0, 15 + 75},
+		{"of 2", 4, 0, 300},
+		{"of 1: the whole window, the price would be 600 s", 3, 0, 300},
+		{"of 8, each a start-up of 30 s", 10, 30 * time.Second, 15 + 75 + 30},
+	} {
+		h := hold{window: 5 * time.Minute, price: 600, target: 1}
+		h.observe(c.from, at(0), c.startup)
+		got := -1.0
+		for s := 15.0; s <= 600; s += 15 {
+			if h.observe(2, at(s), c.startup) == 2 {
+				got = s
+				break
+			}
+		}
+		if got != c.want {
+			t.Errorf("%s: the fall published after %vs, want %vs", c.name, got, c.want)
+		}
+	}
+}
+
+// TestChurnBudgetDropsToWhatTheStretchAskedFor: a fall is dropped to the
+// most any sample of the stretch that paid for it asked, not below: the
+// noise within the stretch stays covered.
+func TestChurnBudgetDropsToWhatTheStretchAskedFor(t *testing.T) {
+	h := hold{window: 5 * time.Minute, price: 600, target: 1}
+	h.observe(20, at(0), 0)
+	asks := []float64{4, 6, 5, 4, 6, 5, 4}
+	var got []float64
+	for i, v := range asks {
+		got = append(got, h.observe(v, at(float64(15*(i+1))), 0))
+	}
+	// 14 replicas over 6 pay 600 replica-seconds in 45 s (the third
+	// sample back, at 15 s, is the oldest of the stretch).
+	want := []float64{20, 20, 20, 6, 6, 6, 6}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("published %v, want %v", got, want)
+		}
+	}
+}
+
+// TestChurnBudgetLearnsWhetherDropsLast: where the latest priced drops
+// were undone within the window (the demand came back above the level
+// dropped to), a surplus is kept twice its break-even; where they
+// lasted, half of it.
+func TestChurnBudgetLearnsWhetherDropsLast(t *testing.T) {
+	// fallAfter holds 10 replicas, then asks for 2 until the fall is
+	// published; it returns how long after the first ask for 2.
+	fallAfter := func(h *hold, from float64) float64 {
+		h.observe(10, at(from), 0)
+		for s := from + 15; s < from+600; s += 15 {
+			if h.observe(2, at(s), 0) == 2 {
+				return s - from - 15
+			}
+		}
+		return -1
+	}
+	undone := hold{window: 5 * time.Minute, price: 600, target: 1}
+	if got := fallAfter(&undone, 0); got != 75 {
+		t.Fatalf("no drop seen yet: the fall after %vs, want 75 s (600 / 8)", got)
+	}
+	// The demand comes back within the window: the drop was undone.
+	if got := fallAfter(&undone, 100); got != 150 {
+		t.Errorf("after an undone drop: the fall after %vs, want 150 s", got)
+	}
+	lasting := hold{window: 5 * time.Minute, price: 600, target: 1}
+	fallAfter(&lasting, 0)
+	// Nothing asks for more for a whole window after the drop: it lasted.
+	for s := 90.0; s <= 420; s += 15 {
+		lasting.observe(2, at(s), 0)
+	}
+	if got := fallAfter(&lasting, 435); got != 45 {
+		t.Errorf("after a lasting drop: the fall after %vs, want 45 s (the break-even halved, 37.5 s, on the next sample)", got)
+	}
+}
+
+// TestSpreadLeavesOutTheCapsChanges: a change measured from a saturated
+// sample is the cap's (the demand was already above what the sample could
+// say), so it is not the demand's movement: a step through a saturated
+// sample widens the spread only by the rise into it.
+func TestSpreadLeavesOutTheCapsChanges(t *testing.T) {
+	spread := func(capped bool) float64 {
+		b := newBudget(0.025)
+		for i, y := range []float64{2, 2, 2, 2, 4, 10, 10, 10, 10, 10} {
+			b.observe(at(float64(15*i)), y, false, capped && i == 4, false, 15*time.Second)
+		}
+		_, s := b.levelAndSpread(15 * time.Second)
+		return s
+	}
+	measured, throughCap := spread(false), spread(true)
+	// Nine changes one sample apart: 2 and 6 when the fifth is measured;
+	// only the 2 into it when it is saturated.
+	if want := math.Sqrt((4.0 + 36) / 9 / 2); !near(measured, want) {
+		t.Errorf("measured: spread %v, want %v", measured, want)
+	}
+	if want := math.Sqrt(4.0 / 8 / 2); !near(throughCap, want) {
+		t.Errorf("through a saturated sample: spread %v, want %v", throughCap, want)
 	}
 }
 
@@ -215,13 +327,13 @@ func TestShortfallBudgetBuysWidthsWhereTheyAreCheap(t *testing.T) {
 
 	c := newBudget(0.025)
 	for i, y := range []float64{10, 12, 10, 12} {
-		c.observe(at(float64(15*i)), y, false, 15*time.Second)
+		c.observe(at(float64(15*i)), y, false, false, false, 15*time.Second)
 	}
 	typical := c.typical
 	if typical <= 0 {
 		t.Fatalf("typical spread %v after four samples", typical)
 	}
-	c.observe(at(45), 30, false, 15*time.Second) // the last sample's data again
+	c.observe(at(45), 30, false, false, false, 15*time.Second) // the last sample's data again
 	if c.typical != typical {
 		t.Errorf("repeated data moved the typical spread: %v, was %v", c.typical, typical)
 	}

@@ -148,11 +148,19 @@ func abs(v float64) float64 {
 // the episode's demand is assumed to be above that pool. Not safe for
 // concurrent use; owned by one Computer.
 type surge struct {
-	mark     float64 // 0 when no surge is on
-	pool     int     // the largest saturated pool of the episode
-	factor   float64 // the demand assumed, over the pool
-	measured bool    // the working set, not the growth estimate, set the mark
+	mark     float64   // 0 when no surge is on
+	pool     int       // the largest saturated pool of the episode
+	factor   float64   // the demand assumed, over the pool
+	measured bool      // the working set, not the growth estimate, set the mark
+	raised   time.Time // when the mark last rose
 }
+
+// surgeClear is how far below the surge level a sample must be to end a
+// surge: the HPA's tolerance, 10 %. A replica held at saturation reads
+// 0.97 or 0.999 as often as 1, and a surge that ended on such a sample
+// would scale in and out again while the replicas cannot follow (a pool at
+// its maximum, pods pending).
+const surgeClear = 0.9
 
 // surgeMaxFactor bounds the factor a surge assumes the demand is above its
 // pool: four rounds of growth after the first doubling. The autoscaler's
@@ -185,13 +193,18 @@ const surgeMaxFactor = 32
 // the same factor cap: where the source measures the hidden demand, the
 // surge need not guess it.
 //
-// The mark only grows, and the first sample that is not saturated ends
-// the episode: once the measurement shows the demand below the cap, the
-// demand itself is the signal.
-func (s *surge) observe(saturated, stale bool, n int, target, working float64) float64 {
+// The mark only grows, and the first sample that is clearly not saturated
+// (clear: below surgeClear of the level) ends the episode: once the
+// measurement shows the demand below the cap, the demand itself is the
+// signal. A sample just under the level neither ends the surge nor asks
+// for more.
+func (s *surge) observe(now time.Time, saturated, clear, stale bool, n int, target, working float64) float64 {
 	if !saturated {
-		*s = surge{}
-		return 0
+		if clear {
+			*s = surge{}
+			return 0
+		}
+		return s.mark
 	}
 	switch {
 	case s.pool == 0:
@@ -212,7 +225,7 @@ func (s *surge) observe(saturated, stale bool, n int, target, working float64) f
 		}
 	}
 	if want*target > s.mark {
-		s.mark, s.measured = want*target, measured
+		s.mark, s.measured, s.raised = want*target, measured, now
 	}
 	return s.mark
 }

@@ -267,6 +267,41 @@ func TestSaturationSurge(t *testing.T) {
 	}
 }
 
+// TestSurgeEndsOnlyOnAClearlyUnsaturatedSample: a pool held at
+// saturation reads 0.999 or 0.95 as often as 1 (replicas that cannot
+// follow: at the maximum, pods pending); such a sample neither ends the
+// surge (which would scale in and out again) nor asks for more. A sample
+// below 90 % of the surge level ends it.
+func TestSurgeEndsOnlyOnAClearlyUnsaturatedSample(t *testing.T) {
+	c := NewComputer(responsive(t))
+	step := func(i int, res float64) result {
+		now := at(float64(15 * i))
+		return compute(c, now, Input{Compute: cp(0, res, 0, 2), MeasuredAt: now})
+	}
+	for i, res := range []float64{1, 0.999, 1, 0.95, 0.92, 1, 0.999} {
+		if s := step(i, res); !near(s.ScaleValue, 4*0.7) {
+			t.Fatalf("sample %d at %v: %v, want the surge's 2.8", i, res, s.ScaleValue)
+		}
+	}
+	if s := step(7, 0.85); s.Surging {
+		t.Errorf("a sample at 0.85 did not end the surge: %v", s.ScaleValue)
+	}
+}
+
+// TestLeadSkipsSaturatedSamples: a saturated sample's demand is a lower
+// bound, so the lead's trend does not read it; a trend read through the
+// cap would rise when the cap lifts, a rise already over.
+func TestLeadSkipsSaturatedSamples(t *testing.T) {
+	c := NewComputer(responsive(t))
+	for i, res := range []float64{0.5, 1, 1, 1, 0.6} {
+		now := at(float64(15 * i))
+		compute(c, now, Input{Compute: cp(0, res, 0, 4), MeasuredAt: now.Add(-30 * time.Second)})
+	}
+	if c.trend.n != 2 {
+		t.Errorf("%d samples in the trend, want the 2 measured ones", c.trend.n)
+	}
+}
+
 func TestScaleInHysteresisOnStaleSamples(t *testing.T) {
 	o := responsive(t)
 	o.LeadWindow, o.ScaleInNoiseMargin = 0, 0 // the 5 % margin alone

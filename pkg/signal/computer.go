@@ -52,6 +52,7 @@ type Computer struct {
 	last      compensated
 	budget    budget
 	hold      hold
+	asked     asks // what the signal asked for, for the shortfall budget
 	season    seasonal.Memory
 	held      seasonal.Held // the forecast over a source's history (Input.Season)
 	reasonBuf []byte
@@ -65,7 +66,7 @@ func NewComputer(opts Options) *Computer {
 		gate:      scaleInGate{window: opts.ScaleInGateWindow},
 		trend:     trend{window: opts.LeadWindow, significance: cmp.Or(opts.LeadSignificance, DefaultLeadSignificance)},
 		budget:    newBudget(opts.ShortfallBudget),
-		hold:      hold{window: opts.ScaleInHold},
+		hold:      hold{window: opts.ScaleInHold, price: opts.ChangeCost, target: cmp.Or(opts.SurgeTarget, 1)},
 		reasonBuf: make([]byte, 0, 96),
 	}
 }
@@ -113,10 +114,14 @@ func (c *Computer) Compute(now time.Time, in Input) ScalingSignal {
 	}
 	c.lastFinal = final
 
-	lag := c.lag(now, in.MeasuredAt, in.MeasuredStartup)
-	comp := c.compensate(final, raw, value, replicas, workingSetDemand(cp.WorkingSetDemand), lag, in.MeasuredAt, now, in.Season)
+	startup := max(c.opts.ReplicaStartup, in.MeasuredStartup)
+	lag := c.lag(now, in.MeasuredAt, startup)
+	comp := c.compensate(final, raw, value, replicas, workingSetDemand(cp.WorkingSetDemand), lag, startup, in.MeasuredAt, now, in.Season)
 	c.last = comp
 	scale := max(comp.value, c.opts.floor())
+	if c.opts.ShortfallBudget > 0 || c.opts.SaturationSurge {
+		c.asked.add(now, scale)
+	}
 	return ScalingSignal{
 		ScaleValue:          scale,
 		RecommendedReplicas: max(c.opts.MinReplicas, int(math.Ceil(scale))),
@@ -131,6 +136,7 @@ func (c *Computer) Compute(now time.Time, in Input) ScalingSignal {
 		ForecastHistoryPending: in.Season != nil && !c.held.HasHistory(),
 		Dominant:               dominant,
 		Held:                   held,
+		Parts:                  comp.parts(held),
 		ScaleInAllowed:         allowed,
 		SplitInFlight:          split,
 		Policy:                 PolicyPressure,
@@ -151,53 +157,71 @@ type compensated struct {
 	lag      time.Duration
 }
 
+// parts are the parts of the reason (c.reason writes them from the same
+// fields).
+func (comp compensated) parts(held bool) Parts {
+	var p Parts
+	for _, x := range []struct {
+		on   bool
+		part Parts
+	}{{held, PartGate}, {comp.lead > 0, PartLead}, {comp.headroom > 0, PartHeadroom}, {comp.foresaw > 0, PartForecast}, {comp.holding, PartChurn}, {comp.surging, PartSurge}} {
+		if x.on {
+			p |= x.part
+		}
+	}
+	return p
+}
+
 // lag is how far the sample's data trails the moment a replica asked for
 // now will count: its age plus the start-up, the configured ReplicaStartup
 // or the measured one, whichever is longer (the configured value may hold
 // delays the measurement cannot see, and a measurement shows when the
 // workload starts slower than configured). A measurement time after now (a
 // skewed clock) counts as age 0.
-func (c *Computer) lag(now, measuredAt time.Time, measuredStartup time.Duration) time.Duration {
+func (c *Computer) lag(now, measuredAt time.Time, startup time.Duration) time.Duration {
 	age := time.Duration(0)
 	if !measuredAt.IsZero() {
 		age = max(0, now.Sub(measuredAt))
 	}
-	return age + max(c.opts.ReplicaStartup, measuredStartup)
+	return age + startup
 }
 
 // compensate applies the lead, the saturation surge and the stale-sample
 // hysteresis to the gated value final, in that order: the lead and the
 // surge only raise it, and the hysteresis only slows a fall. With every
 // option off it returns final unchanged (the original profile).
-func (c *Computer) compensate(final, raw, value float64, replicas int, working float64, lag time.Duration, measuredAt, now time.Time, season *pressure.Season) compensated {
+func (c *Computer) compensate(final, raw, value float64, replicas int, working float64, lag, startup time.Duration, measuredAt, now time.Time, season *pressure.Season) compensated {
 	out := compensated{value: final, lag: lag}
 	stale := lag > 0
+	level := cmp.Or(c.opts.SurgeLevel, DefaultSurgeLevel)
+	saturated := value >= level
+	if measuredAt.IsZero() {
+		measuredAt = now
+	}
+	// The autoscaler's per-replica target (1 when it is not known).
+	target := cmp.Or(c.opts.SurgeTarget, 1)
+	transit := (c.opts.ShortfallBudget > 0 || c.opts.SaturationSurge) && c.asked.inTransit(measuredAt, startup, replicas, target)
 	var noise float64
 	if c.opts.LeadWindow > 0 {
-		if measuredAt.IsZero() {
-			measuredAt = now
+		if !saturated {
+			// A saturated sample's demand is a lower bound: a trend read
+			// through it rises when the cap lifts, a rise already over.
+			c.trend.add(measuredAt, raw)
 		}
-		c.trend.add(measuredAt, raw)
 		noise = c.trend.noise()
 		out.lead = c.trend.lead(lag)
 		out.value += out.lead
 	}
 	if c.opts.ShortfallBudget > 0 {
-		if measuredAt.IsZero() {
-			measuredAt = now
-		}
 		// The pool was short when the dominant pressure was above the
-		// target the autoscaler divides by (1 when it is not known).
-		target := cmp.Or(c.opts.SurgeTarget, 1)
-		if provision := c.budget.observe(measuredAt, raw, value > target, lag); provision > out.value {
+		// target the autoscaler divides by, unless it was a pool in
+		// transition.
+		if provision := c.budget.observe(measuredAt, raw, value > target, saturated, transit, lag); provision > out.value {
 			out.headroom = provision - raw
 			out.value = provision
 		}
 	}
 	if mode := c.opts.Forecast; mode == ForecastOn || mode == ForecastOnly {
-		if measuredAt.IsZero() {
-			measuredAt = now
-		}
 		if season != nil {
 			out.forecast = c.held.Forecast(season, measuredAt, lag)
 		} else {
@@ -219,19 +243,16 @@ func (c *Computer) compensate(final, raw, value float64, replicas int, working f
 	// The churn budget holds what the demand asked for, not the surge: a
 	// surge is a guess at demand a saturated sample hides, and ends at the
 	// first sample that is not saturated, as it does without the hold.
-	if held := c.hold.observe(out.value, now); held > out.value {
+	if held := c.hold.observe(out.value, now, startup); held > out.value {
 		out.value, out.holding = held, true
 	}
 	if c.opts.SaturationSurge {
-		level := c.opts.SurgeLevel
-		if level <= 0 {
-			level = DefaultSurgeLevel
-		}
-		target := c.opts.SurgeTarget
-		if target <= 0 {
-			target = 1
-		}
-		if mark := c.surge.observe(value >= level, stale, replicas, target, working); mark > out.value {
+		// A sample of a pool in transition does not show the demand
+		// below the cap (the load may be on replicas it did not read)
+		// until the autoscaler has had a sync and the start-up to
+		// bring what the surge asked for.
+		clear := value < level*surgeClear && !(transit && now.Sub(c.surge.raised) < autoscalerSync+startup)
+		if mark := c.surge.observe(now, saturated, clear, stale, replicas, target, working); mark > out.value {
 			out.value, out.surging, out.measured = mark, true, c.surge.measured
 		}
 	}

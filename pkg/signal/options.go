@@ -42,9 +42,18 @@ const (
 	// metric delay 3 (3 % let a load balancer's spiky trace reach 3.1 %;
 	// docs/decision-quality.md).
 	DefaultShortfallBudget = 0.025
-	// DefaultScaleInHold is the budgeted profile's churn budget: the HPA's
-	// default scale-down stabilization, 5 minutes.
+	// DefaultScaleInHold is the longest the budgeted profile's churn
+	// budget keeps a surplus: the HPA's default scale-down stabilization,
+	// 5 minutes.
 	DefaultScaleInHold = 5 * time.Minute
+	// DefaultChangeCost is the budgeted profile's price of a change, in
+	// replica-seconds: one replica for the HPA's default scale-down
+	// stabilization, so that a surplus of one replica is kept as long as
+	// the HPA keeps it, and a larger one for less (docs/compensation.md,
+	// "The churn budget").
+	DefaultChangeCost = 600.0
+	// MaxChangeCost bounds ChangeCost: a thousand replicas for a day.
+	MaxChangeCost = 1000 * 86400.0
 )
 
 // Options tune the computer. The zero value is not the default: start from
@@ -120,8 +129,9 @@ type Options struct {
 	// pool's growth, and a saturated sample asks for at least the replicas
 	// the working set measures where the source reports one
 	// (pressure.ComputePressure.WorkingSetDemand; docs/compensation.md,
-	// "The saturation surge"). It holds its high-water mark while the samples stay saturated and ends
-	// at the first sample that is not. Default false (responsive: true).
+	// "The saturation surge"). It holds its high-water mark while the
+	// samples stay saturated and ends at the first sample clearly below
+	// SurgeLevel (under 90 % of it). Default false (responsive: true).
 	SaturationSurge bool
 	// SurgeLevel is the dominant pressure at or above which a sample is
 	// saturated; 0 reads as DefaultSurgeLevel. Default 1; range 0..1.
@@ -140,11 +150,20 @@ type Options struct {
 	// budgets"). 0 turns it off.
 	// Default 0 (budgeted: 0.025); range 0..0.5.
 	ShortfallBudget float64
-	// ScaleInHold is the churn budget: the signal publishes the highest
-	// value it asked for within this window, so a scale-in waits until the
-	// lower level has lasted the whole window; a scale-out is never
-	// delayed. 0 turns it off. Default 0; range 0..24h.
+	// ScaleInHold is the longest the churn budget keeps a surplus: a
+	// fall is published once the lower level has lasted this long, or
+	// sooner when ChangeCost prices it; a scale-out is never delayed. 0
+	// turns the churn budget off. Default 0 (budgeted: 5m); range 0..24h.
 	ScaleInHold time.Duration
+	// ChangeCost is the price of a change, in replica-seconds, that the
+	// churn budget weighs a scale-in against (online rent-or-buy): a
+	// surplus of S replicas over what the newest samples asked for is
+	// kept until it has cost the price, ChangeCost / S beyond the
+	// start-up (the longer of ReplicaStartup and the measured one, which a
+	// change undone pays again for every replica it brings back), and at
+	// most ScaleInHold; then it is dropped. 0: no price, every fall waits
+	// the whole ScaleInHold. Default 0 (budgeted: 300); range 0..86400000.
+	ChangeCost float64
 	// Forecast turns on the seasonal forecast: a bounded history of raw
 	// demand (seasonal.Buckets buckets of seasonal.Bucket), a daily or weekly
 	// period found in it, and the demand one period ago at the time a

@@ -56,7 +56,7 @@ func ProfileOptions(name string) (Options, error) {
 		if name == ProfileBudgeted {
 			// The churn budget's hold replaces the stale-sample margins.
 			o.ScaleInHysteresis, o.ScaleInNoiseMargin = 0, 0
-			o.ShortfallBudget, o.ScaleInHold = DefaultShortfallBudget, DefaultScaleInHold
+			o.ShortfallBudget, o.ScaleInHold, o.ChangeCost = DefaultShortfallBudget, DefaultScaleInHold, DefaultChangeCost
 			o.Forecast = ForecastOn
 		}
 		return o, nil

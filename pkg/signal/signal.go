@@ -1,6 +1,7 @@
 package signal
 
 import (
+	"math"
 	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
@@ -28,6 +29,20 @@ func (d Dimension) String() string {
 
 // MarshalText serves the dimension by name.
 func (d Dimension) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// Parts is a set of the parts of a reason that shaped a signal's value,
+// written from the same fields as the reason's words.
+type Parts uint8
+
+// The parts, each named in the reason as its comment says.
+const (
+	PartGate     Parts = 1 << iota // "scale-in held by safety gate"
+	PartChurn                      // "scale-in held by churn budget"
+	PartSurge                      // "saturation surge"
+	PartLead                       // "lead +x"
+	PartHeadroom                   // "headroom +x"
+	PartForecast                   // "forecast +x"
+)
 
 // ReasonWarmingUp is the Reason before the first sample lands.
 const ReasonWarmingUp = "warming up"
@@ -72,6 +87,9 @@ type ScalingSignal struct {
 	Dominant Dimension
 	// Held is set when the gate held a falling signal at its previous value.
 	Held bool
+	// Parts are the parts of Reason that shaped the value: the holds, the
+	// compensation's lead, headroom, forecast and surge.
+	Parts Parts
 	// ScaleInAllowed reports whether the gate was open at this sample.
 	ScaleInAllowed bool
 	// SplitInFlight reports whether a split held scale-in at this sample.
@@ -113,4 +131,17 @@ func warmingUp(opts Options) ScalingSignal {
 		Policy:              PolicyPressure,
 		Storage:             pressure.StoragePressure{Accounts: []pressure.WalAccountPressure{}},
 	}
+}
+
+// ReplicasAtTarget is the replica count KEDA's HPA asks for when it divides
+// scaleValue by target per replica (an AverageValue metric, compared in
+// thousandths as the metric reaches it), and never fewer than minReplicas;
+// the HPA's own tolerance and bounds come after. At target 1 it is the
+// signal's RecommendedReplicas.
+func ReplicasAtTarget(scaleValue, target float64, minReplicas int) int {
+	milli := max(math.Round(target*1000), 1) // a target under 0.0005 reaches the HPA as 1m
+	if !(target > 0) {
+		milli = 1000
+	}
+	return max(minReplicas, int(math.Ceil(math.Round(scaleValue*1000)/milli)))
 }

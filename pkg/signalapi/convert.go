@@ -10,20 +10,11 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
-// ToProto converts a published signal to its wire form. target and stale are
-// facts about the target that published it, not about the signal, so the
-// caller supplies them.
-//
-// It goes through signalview.Signal, the one outward shape of a signal that
-// HTTP /scale serves too, so the two surfaces cannot drift apart field by
-// field; the proto message carries the stale flag but not its reason.
-func ToProto(s signal.ScalingSignal, target string, stale bool) *barometerv1.ScalingSignal {
-	v := signalview.New(&s, target, nil)
-	v.Stale = stale
-	return viewToProto(&v)
-}
-
-func viewToProto(v *signalview.Signal) *barometerv1.ScalingSignal {
+// ToProto converts a rendered signal to its wire form. The view is
+// signalview.Signal, the one outward shape of a signal that HTTP /scale
+// serves too, so the two surfaces cannot drift apart field by field; the
+// proto message carries the stale flag but not its reason.
+func ToProto(v *signalview.Signal) *barometerv1.ScalingSignal {
 	out := &barometerv1.ScalingSignal{
 		Target:                 v.Target,
 		Stale:                  v.Stale,
@@ -37,6 +28,7 @@ func viewToProto(v *signalview.Signal) *barometerv1.ScalingSignal {
 		Storage:                storageToProto(&v.Storage),
 		Reason:                 v.Reason,
 		Held:                   v.Held,
+		ReasonParts:            partsToProto(v.Parts),
 		ScaleInAllowed:         v.ScaleInAllowed,
 		SplitInFlight:          v.SplitInFlight,
 		Policy:                 v.Policy,
@@ -55,7 +47,7 @@ func viewToProto(v *signalview.Signal) *barometerv1.ScalingSignal {
 
 // FromProto is ToProto's inverse, for Go clients that want the signal
 // package's types (and its WarmingUp, Hottest helpers) back. It drops target
-// and stale, which ToProto took from outside the signal.
+// and stale, which are facts about the target, not the signal.
 func FromProto(p *barometerv1.ScalingSignal) signal.ScalingSignal {
 	s := signal.ScalingSignal{
 		ScaleValue:             p.GetScaleValue(),
@@ -68,6 +60,7 @@ func FromProto(p *barometerv1.ScalingSignal) signal.ScalingSignal {
 		Storage:                storageFromProto(p.GetStorage()),
 		Reason:                 p.GetReason(),
 		Held:                   p.GetHeld(),
+		Parts:                  partsFromProto(p.GetReasonParts()),
 		ScaleInAllowed:         p.GetScaleInAllowed(),
 		SplitInFlight:          p.GetSplitInFlight(),
 		Policy:                 p.GetPolicy(),

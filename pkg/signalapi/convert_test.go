@@ -9,6 +9,7 @@ import (
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/signal"
+	"github.com/barometer-scaler/barometer/pkg/signalview"
 	barometerv1 "github.com/barometer-scaler/barometer/proto/barometer/v1"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -67,6 +68,9 @@ func (f *filler) fill(v reflect.Value, path string) {
 	case reflect.Float64:
 		f.n++
 		v.SetFloat(float64(f.n) + 0.5)
+	case reflect.Uint8:
+		// signal.Parts, a set: every part.
+		v.SetUint(uint64(signal.PartForecast<<1 - 1))
 	case reflect.Int, reflect.Int64:
 		if e, ok := enumFill[v.Type()]; ok {
 			v.SetInt(e)
@@ -89,7 +93,9 @@ func fullSignal(t *testing.T, bit int) signal.ScalingSignal {
 // the generated code would drop is caught as well.
 func roundTrip(t *testing.T, s signal.ScalingSignal) (*barometerv1.ScalingSignal, signal.ScalingSignal) {
 	t.Helper()
-	b, err := proto.Marshal(ToProto(s, "target-key", true))
+	v := signalview.New(&s, "target-key", nil)
+	v.Stale = true
+	b, err := proto.Marshal(ToProto(&v))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +142,7 @@ func requireAllSet(t *testing.T, m protoreflect.Message, path string) {
 			}
 		case fd.Message() != nil && fd.Message().FullName() != "google.protobuf.Timestamp":
 			requireAllSet(t, m.Get(fd).Message(), name)
-		case fd.Enum() != nil && m.Get(fd).Enum() == 0:
+		case fd.Enum() != nil && !fd.IsList() && m.Get(fd).Enum() == 0:
 			t.Errorf("%s is UNSPECIFIED", name)
 		}
 	}
@@ -189,6 +195,19 @@ func TestEnumsAreBijective(t *testing.T) {
 	check("Dimension", 3,
 		func(v int) protoreflect.Enum { return dimensionToProto(signal.Dimension(v)) },
 		func(e protoreflect.Enum) int { return int(dimensionFromProto(e.(barometerv1.Dimension))) })
+	// The reason's parts, a set: each part one value of its own, and every
+	// value but UNSPECIFIED reached.
+	seen := map[barometerv1.ReasonPart]bool{}
+	for bit := range 6 {
+		ps := partsToProto(signal.Parts(1 << bit))
+		if len(ps) != 1 || ps[0] == 0 || seen[ps[0]] || partsFromProto(ps) != signal.Parts(1<<bit) {
+			t.Errorf("part %d maps to %v", bit, ps)
+		}
+		seen[ps[0]] = true
+	}
+	if n := barometerv1.ReasonPart(0).Descriptor().Values().Len(); n != len(seen)+1 {
+		t.Errorf("ReasonPart: proto has %d values, Go %d (+UNSPECIFIED)", n, len(seen))
+	}
 }
 
 func TestToInt32Saturates(t *testing.T) {

@@ -77,3 +77,39 @@ func dimensionFromProto(d barometerv1.Dimension) signal.Dimension {
 	}
 	return signal.Activation
 }
+
+// reasonParts pairs each part of a reason with its proto enum, in the
+// order the reason names them.
+var reasonParts = []struct {
+	part  signal.Parts
+	proto barometerv1.ReasonPart
+}{
+	{signal.PartGate, barometerv1.ReasonPart_REASON_PART_GATE},
+	{signal.PartLead, barometerv1.ReasonPart_REASON_PART_LEAD},
+	{signal.PartHeadroom, barometerv1.ReasonPart_REASON_PART_HEADROOM},
+	{signal.PartForecast, barometerv1.ReasonPart_REASON_PART_FORECAST},
+	{signal.PartChurn, barometerv1.ReasonPart_REASON_PART_CHURN},
+	{signal.PartSurge, barometerv1.ReasonPart_REASON_PART_SURGE},
+}
+
+func partsToProto(ps signal.Parts) []barometerv1.ReasonPart {
+	var out []barometerv1.ReasonPart
+	for _, p := range reasonParts {
+		if ps&p.part != 0 {
+			out = append(out, p.proto)
+		}
+	}
+	return out
+}
+
+func partsFromProto(ps []barometerv1.ReasonPart) signal.Parts {
+	var out signal.Parts
+	for _, x := range ps {
+		for _, p := range reasonParts {
+			if p.proto == x {
+				out |= p.part
+			}
+		}
+	}
+	return out
+}

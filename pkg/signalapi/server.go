@@ -8,6 +8,7 @@ import (
 
 	"github.com/barometer-scaler/barometer/pkg/registry"
 	"github.com/barometer-scaler/barometer/pkg/sampling"
+	"github.com/barometer-scaler/barometer/pkg/signalview"
 	barometerv1 "github.com/barometer-scaler/barometer/proto/barometer/v1"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -15,11 +16,12 @@ import (
 
 // Registry is what the server reads from *registry.Registry.
 type Registry interface {
-	// Default returns the default target, nil when none is set.
-	Default() *registry.Target
-	// Lookup returns the target serving a ScaledObject; an error wrapping
-	// registry.ErrUnknownRef when none does.
-	Lookup(ref registry.Ref) (*registry.Target, error)
+	// Default returns the default target and its trigger; false when
+	// none is set.
+	Default() (registry.Served, bool)
+	// Serving returns the target serving a ScaledObject and its trigger;
+	// an error wrapping registry.ErrUnknownRef when none does.
+	Serving(ref registry.Ref) (registry.Served, error)
 	// Now is the registry's clock, by which staleness is judged.
 	Now() time.Time
 }
@@ -54,39 +56,42 @@ func (s *Server) Shutdown() {
 
 // Get returns the current signal of one target.
 func (s *Server) Get(_ context.Context, req *barometerv1.GetRequest) (*barometerv1.ScalingSignal, error) {
-	t, err := s.resolve(req.GetNamespace(), req.GetName())
+	served, err := s.resolve(req.GetNamespace(), req.GetName())
 	if err != nil {
 		return nil, err
 	}
-	return s.convert(t, t.Load()), nil
+	return s.convert(served, served.Target.Load()), nil
 }
 
-// convert stamps a snapshot with the facts Get and Watch add to the signal.
-func (s *Server) convert(t *registry.Target, snap *sampling.Snapshot) *barometerv1.ScalingSignal {
-	return ToProto(snap.Signal, t.Key, snap.Stale(s.reg.Now()))
+// convert renders a snapshot for the reader's trigger, with the facts Get
+// and Watch add to the signal.
+func (s *Server) convert(served registry.Served, snap *sampling.Snapshot) *barometerv1.ScalingSignal {
+	v := signalview.ForTrigger(&snap.Signal, served.Target.Key, nil, served.Trigger)
+	v.Stale = snap.Stale(s.reg.Now())
+	return ToProto(&v)
 }
 
 // resolve finds the target a request names and maps failures to the status
 // a client can act on.
-func (s *Server) resolve(namespace, name string) (*registry.Target, error) {
+func (s *Server) resolve(namespace, name string) (registry.Served, error) {
 	switch {
 	case namespace == "" && name == "":
-		if t := s.reg.Default(); t != nil {
-			return t, nil
+		if served, ok := s.reg.Default(); ok {
+			return served, nil
 		}
-		return nil, status.Error(codes.Unavailable, "no default target is configured; name a ScaledObject (namespace and name)")
+		return registry.Served{}, status.Error(codes.Unavailable, "no default target is configured; name a ScaledObject (namespace and name)")
 	case namespace == "" || name == "":
-		return nil, status.Errorf(codes.InvalidArgument,
+		return registry.Served{}, status.Errorf(codes.InvalidArgument,
 			"namespace %q and name %q: give both to name a ScaledObject, or neither for the default target", namespace, name)
 	}
 	ref := registry.Ref{Namespace: namespace, Name: name}
-	t, err := s.reg.Lookup(ref)
+	served, err := s.reg.Serving(ref)
 	switch {
 	case errors.Is(err, registry.ErrUnknownRef):
-		return nil, status.Errorf(codes.NotFound,
+		return registry.Served{}, status.Errorf(codes.NotFound,
 			"no target serves ScaledObject %s: KEDA has not asked the scaler about it, or stopped asking long enough ago that its sampler was stopped", ref)
 	case err != nil:
-		return nil, status.Errorf(codes.Internal, "look up ScaledObject %s: %v", ref, err)
+		return registry.Served{}, status.Errorf(codes.Internal, "look up ScaledObject %s: %v", ref, err)
 	}
-	return t, nil
+	return served, nil
 }

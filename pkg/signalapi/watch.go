@@ -31,37 +31,37 @@ func (s *Server) Watch(req *barometerv1.WatchRequest, stream grpc.ServerStreamin
 	default:
 	}
 	ns, name := req.GetNamespace(), req.GetName()
-	t, err := s.resolve(ns, name)
+	served, err := s.resolve(ns, name)
 	if err != nil {
 		return err
 	}
-	snap := t.Load()
+	snap := served.Target.Load()
 	recheck := time.NewTicker(recheckEvery(snap))
 	defer recheck.Stop()
 	for {
-		if err := stream.Send(s.convert(t, snap)); err != nil {
+		if err := stream.Send(s.convert(served, snap)); err != nil {
 			return err
 		}
-		t, err = s.await(stream.Context(), ns, name, t, snap, recheck)
+		served, err = s.await(stream.Context(), ns, name, served, snap, recheck)
 		switch {
 		case errors.Is(err, errShutdown):
 			return nil
 		case err != nil:
 			return err
 		}
-		snap = t.Load()
+		snap = served.Target.Load()
 	}
 }
 
-// await blocks until there is something new to send and returns the target
-// to read it from: t after it publishes, or the target now serving the
-// ScaledObject if that changed. It asks the registry after every publish and
+// await blocks until there is something new to send and returns what to
+// read it from: served after its target publishes, or what now serves the
+// ScaledObject if that changed (another target, or a new trigger). It asks the registry after every publish and
 // on every recheck tick, because a ScaledObject whose settings changed moves
 // to another target (the old one keeps publishing until it is reaped), and a
 // reaped target never publishes again: a stream left on either would show a
 // signal KEDA no longer uses, or freeze silently. A forgotten ScaledObject
 // ends the stream with NOT_FOUND.
-func (s *Server) await(ctx context.Context, ns, name string, t *registry.Target, snap *sampling.Snapshot, recheck *time.Ticker) (*registry.Target, error) {
+func (s *Server) await(ctx context.Context, ns, name string, served registry.Served, snap *sampling.Snapshot, recheck *time.Ticker) (registry.Served, error) {
 	for {
 		published := false
 		select {
@@ -69,19 +69,19 @@ func (s *Server) await(ctx context.Context, ns, name string, t *registry.Target,
 			published = true
 		case <-recheck.C:
 		case <-ctx.Done():
-			return nil, status.FromContextError(ctx.Err()).Err()
+			return registry.Served{}, status.FromContextError(ctx.Err()).Err()
 		case <-s.done:
-			return nil, errShutdown
+			return registry.Served{}, errShutdown
 		}
 		cur, err := s.resolve(ns, name)
 		switch {
 		case err != nil:
-			return nil, err
-		case cur != t:
-			recheck.Reset(recheckEvery(cur.Load()))
+			return registry.Served{}, err
+		case cur.Target != served.Target:
+			recheck.Reset(recheckEvery(cur.Target.Load()))
 			return cur, nil
-		case published:
-			return t, nil
+		case published || cur.Trigger != served.Trigger:
+			return cur, nil
 		}
 	}
 }

@@ -20,12 +20,12 @@
 package signalview
 
 import (
-	"math"
 	"slices"
 	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/signal"
+	"github.com/barometer-scaler/barometer/pkg/trigger"
 )
 
 // Signal is one published signal as the outside sees it. The fields with a
@@ -80,21 +80,21 @@ type Signal struct {
 	MeasuredAt     *time.Time       `json:"-"`
 	Dominant       signal.Dimension `json:"-"`
 	Held           bool             `json:"-"`
+	Parts          signal.Parts     `json:"-"`
 	ScaleInAllowed bool             `json:"-"`
 	SplitInFlight  bool             `json:"-"`
 }
 
-// ReplicasAtTarget is the replica count KEDA's HPA asks for when it divides
-// scaleValue by target per replica (an AverageValue metric, compared in
-// thousandths as the metric reaches it), and never fewer than minReplicas;
-// the HPA's own tolerance and bounds come after. At target 1 it is the
-// signal's RecommendedReplicas.
-func ReplicasAtTarget(scaleValue, target float64, minReplicas int) int {
-	milli := max(math.Round(target*1000), 1) // a target under 0.0005 reaches the HPA as 1m
-	if !(target > 0) {
-		milli = 1000
+// ForTrigger renders sig for a reader whose trigger is tr: New, with
+// RecommendedReplicas what KEDA asks for at tr's own target
+// (trigger.Reader.Replicas), the one replica count every surface shows. A
+// warming-up signal keeps its own.
+func ForTrigger(sig *signal.ScalingSignal, target string, staleErr error, tr *trigger.Trigger) Signal {
+	v := New(sig, target, staleErr)
+	if !sig.WarmingUp() {
+		v.RecommendedReplicas = tr.Reader().Replicas(v.ScaleValue)
 	}
-	return max(minReplicas, int(math.Ceil(math.Round(scaleValue*1000)/milli)))
+	return v
 }
 
 // Cost is a target's accumulated replica usage.
@@ -182,6 +182,7 @@ func New(sig *signal.ScalingSignal, target string, staleErr error) Signal {
 		Cost:                   Cost{ReplicaSeconds: sig.Cost.ReplicaSeconds, Cost: sig.Cost.Cost},
 		Dominant:               sig.Dominant,
 		Held:                   sig.Held,
+		Parts:                  sig.Parts,
 		ScaleInAllowed:         sig.ScaleInAllowed,
 		SplitInFlight:          sig.SplitInFlight,
 	}

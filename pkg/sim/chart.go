@@ -1,6 +1,6 @@
 package sim
 
-import "github.com/barometer-scaler/barometer/pkg/sim/svg"
+import "github.com/barometer-scaler/barometer/internal/chart"
 
 // Named is a run with the name of its setting.
 type Named struct {
@@ -11,8 +11,8 @@ type Named struct {
 // Chart draws one panel per run: the load in replicas at the target
 // occupancy (shaded), the required replicas (dashed) and the ready replicas
 // the controller supplied.
-func Chart(m Model, title string, runs []Named) svg.Figure {
-	f := svg.Figure{Title: title, XLabel: "turn", YLabel: "replicas"}
+func Chart(m Model, title string, runs []Named) chart.Figure {
+	f := chart.Figure{Title: title, XLabel: "turn", YLabel: "replicas"}
 	for _, r := range runs {
 		load := make([]float64, len(r.Result.Steps))
 		required := make([]float64, len(r.Result.Steps))
@@ -22,7 +22,7 @@ func Chart(m Model, title string, runs []Named) svg.Figure {
 			required[t] = float64(st.Required)
 			supplied[t] = float64(st.Ready)
 		}
-		f.Panels = append(f.Panels, svg.Panel{Title: r.Name, Lines: []svg.Line{
+		f.Panels = append(f.Panels, chart.Panel{Title: r.Name, Lines: []chart.Line{
 			{Name: "load (replicas at target)", Values: load, Color: "#7f7f7f", Fill: true},
 			{Name: "required replicas", Values: required, Color: "#000000", Step: true, Dash: true},
 			{Name: "supplied replicas", Values: supplied, Color: "#1f77b4", Step: true},

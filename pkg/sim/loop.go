@@ -27,6 +27,10 @@ type State struct {
 	Replicas int
 	// Ready is how many of them serve now.
 	Ready int
+	// Startup is how long a replica asked for takes to serve
+	// (Config.StartupTurns turns): what a source that tells starting
+	// replicas from ready ones measures (a k8s:// target's sampler).
+	Startup time.Duration
 	// Reading is the newest sample the pipeline has delivered.
 	Reading Reading
 }
@@ -89,6 +93,7 @@ type Result struct {
 // served by the replicas ready after it (QueueSample describes the queue).
 func Run(cfg Config, s Series, c Controller) Result {
 	m, turn := cfg.Model, cfg.TurnLength()
+	startup := time.Duration(cfg.StartupTurns) * turn
 	provisioned := m.InitialReplicas
 	var starting []int // turns at which not-yet-ready replicas serve, oldest first
 	q := newFluidQueue(s, m, turn)
@@ -103,7 +108,7 @@ func Run(cfg Config, s Series, c Controller) Result {
 		readings = append(readings, Reading{Turn: t, At: at, Occupancy: offered / (float64(ready) * m.Saturation),
 			Replicas: ready, Queue: q.sample(ready, offered)})
 		r := readings[max(0, t-cfg.Delay)]
-		want := m.Clamp(c.Decide(State{Turn: t, Now: at, Replicas: provisioned, Ready: ready, Reading: r}))
+		want := m.Clamp(c.Decide(State{Turn: t, Now: at, Replicas: provisioned, Ready: ready, Startup: startup, Reading: r}))
 		for ; provisioned < want; provisioned++ {
 			starting = append(starting, t+cfg.StartupTurns)
 		}

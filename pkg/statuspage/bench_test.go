@@ -67,12 +67,13 @@ func benchPage(b *testing.B, reg *registry.Registry, path string) {
 }
 
 // BenchmarkStatusPage is what one page request costs: the listing of 1,000
-// targets, and one ScaledObject's page with a full history (360 samples).
+// targets, and one ScaledObject's page with a full history (the newest
+// samples in full and every bucket filled: 3,720 samples).
 func BenchmarkStatusPage(b *testing.B) {
 	b.Run("list/1000targets", func(b *testing.B) {
 		benchPage(b, benchRegistry(b, 1000, 1), "/status")
 	})
-	b.Run("object/360samples", func(b *testing.B) {
-		benchPage(b, benchRegistry(b, 1, sampling.DefaultHistory), "/status/bench/w0000")
+	b.Run("object/fullhistory", func(b *testing.B) {
+		benchPage(b, benchRegistry(b, 1, sampling.DefaultHistory+sampling.HistoryBuckets*sampling.BucketSamples), "/status/bench/w0000")
 	})
 }

@@ -7,7 +7,7 @@
 // configuration.
 //
 // The pages are rendered on the server with html/template and inline SVG
-// (pkg/sim/svg), without JavaScript; they reload themselves while open. A
+// (internal/chart), without JavaScript; they reload themselves while open. A
 // page reads published snapshots, the targets' bounded histories
 // (sampling.HistoryPoint) and the audit trail, so its cost is paid when it
 // is read, never on the sampling or GetMetrics paths.
@@ -26,9 +26,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/barometer-scaler/barometer/pkg/keyschema"
 	"github.com/barometer-scaler/barometer/pkg/policy"
+	"github.com/barometer-scaler/barometer/pkg/policy/ledger"
 	"github.com/barometer-scaler/barometer/pkg/registry"
 	"github.com/barometer-scaler/barometer/pkg/sampling"
+	"github.com/barometer-scaler/barometer/pkg/signalview"
 	"github.com/barometer-scaler/barometer/pkg/trigger"
 )
 
@@ -97,6 +100,7 @@ func New(cfg Config) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/status", p.list)
 	mux.HandleFunc("/status/{namespace}/{name}", p.object)
+	mux.HandleFunc("/status/default", p.defaultObject)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		p.render(w, http.StatusNotFound, "missing", missingView{Head: p.head("Not found"), What: "no such page: " + r.URL.Path})
 	})
@@ -122,16 +126,17 @@ type listView struct {
 
 // targetRow is one target of the listing.
 type targetRow struct {
-	Key, Source, Policy, Profile, Interval string
-	Default                                bool
-	Objects                                []objectLink
+	Key, Source, SourceKey, Policy, Profile, Interval string
+	Default                                           bool
+	Objects                                           []objectLink
 	Sample
 }
 
-// Sample is what a snapshot says about the last sample.
+// Sample is what a snapshot says about the last sample. Failing: samples
+// were attempted and none has succeeded yet (rather than warming up).
 type Sample struct {
 	Age, Value, Replicas, LastErr string
-	Stale, Warming                bool
+	Stale, Warming, Failing       bool
 }
 
 type objectLink struct{ Name, Href string }
@@ -149,7 +154,7 @@ func (p *page) list(w http.ResponseWriter, _ *http.Request) {
 		if t == nil {
 			continue // started between the two reads; the next reload lists it
 		}
-		row := targetRow{Key: info.Key, Source: t.Trigger.SourceKind, Policy: info.Policy, Profile: orNone(t.Trigger.Profile),
+		row := targetRow{Key: info.Key, Source: t.Spec().SourceKind, SourceKey: info.Source, Policy: info.Policy, Profile: orNone(t.Spec().Profile),
 			Interval: info.Interval, Default: info.Default, Sample: sampleOf(t.Load(), now)}
 		for _, ref := range info.ScaledObjs {
 			row.Objects = append(row.Objects, objectLink{Name: ref.String(), Href: href(ref)})
@@ -162,26 +167,35 @@ func (p *page) list(w http.ResponseWriter, _ *http.Request) {
 // objectView is GET /status/{namespace}/{name}.
 type objectView struct {
 	Head
-	Object                                 string
-	Key, Source, Policy, Profile, Interval string
-	Target                                 string // the ScaledObject's per-replica target
+	Object                                            string
+	Key, Source, SourceKey, Policy, Profile, Interval string
+	Target                                            string // the ScaledObject's per-replica target
 	Sample
-	Reason           string
-	Recommended      int
-	Samples, Failed  uint64
-	Chart            template.HTML
-	Points           int
-	Decisions        []decisionRow
-	DecisionsKept    int
-	EventsHref       string
-	Settings         []trigger.Setting
-	SettingsErr      string
-	SettingsWithheld bool
+	Reason      string
+	Recommended int
+	// ForecastPending says the forecast has read none of its source's
+	// history yet, as /scale's forecastHistoryPending does.
+	ForecastPending bool
+	Samples, Failed uint64
+	Chart           template.HTML
+	Points          int
+	Decisions       []decisionRow
+	DecisionsKept   int
+	EventsHref      string
+	Settings        []trigger.Setting
+	SettingsErr     string
+	// SettingsAtDefault counts the keys left out of Settings: those at
+	// their defaults.
+	SettingsAtDefault int
+	SettingsWithheld  bool
 }
 
 type decisionRow struct {
 	Time, Action, Change, Reason string
 	Changed                      bool
+	// Repeated says how many steady samples were counted into the row,
+	// and until when ("" when none).
+	Repeated string
 }
 
 func (p *page) object(w http.ResponseWriter, r *http.Request) {
@@ -193,44 +207,65 @@ func (p *page) object(w http.ResponseWriter, r *http.Request) {
 				" (the scaler learns a ScaledObject when KEDA first calls it for that object, and forgets it when its sampler is stopped after idling)"})
 		return
 	}
-	t, tr := served.Target, served.Trigger
-	if tr == nil {
-		tr = t.Trigger
+	p.objectPage(w, served, ref.String(), "/events"+strings.TrimPrefix(href(ref), "/status"))
+}
+
+// defaultObject serves GET /status/default: the scaler's own default
+// target (/scale), as a ScaledObject's page.
+func (p *page) defaultObject(w http.ResponseWriter, _ *http.Request) {
+	served, ok := p.reg.Default()
+	if !ok {
+		p.render(w, http.StatusNotFound, "missing", missingView{Head: p.head("Not found"), What: "the scaler was started without a default target"})
+		return
 	}
+	p.objectPage(w, served, "the default target (/scale)", "/events")
+}
+
+// objectPage renders what serves one reader: its target, at its trigger.
+func (p *page) objectPage(w http.ResponseWriter, served registry.Served, name, eventsHref string) {
+	t, tr := served.Target, served.Trigger
 	now := p.reg.Now()
 	snap := t.Load()
 	v := objectView{
-		Head: p.head(ref.String() + " · Barometer"), Object: ref.String(),
-		Key: t.Key, Source: t.SourceKey(), Policy: t.Policy(), Profile: orNone(tr.Profile), Interval: tr.Interval.String(),
+		Head: p.head(name + " · Barometer"), Object: name,
+		Key: t.Key, Source: t.Spec().SourceKind, SourceKey: t.SourceKey(), Policy: t.Policy(), Profile: orNone(tr.Profile), Interval: tr.Interval.String(),
 		Target: number(tr.TargetPressure), Sample: sampleOf(snap, now),
-		Reason: snap.Signal.Reason, Recommended: snap.Signal.RecommendedReplicas, Samples: snap.Samples, Failed: snap.Failures,
-		EventsHref: "/events" + strings.TrimPrefix(href(ref), "/status"),
+		Reason: snap.Signal.Reason, Recommended: signalview.ForTrigger(&snap.Signal, t.Key, nil, tr).RecommendedReplicas, Samples: snap.Samples, Failed: snap.Failures,
+		ForecastPending: snap.Signal.ForecastHistoryPending, EventsHref: eventsHref,
 	}
 	points := t.History(nil)
 	v.Points = len(points)
 	if len(points) > 0 {
-		chart, err := drawHistory(points, tr.TargetPressure, snap.Interval, now)
+		chart, err := drawHistory(points, tr.Reader(), snap.Interval, now)
 		if err != nil {
 			p.log.Error("status page: draw the history", "target", t.Key, "err", err)
 		}
 		v.Chart = chart
 	}
-	events := p.reg.Events(t)
+	events := p.reg.Events(served)
 	v.DecisionsKept = len(events)
 	for _, e := range slices.Backward(events) {
 		if len(v.Decisions) == maxDecisions {
 			break
 		}
 		v.Decisions = append(v.Decisions, decisionRow{Time: e.Time.UTC().Format(time.TimeOnly), Action: string(e.Action),
-			Change: strconv.Itoa(e.Before) + " → " + strconv.Itoa(e.After), Reason: e.Reason, Changed: e.Action != policy.NoOp})
+			Change: strconv.Itoa(e.Before) + " → " + strconv.Itoa(e.After), Reason: e.Reason, Changed: e.Action != policy.NoOp,
+			Repeated: repeated(e)})
 	}
 	switch {
 	case served.Metadata == nil:
 		v.SettingsWithheld = true
 	default:
-		v.Settings, err = p.reg.Settings(ref.Namespace, served.Metadata)
+		settings, err := p.reg.Settings(served.Ref.Namespace, served.Metadata)
 		if err != nil {
 			v.SettingsErr = err.Error()
+		}
+		for _, st := range settings {
+			if st.Origin == keyschema.OriginDefault {
+				v.SettingsAtDefault++
+			} else {
+				v.Settings = append(v.Settings, st)
+			}
 		}
 	}
 	p.render(w, http.StatusOK, "object", v)
@@ -264,6 +299,7 @@ func (p *page) render(w http.ResponseWriter, code int, name string, data any) {
 // sampleOf is what a snapshot says about the target's last sample at now.
 func sampleOf(snap *sampling.Snapshot, now time.Time) Sample {
 	s := Sample{Stale: snap.Stale(now), Warming: snap.Signal.WarmingUp()}
+	s.Failing = s.Warming && snap.Samples > 0 && snap.LastErr != nil
 	if !s.Warming {
 		s.Age = age(now.Sub(snap.Signal.SampledAt))
 		s.Value = number(snap.Signal.ScaleValue)
@@ -273,6 +309,15 @@ func sampleOf(snap *sampling.Snapshot, now time.Time) Sample {
 		s.LastErr = snap.LastErr.Error()
 	}
 	return s
+}
+
+// repeated says how many no-ops were counted into an audit row, and until
+// when.
+func repeated(e ledger.Event) string {
+	if e.Repeats == 0 {
+		return ""
+	}
+	return "+" + strconv.Itoa(e.Repeats) + " alike until " + e.LastTime.UTC().Format(time.TimeOnly)
 }
 
 // href is the link to a ScaledObject's page, each name one path segment

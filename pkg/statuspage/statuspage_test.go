@@ -39,23 +39,31 @@ func showsWhatHappened(t *testing.T, s *scaler) {
 		`<meta http-equiv="refresh" content="60">`,
 		"/checkout-0", `href="/status/shop/checkout"`, ">shop/checkout<", ">batch/reporting<",
 		"scrape", "host", "responsive", "original", "5s", "the default target (/scale)",
-		"401", // the denied replica's error
+		"401",                              // the denied replica's error
+		"failing: no sample has succeeded", // denied's, every sample refused
+		`href="/status/default"`,
 	} {
 		if !strings.Contains(list, want) {
 			t.Errorf("/status lacks %q", want)
 		}
 	}
+	if code, def := s.get(t, "/status/default"); code != http.StatusOK || !strings.Contains(def, "the default target (/scale)") || !strings.Contains(def, "<svg") {
+		t.Errorf("/status/default: %d\n%s", code, def)
+	}
 	code, page := s.get(t, objectPath(checkout))
 	if code != http.StatusOK {
 		t.Fatalf("checkout: %d\n%s", code, page)
 	}
+	if strings.Contains(page, `<td class="key">targetPressure</td>`) {
+		t.Error("checkout's page lists targetPressure, which is at its default")
+	}
 	for _, want := range []string{
 		"<svg", ">raw demand<", ">scaleValue<", ">replicas KEDA asks<", ">measured across<",
-		">surge<", ">held<", ">failed<", ">stale<", "<title>surge</title>", "<title>stale</title>",
-		"The last 48 samples, one every 5s", "at target 0.7",
+		">saturation surge<", ">held by safety gate<", ">failed<", ">stale<", "<title>saturation surge</title>", "<title>stale</title>",
+		"The last 3m55s, one sample every 5s", "at target 0.7", ">-1m<", ">now<",
 		`<td class="key">connectionProfile</td><td class="value"><code>&#34;shop-replicas&#34;</code></td><td class="origin-metadata">metadata</td>`,
 		`<td class="key">ewmaHalfLife</td><td class="value"><code>0s</code></td><td class="origin-profile">profile</td>`,
-		`<td class="key">targetPressure</td><td class="value"><code>0.7</code></td><td class="origin-default">default</td>`,
+		"more keys are at their defaults",
 		"saturation surge", "no answer from", `href="/events/shop/checkout"`,
 	} {
 		if !strings.Contains(page, want) {
@@ -65,7 +73,11 @@ func showsWhatHappened(t *testing.T, s *scaler) {
 	if strings.Contains(page, ">forecast</text>") {
 		t.Error("a forecast series is drawn while no sample has one")
 	}
-	events := s.reg.Events(s.targets[1])
+	served, err := s.reg.Serving(checkout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := s.reg.Events(served)
 	last := events[len(events)-1]
 	if !strings.Contains(page, html.EscapeString(last.Reason)) {
 		t.Errorf("the last decision's reason %q is not listed", last.Reason)

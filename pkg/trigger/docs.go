@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/barometer-scaler/barometer/pkg/keyschema"
+	"github.com/barometer-scaler/barometer/pkg/policy"
 )
 
 // The README's key tables are generated from the schema between markers
@@ -20,20 +21,38 @@ const (
 )
 
 // Keys lists every key of the schema once, in declaration order: the
-// common keys, then each kind's (a key several kinds read appears once,
-// naming them all).
+// common keys, then each replica policy's, then each source kind's. A key
+// several kinds read appears once, naming them all; where their defaults
+// differ, its default names each ("unbounded; `max_count`: `0`").
 func (s *Schema) Keys() []keyschema.Info {
 	var out []keyschema.Info
 	for _, k := range commonKeys(s) {
 		out = append(out, k.Info)
 	}
+	first := map[string]string{} // a key's first declaration's default
+	for _, i := range out {
+		first[i.Name] = i.Default
+	}
+	merge := func(info keyschema.Info, by string, readers func(*keyschema.Info) *[]string) {
+		i := slices.IndexFunc(out, func(o keyschema.Info) bool { return o.Name == info.Name })
+		if i < 0 {
+			out = append(out, info)
+			first[info.Name] = info.Default
+			return
+		}
+		*readers(&out[i]) = append(*readers(&out[i]), by)
+		if info.Default != first[info.Name] {
+			out[i].Default += fmt.Sprintf("; `%s`: `%s`", by, info.Default)
+		}
+	}
+	for _, kind := range policy.Kinds() {
+		for _, info := range kind.Keys() {
+			merge(info, kind.Name, func(i *keyschema.Info) *[]string { return &i.Policies })
+		}
+	}
 	for _, kind := range s.kinds {
 		for _, info := range kind.Keys() {
-			if i := slices.IndexFunc(out, func(o keyschema.Info) bool { return o.Name == info.Name }); i >= 0 {
-				out[i].Sources = append(out[i].Sources, kind.Name)
-				continue
-			}
-			out = append(out, info)
+			merge(info, kind.Name, func(i *keyschema.Info) *[]string { return &i.Sources })
 		}
 	}
 	return out
@@ -73,7 +92,7 @@ func inTable(name string, info keyschema.Info) bool {
 }
 
 func policiesCell(ps []string) string {
-	if slices.Equal(ps, replicaPolicy) {
+	if slices.Equal(ps, replicaPolicies()) {
 		return "all but `pressure`"
 	}
 	out := make([]string, len(ps))

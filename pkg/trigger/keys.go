@@ -14,21 +14,13 @@ import (
 )
 
 // The names of the keys that code outside their declaration refers to:
-// the parser, the checks between keys, the pool's agreement, the
-// simulator and the registry.
+// the checks between keys, the simulator and the registry.
 const (
-	KeySource               = "source"
-	KeyPolicy               = "policy"
-	KeyProfile              = "profile"
-	KeyLaunchTTL            = "launchTTL"
-	KeyTargetUtilization    = "targetUtilization"
-	KeyPool                 = "pool"
-	keyCostPerReplicaSecond = "costPerReplicaSecond"
-	keyLeadWindow           = "leadWindow"
-	keyMinReplicas          = "minReplicas"
-	keyMaxReplicas          = "maxReplicas"
-	keyThreshold            = "threshold"
-	keyThresholdLow         = "thresholdLow"
+	KeyPolicy     = "policy"
+	KeyProfile    = "profile"
+	KeyLaunchTTL  = "launchTTL"
+	KeyPool       = "pool"
+	keyLeadWindow = "leadWindow"
 )
 
 // Defaults of the trigger keys that are not signal or policy options.
@@ -40,8 +32,6 @@ const (
 	// BAROMETER_SAMPLE_INTERVAL alike.
 	MinInterval = 100 * time.Millisecond
 	MaxInterval = 10 * time.Minute
-	// MaxReplicaBound bounds every replica count a trigger names.
-	MaxReplicaBound = 10000
 )
 
 // Floor modes: see signal.Options.FloorTarget.
@@ -51,24 +41,11 @@ const (
 )
 
 // PolicyNames are the values of the `policy` key: the pressure signal
-// first (the default), then pkg/policy's replica policies.
+// first (the default), then the replica policies' kinds.
 func PolicyNames() []string { return append([]string{signal.PolicyPressure}, policy.Names()...) }
 
-// The sets of policies a key is read by, from pkg/policy's names: the
-// elasticity policies are every replica policy but the queue's, and every
-// replica policy but fixed (which holds its count) reads replica bounds.
-var (
-	onlyPressure  = []string{signal.PolicyPressure}
-	onlyQueue     = []string{policy.PolicyQueue}
-	onlyThreshold = []string{policy.PolicyPoolWithThreshold}
-	replicaPolicy = policy.Names()
-	elastic       = replicaPoliciesBut(policy.PolicyQueue)
-	bounded       = replicaPoliciesBut(policy.PolicyFixed)
-)
-
-func replicaPoliciesBut(name string) []string {
-	return slices.DeleteFunc(policy.Names(), func(p string) bool { return p == name })
-}
+// onlyPressure: the keys of the pressure signal.
+var onlyPressure = []string{signal.PolicyPressure}
 
 var (
 	metricNamePattern = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`)
@@ -79,47 +56,54 @@ const day = 24 * time.Hour
 
 // commonKeys are the keys of every trigger, in the order they are read:
 // source and policy first, since which other keys apply depends on them;
-// then the pressure signal's, then the replica policies'.
+// then the pressure signal's, then the replica policies' bookkeeping (a
+// policy's own keys are its kind's).
 func commonKeys(s *Schema) []keyschema.Key[Trigger] {
-	return slices.Concat(triggerKeys(s), signalKeys(), policyKeys())
+	return slices.Concat(triggerKeys(s), signalKeys(), ledgerKeys())
 }
 
 // triggerKeys are what every trigger says: where pressure comes from, how
 // it becomes a decision, what KEDA reads and when to sample.
 func triggerKeys(s *Schema) []keyschema.Key[Trigger] {
-	return []keyschema.Key[Trigger]{
-		keyschema.Enum(KeySource, func(t *Trigger) *string { return &t.SourceKind }, DefaultSource, s.kindNames()...).
-			Then(func(t *Trigger, c *keyschema.Context) { c.Source = t.SourceKind }).
-			Describe("where pressure comes from: `host` (the scaler's own machine), `scrape` (the replicas' `/metrics`), `prometheus` (a Prometheus server), `otlp` (what the replicas push over OTLP); see [Sources](#sources)"),
-		keyschema.Enum(KeyPolicy, func(t *Trigger) *string { return &t.Policy.Name }, signal.PolicyPressure, PolicyNames()...).
-			Then(startPolicy).
-			Describe("how samples become a decision: the pressure signal or a replica policy; see [Replica policies](#replica-policies)"),
-
-		keyschema.Enum(KeyProfile, func(t *Trigger) *string { return &t.Profile }, signal.DefaultProfile, signal.ProfileNames()...).For(onlyPressure...).
-			Then(startProfile).InSimulator().
-			Describe("the pressure signal's behaviour: `responsive` follows demand and compensates the metric pipeline's lag (lead, stale-sample hysteresis, saturation surge), `original` is the slow-release signal without compensation (see [Profiles](#profiles)); the keys below override it"),
-
-		// What KEDA reads.
-		// KEDA sends the target in thousandths, truncated: below 0.001 the HPA reads 0.
-		keyschema.Float("targetPressure", func(t *Trigger) *float64 { return &t.TargetPressure }, DefaultTargetPressure, keyschema.Between(0.001, 1e6)).
-			For(onlyPressure...).OnlyRead().
-			Describe("per-replica target, sent as `targetSizeFloat`"),
-		keyschema.Float("activationValue", func(t *Trigger) *float64 { return &t.ActivationValue }, 0, keyschema.Between(0, 1e9)).OnlyRead().
-			Describe("`IsActive` when `scaleValue` exceeds it"),
-		keyschema.String("metricName", func(t *Trigger) *string { return &t.MetricName }, DefaultMetricName,
-			"lower-case letters, digits, '-' and '.', starting and ending with a letter or digit, at most 200 bytes",
-			func(s string, _ *keyschema.Context) bool { return len(s) <= 200 && metricNamePattern.MatchString(s) }).
-			OnlyRead().Documented("`barometer-pressure`; a policy's: `barometer-<policy>`").
-			DefaultFrom(func(t *Trigger, c *keyschema.Context) { t.MetricName = defaultMetricName(c.Policy) }).
-			Describe("the metric's name (KEDA prefixes `s{index}-`)"),
-
-		// When to sample, and the pressure signal.
-		keyschema.Duration("sampleInterval", func(t *Trigger) *time.Duration { return &t.Interval }, signal.DefaultSampleInterval, MinInterval, MaxInterval, false).
-			Documented("`BAROMETER_SAMPLE_INTERVAL` (5s)").
-			DefaultFrom(func(t *Trigger, c *keyschema.Context) { t.Interval = c.DefaultInterval }).
-			Describe("time between samples"),
-	}
+	return []keyschema.Key[Trigger]{sourceKey(s), policyKey, profileKey, targetPressureKey, activationValueKey, metricNameKey, sampleIntervalKey}
 }
+
+// sourceKey is `source`: its values are the schema's source kinds.
+func sourceKey(s *Schema) keyschema.Key[Trigger] {
+	return keyschema.Enum("source", func(t *Trigger) *string { return &t.SourceKind }, DefaultSource, s.kindNames()...).
+		Then(func(t *Trigger, c *keyschema.Context) { c.Source = t.SourceKind }).
+		Documented("(required; the scaler's own default target: `host`)").
+		Describe("where pressure comes from: `host` (the scaler's own machine), `scrape` (the replicas' `/metrics`), `prometheus` (a Prometheus server), `otlp` (what the replicas push over OTLP); see [Sources](#sources)")
+}
+
+var policyKey = keyschema.Enum("policy", func(t *Trigger) *string { return &t.Policy.Name }, signal.PolicyPressure, PolicyNames()...).
+	Then(startPolicy).
+	Describe("how samples become a decision: the pressure signal or a replica policy; see [Replica policies](#replica-policies)")
+
+var profileKey = keyschema.Enum("profile", func(t *Trigger) *string { return &t.Profile }, signal.DefaultProfile, signal.ProfileNames()...).For(onlyPressure...).
+	Then(startProfile).InSimulator().
+	Describe("the pressure signal's behaviour: `budgeted` (the default) provisions to a shortfall budget and a churn budget and forecasts the season, `responsive` follows demand and compensates the metric pipeline's lag (lead, stale-sample hysteresis, saturation surge), `original` is the slow-release signal without compensation (see [Profiles](#profiles)); the keys below override it")
+
+// KEDA sends the target in thousandths, truncated: below 0.001 the HPA
+// reads 0.
+var targetPressureKey = keyschema.Float("targetPressure", func(t *Trigger) *float64 { return &t.TargetPressure }, DefaultTargetPressure, keyschema.Between(0.001, 1e6)).
+	For(onlyPressure...).OnlyRead().
+	Describe("per-replica target, sent as `targetSizeFloat`")
+
+var activationValueKey = keyschema.Float("activationValue", func(t *Trigger) *float64 { return &t.ActivationValue }, 0, keyschema.Between(0, 1e9)).OnlyRead().
+	Describe("`IsActive` when `scaleValue` exceeds it")
+
+var metricNameKey = keyschema.String("metricName", func(t *Trigger) *string { return &t.MetricName }, DefaultMetricName,
+	"lower-case letters, digits, '-' and '.', starting and ending with a letter or digit, at most 200 bytes",
+	func(s string, _ *keyschema.Context) bool { return len(s) <= 200 && metricNamePattern.MatchString(s) }).
+	OnlyRead().Documented("`barometer-pressure`; a policy's: `barometer-<policy>`").
+	DefaultFrom(func(t *Trigger, c *keyschema.Context) { t.MetricName = defaultMetricName(c.Policy) }).
+	Describe("the metric's name (KEDA prefixes `s{index}-`)")
+
+var sampleIntervalKey = keyschema.Duration("sampleInterval", func(t *Trigger) *time.Duration { return &t.Interval }, signal.DefaultSampleInterval, MinInterval, MaxInterval, false).
+	Documented("`BAROMETER_SAMPLE_INTERVAL` (5s)").
+	DefaultFrom(func(t *Trigger, c *keyschema.Context) { t.Interval = c.DefaultInterval }).
+	Describe("time between samples")
 
 // commonChecks relate keys to each other.
 var commonChecks = []keyschema.Check[Trigger]{
@@ -129,22 +113,10 @@ var commonChecks = []keyschema.Check[Trigger]{
 		}
 		return nil
 	},
-	func(t *Trigger, _ *keyschema.Context, _ func(string) bool) error {
-		if q := t.Policy.Queue; t.Policy.Name == policy.PolicyQueue && q.MaxReplicas < q.MinReplicas {
-			return &keyschema.MetadataError{Key: keyMaxReplicas, Value: fmt.Sprint(q.MaxReplicas), Allowed: fmt.Sprintf("a whole number >= %d (%s)", q.MinReplicas, keyMinReplicas)}
-		}
-		return nil
-	},
-	func(t *Trigger, _ *keyschema.Context, _ func(string) bool) error {
-		if e := t.Policy.Elasticity; t.Policy.Name == policy.PolicyPoolWithThreshold && e.Low > e.High {
-			return &keyschema.MetadataError{Key: keyThresholdLow, Value: keyschema.FormatFloat(e.Low), Allowed: keyschema.Between(0, e.High).String()}
-		}
-		return nil
-	},
 }
 
-// finish derives what follows from the keys: the policies' own names in
-// their options, the target a replica count is read at, and the floor.
+// finish derives what follows from the keys: the target a replica count is
+// read at, and the floor.
 func finish(t *Trigger) {
 	if t.Policy.Replicas() {
 		t.TargetPressure = 1
@@ -161,22 +133,13 @@ func finish(t *Trigger) {
 	}
 }
 
-// poolKey is the policy keys a pool's members must agree on, cost and the
-// pool's name aside, and the sample interval.
-func poolKey(r *keyschema.Reading, common []keyschema.Key[Trigger], t *Trigger) string {
+// poolKey is what a pool's members must agree on: the policy, its keys,
+// its launch TTL and the sample interval (cost and the pool's name aside).
+func poolKey(t *Trigger, policyTexts []string) string {
 	if t.Policy.Pool == "" {
 		return ""
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "policy=%s", t.Policy.Name)
-	for _, k := range common {
-		if k.Policies == nil || k.Name == KeyPool || k.Name == keyCostPerReplicaSecond || !r.Applies(k.Info) {
-			continue
-		}
-		fmt.Fprintf(&b, " %s=%s", k.Name, k.Canonical(t))
-	}
-	fmt.Fprintf(&b, " sampleInterval=%s", t.Interval)
-	return b.String()
+	return fmt.Sprintf("policy=%s %s launchTTL=%s sampleInterval=%s", t.Policy.Name, strings.Join(policyTexts, " "), t.Policy.LaunchTTL, t.Interval)
 }
 
 // defaultMetricName is barometer-pressure for the pressure signal and

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/keyschema"
+	"github.com/barometer-scaler/barometer/pkg/policy"
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/signal"
 )
@@ -15,7 +16,7 @@ import (
 // pkg/signal's computer, each defaulting to the profile's.
 func signalKeys() []keyschema.Key[Trigger] {
 	return []keyschema.Key[Trigger]{
-		keyschema.Int(keyMinReplicas, minReplicas, 0, 0, MaxReplicaBound).For(append(onlyPressure, bounded...)...).
+		keyschema.Int("minReplicas", func(t *Trigger) *int { return &t.Signal.MinReplicas }, 0, 0, policy.MaxReplicaBound).For(onlyPressure...).
 			Describe("lower bound of the decided count (a pool's total); `pressure`: the replica floor, once the first sample lands"),
 		keyschema.Enum("floor", func(t *Trigger) *string { return &t.Floor }, FloorTarget, FloorTarget, FloorReplicas).For(onlyPressure...).
 			Describe("`target`: floor `scaleValue` at `minReplicas x targetPressure`, so the HPA rests at exactly `minReplicas`; `replicas`: floor at `minReplicas` itself (the HPA then rests at `minReplicas / targetPressure`)"),
@@ -33,7 +34,7 @@ func signalKeys() []keyschema.Key[Trigger] {
 			Describe("hold scale-in while a split is in flight"),
 		keyschema.Duration("replicaStartup", func(t *Trigger) *time.Duration { return &t.Signal.ReplicaStartup }, 0, 0, signal.MaxReplicaStartup, false).For(onlyPressure...).InSimulator().
 			Describe("how long a new replica takes to count (start-up, readiness, any delay the source does not report); added to the sample's age, it is the lag the lead covers; a `k8s://` target's measured start-up counts when longer (docs/compensation.md)"),
-		signalInt(keyLeadWindow, func(o *signal.Options) *int { return &o.LeadWindow }, signal.MaxLeadWindow).
+		signalInt("leadWindow", func(o *signal.Options) *int { return &o.LeadWindow }, signal.MaxLeadWindow).
 			Describe("samples of raw demand the lead reads its trend and noise from, 0 (no lead, no noise margin) or 3 and more"),
 		signalFloat("leadSignificance", func(o *signal.Options) *float64 { return &o.LeadSignificance }, keyschema.Between(0, 10)).
 			Describe("how significant a rise must be (its Mann-Kendall z) before it leads; 0 reads as 2"),
@@ -42,13 +43,15 @@ func signalKeys() []keyschema.Key[Trigger] {
 		signalFloat("scaleInNoiseMargin", func(o *signal.Options) *float64 { return &o.ScaleInNoiseMargin }, keyschema.Between(0, 10)).
 			Describe("on a stale sample, a fall stops at demand + this many widths of the measured noise (needs `leadWindow`)"),
 		signalBool("saturationSurge", func(o *signal.Options) *bool { return &o.SaturationSurge }).
-			Describe("a saturated sample across n replicas asks for 2n (n + 4 when stale), a later one across a larger pool for that pool times the growth seen, and at least what the replicas' working set measures (uncapped) where they report one; held while the samples stay saturated, ended by the first that is not"),
+			Describe("a saturated sample across n replicas asks for 2n (n + 4 when stale), a later one across a larger pool for that pool times the growth seen, and at least what the replicas' working set measures (uncapped) where they report one; held while the samples stay saturated, ended by the first clearly below saturation (under 90 % of `surgeLevel`)"),
 		signalFloat("surgeLevel", func(o *signal.Options) *float64 { return &o.SurgeLevel }, keyschema.Between(0, 1)).
 			Describe("dominant pressure at or above which a sample counts as saturated; 0 reads as 1"),
 		signalFloat("shortfallBudget", func(o *signal.Options) *float64 { return &o.ShortfallBudget }, keyschema.Between(0, 0.5)).
 			Describe("the share of samples that may see the pool short: the signal provisions for the recent level plus a headroom fed back from the samples, so that about this share see the dominant pressure above `targetPressure`; `0` turns it off (docs/compensation.md)"),
 		signalDuration("scaleInHold", func(o *signal.Options) *time.Duration { return &o.ScaleInHold }).
-			Describe("the churn budget: a fall is published only once the lower level has lasted this long; a rise is never delayed; `0s` turns it off"),
+			Describe("the churn budget's longest hold: a fall is published once the lower level has lasted this long, or sooner when `changeCost` prices it; a rise is never delayed; `0s` turns the churn budget off"),
+		signalFloat("changeCost", func(o *signal.Options) *float64 { return &o.ChangeCost }, keyschema.Between(0, signal.MaxChangeCost)).
+			Describe("the price of a change, in replica-seconds, that the churn budget weighs a scale-in against (rent-or-buy): a surplus of S replicas is kept `changeCost / S` beyond a replica's start-up (`replicaStartup`, or the measured one), twice that where the latest drops were undone and half where they lasted, at most `scaleInHold`; `0`: every fall waits the whole `scaleInHold` (docs/compensation.md)"),
 		profiled(keyschema.Enum("forecast", func(t *Trigger) *string { return (*string)(&t.Signal.Forecast) }, string(signal.ForecastOff), signal.ForecastModes()...),
 			func(o signal.Options) string { return string(o.Forecast) }).
 			Describe("the seasonal forecast from the target's own history (a `prometheus` source's read from Prometheus, the others' kept in memory): `on` scales out ahead of a predicted rise (never in), `only` publishes it (`/scale`'s `forecast`, `barometer_forecast_value`) without acting, `off`"),

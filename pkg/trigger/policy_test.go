@@ -1,16 +1,15 @@
 package trigger
 
 import (
+	"cmp"
 	"errors"
 	"maps"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/keyschema"
-	"github.com/barometer-scaler/barometer/pkg/policy"
 	"github.com/barometer-scaler/barometer/pkg/signal"
 )
 
@@ -41,20 +40,33 @@ func wantKeyError(t *testing.T, err error, key string, wants ...string) {
 	}
 }
 
+// settingOf is the value in force of key for metadata raw.
+func settingOf(t *testing.T, raw map[string]string, key string) Setting {
+	t.Helper()
+	settings, err := testSources().Settings("", raw, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(settings, func(s Setting) bool { return s.Key == key })
+	if i < 0 {
+		t.Fatalf("%v: no setting %s", raw, key)
+	}
+	return settings[i]
+}
+
 func TestPolicyDefaults(t *testing.T) {
 	tests := []struct {
 		policy     string
-		want       PolicySpec
 		metricName string
 		target     float64
 	}{
-		{"", PolicySpec{Name: "pressure", LaunchTTL: 15 * time.Second}, "barometer-pressure", 0.7},
-		{"pressure", PolicySpec{Name: "pressure", LaunchTTL: 15 * time.Second}, "barometer-pressure", 0.7},
-		{"queue", PolicySpec{Name: "queue", Queue: policy.DefaultQueueOptions(), LaunchTTL: 15 * time.Second}, "barometer-queue", 1},
-		{"fixed", PolicySpec{Name: "fixed", Elasticity: policy.DefaultElasticityOptions("fixed"), LaunchTTL: 15 * time.Second}, "barometer-fixed", 1},
-		{"fully_elastic", PolicySpec{Name: "fully_elastic", Elasticity: policy.DefaultElasticityOptions("fully_elastic"), LaunchTTL: 15 * time.Second}, "barometer-fully-elastic", 1},
-		{"max_count", PolicySpec{Name: "max_count", Elasticity: policy.DefaultElasticityOptions("max_count"), LaunchTTL: 15 * time.Second}, "barometer-max-count", 1},
-		{"pool_with_threshold", PolicySpec{Name: "pool_with_threshold", Elasticity: policy.DefaultElasticityOptions("pool_with_threshold"), LaunchTTL: 15 * time.Second}, "barometer-pool-with-threshold", 1},
+		{"", "barometer-pressure", 0.7},
+		{"pressure", "barometer-pressure", 0.7},
+		{"queue", "barometer-queue", 1},
+		{"fixed", "barometer-fixed", 1},
+		{"fully_elastic", "barometer-fully-elastic", 1},
+		{"max_count", "barometer-max-count", 1},
+		{"pool_with_threshold", "barometer-pool-with-threshold", 1},
 	}
 	for _, c := range tests {
 		raw := withPolicy(c.policy)
@@ -65,73 +77,64 @@ func TestPolicyDefaults(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", c.policy, err)
 		}
-		if !reflect.DeepEqual(md.Policy, c.want) || md.MetricName != c.metricName || md.TargetPressure != c.target {
-			t.Errorf("%q: spec %+v metric %q target %v\nwant %+v %q %v", c.policy, md.Policy, md.MetricName, md.TargetPressure, c.want, c.metricName, c.target)
+		name, kind := cmp.Or(c.policy, "pressure"), c.policy
+		if kind == "pressure" {
+			kind = ""
+		}
+		p := md.Policy
+		if p.Name != name || p.Kind.Name != kind || p.Replicas() != (kind != "") ||
+			p.LaunchTTL != 15*time.Second || p.Pool != "" || p.CostPerReplicaSecond != 0 || md.MetricName != c.metricName || md.TargetPressure != c.target {
+			t.Errorf("%q: spec %+v metric %q target %v", c.policy, p, md.MetricName, md.TargetPressure)
 		}
 	}
-	md, _ := parse(withPolicy("max_count"))
-	if md.Policy.Elasticity.Max != 0 || md.Policy.Elasticity.High != 0.8 || md.Policy.Elasticity.Low != 0.3 || md.Policy.Elasticity.Ticks != 2 {
-		t.Errorf("max_count defaults %+v", md.Policy.Elasticity)
+	if s := settingOf(t, withPolicy("max_count"), "maxReplicas"); s.Value != "0" || s.Origin != "default" {
+		t.Errorf("max_count maxReplicas %+v, want the default 0", s)
 	}
-	md, _ = parse(withPolicy("fully_elastic"))
-	if md.Policy.Elasticity.Max != policy.Unbounded {
-		t.Errorf("fully_elastic max %d, want unbounded", md.Policy.Elasticity.Max)
+	if s := settingOf(t, withPolicy("fully_elastic"), "maxReplicas"); s.Value != "unbounded" {
+		t.Errorf("fully_elastic maxReplicas %+v, want unbounded", s)
 	}
 }
 
+// Every key reaches what reads it: the bookkeeping keys the trigger's
+// PolicySpec, a policy's own keys its kind (the value in force is the one
+// given; pkg/policy's TestKindKeysSetTheirOptions checks the options).
 func TestPolicyKeysSetTheirOptions(t *testing.T) {
 	tests := []struct {
 		policy, key, value string
-		got                func(PolicySpec) any
+		got                func(PolicySpec) any // nil: a key of the policy's kind
 		want               any
 	}{
-		{"queue", "ewmaAlpha", "0.5", func(s PolicySpec) any { return s.Queue.EwmaAlpha }, 0.5},
-		{"queue", "defaultServiceTime", "2s", func(s PolicySpec) any { return s.Queue.DefaultServiceTime }, 2 * time.Second},
-		{"queue", "targetUtilization", "0.9", func(s PolicySpec) any { return s.Queue.TargetUtilization }, 0.9},
-		{"queue", "rateCutoff", "0.1", func(s PolicySpec) any { return s.Queue.RateCutoff }, 0.1},
-		{"queue", "drainTime", "1m", func(s PolicySpec) any { return s.Queue.DrainTime }, time.Minute},
-		{"queue", "sloClasses", "critical=5s, normal", func(s PolicySpec) any { return s.Queue.Classes },
-			[]policy.Class{{Name: "critical", SLO: 5 * time.Second}, {Name: "normal"}}},
-		{"queue", "reservationHorizon", "0s", func(s PolicySpec) any { return s.Queue.ReservationHorizon }, time.Duration(0)},
-		{"queue", "minReplicas", "2", func(s PolicySpec) any { return s.Queue.MinReplicas }, 2},
-		{"queue", "maxReplicas", "9", func(s PolicySpec) any { return s.Queue.MaxReplicas }, 9},
-		{"queue", "maxStepUpRatio", "0.5", func(s PolicySpec) any { return s.Queue.MaxStepUpRatio }, 0.5},
-		{"queue", "maxStepUp", "2", func(s PolicySpec) any { return s.Queue.MaxStepUpAbs }, 2},
-		{"queue", "stabilizationWindow", "2m", func(s PolicySpec) any { return s.Queue.StabilizationWindow }, 2 * time.Minute},
-		{"queue", "maxStepDown", "3", func(s PolicySpec) any { return s.Queue.MaxStepDown }, 3},
-		{"queue", "scaleDownCooldown", "10s", func(s PolicySpec) any { return s.Queue.ScaleDownCooldown }, 10 * time.Second},
-		{"queue", "slotsPerReplica", "4", func(s PolicySpec) any { return s.Queue.SlotsPerReplica }, 4},
-		{"fully_elastic", "slotsPerReplica", "8", func(s PolicySpec) any { return s.Elasticity.SlotsPerReplica }, 8},
-		{"pool_with_threshold", "slotsPerReplica", "2", func(s PolicySpec) any { return s.Elasticity.SlotsPerReplica }, 2},
+		{"queue", "ewmaAlpha", "0.5", nil, "0.5"},
+		{"queue", "sloClasses", "critical=5s, normal", nil, "critical=5s,normal"},
+		{"queue", "minReplicas", "2", nil, "2"},
+		{"queue", "maxReplicas", "9", nil, "9"},
+		{"fully_elastic", "slotsPerReplica", "8", nil, "8"},
+		{"max_count", "maxReplicas", "7", nil, "7"},
+		{"pool_with_threshold", "ticks", "3", nil, "3"},
 		{"queue", "launchTTL", "1m", func(s PolicySpec) any { return s.LaunchTTL }, time.Minute},
 		{"queue", "costPerReplicaSecond", "0.25", func(s PolicySpec) any { return s.CostPerReplicaSecond }, 0.25},
-		{"fully_elastic", "minReplicas", "1", func(s PolicySpec) any { return s.Elasticity.Min }, 1},
-		{"max_count", "maxReplicas", "7", func(s PolicySpec) any { return s.Elasticity.Max }, 7},
-		{"pool_with_threshold", "threshold", "0.9", func(s PolicySpec) any { return s.Elasticity.High }, 0.9},
-		{"pool_with_threshold", "thresholdLow", "0.1", func(s PolicySpec) any { return s.Elasticity.Low }, 0.1},
-		{"pool_with_threshold", "ticks", "3", func(s PolicySpec) any { return s.Elasticity.Ticks }, 3},
 		{"fixed", "launchTTL", "5s", func(s PolicySpec) any { return s.LaunchTTL }, 5 * time.Second},
 		{"fixed", "pool", "shop.workers", func(s PolicySpec) any { return s.Pool }, "shop.workers"},
 		{"max_count", "pool", "gpu/a-1", func(s PolicySpec) any { return s.Pool }, "gpu/a-1"},
 		{"pressure", "costPerReplicaSecond", "1e-4", func(s PolicySpec) any { return s.CostPerReplicaSecond }, 1e-4},
 	}
 	for _, c := range tests {
-		md, err := parse(withPolicy(c.policy, c.key, c.value))
+		raw := withPolicy(c.policy, c.key, c.value)
+		md, err := parse(raw)
 		if err != nil {
 			t.Errorf("%s %s=%s: %v", c.policy, c.key, c.value, err)
 			continue
 		}
-		if got := c.got(md.Policy); !equal(got, c.want) {
+		if c.got == nil {
+			if s := settingOf(t, raw, c.key); s.Value != c.want || s.Origin != "metadata" {
+				t.Errorf("%s %s=%s: in force %+v, want %v", c.policy, c.key, c.value, s, c.want)
+			}
+			continue
+		}
+		if got := c.got(md.Policy); got != c.want {
 			t.Errorf("%s %s=%s: got %v, want %v", c.policy, c.key, c.value, got, c.want)
 		}
 	}
-}
-
-func equal(a, b any) bool {
-	if ca, ok := a.([]policy.Class); ok {
-		return slices.Equal(ca, b.([]policy.Class))
-	}
-	return a == b
 }
 
 // A key the chosen policy does not read is refused, naming the policies
@@ -247,26 +250,4 @@ func TestSamplerKeyIncludesThePolicy(t *testing.T) {
 	if !a.Policy.Replicas() || b.Policy.Name != "queue" || a.Signal != signal.DefaultOptions() {
 		t.Errorf("queue metadata %+v", a)
 	}
-}
-
-// sloClasses: "name[=slo],..." highest priority first; a class without an
-// SLO only ranks. Blanks around names and durations are fine.
-func TestParseClasses(t *testing.T) {
-	classes := func(s string) ([]policy.Class, error) {
-		md, err := parse(withPolicy("queue", "sloClasses", s))
-		if err != nil {
-			return nil, err
-		}
-		return md.Policy.Queue.Classes, nil
-	}
-	got, err := classes(" critical=5s, high=30s ,normal,low")
-	want := []policy.Class{{Name: "critical", SLO: 5 * time.Second}, {Name: "high", SLO: 30 * time.Second}, {Name: "normal"}, {Name: "low"}}
-	if err != nil || !slices.Equal(got, want) {
-		t.Fatalf("got %v, %v; want %v", got, err, want)
-	}
-	if got, err := classes(" "); got != nil || err != nil {
-		t.Errorf("empty: got %v, %v", got, err)
-	}
-	_, err = classes("a, b=soon")
-	wantKeyError(t, err, "sloClasses", `b=soon`, "name=duration")
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/keyschema"
+	"github.com/barometer-scaler/barometer/pkg/policy"
 	"github.com/barometer-scaler/barometer/pkg/pressure/sourcekind"
 	"github.com/barometer-scaler/barometer/pkg/signal"
 )
@@ -75,13 +76,21 @@ func (s *Schema) ParseIn(namespace string, raw map[string]string, defaultInterva
 }
 
 func (s *Schema) parse(r *keyschema.Reading) (*Trigger, error) {
-	t := &Trigger{Signal: signal.DefaultOptions()}
-	common := commonKeys(s)
-	texts, err := keyschema.Apply(r, common, commonChecks, t)
+	if r.Context.Namespace != "" && !r.IsSet("source") {
+		return nil, s.sourceRequired()
+	}
+	t := &Trigger{Spec: &Spec{Signal: signal.DefaultOptions()}}
+	texts, err := keyschema.Apply(r, commonKeys(s), commonChecks, t)
 	if err != nil {
 		return nil, err
 	}
 	r.Context.Interval = t.Interval
+	var policyTexts []string
+	if k := t.Policy.Kind; k.Name != "" {
+		if t.Policy.Options, policyTexts, err = k.Parse(r); err != nil {
+			return nil, err
+		}
+	}
 	kind, _ := s.kind(t.SourceKind) // the source key's Enum admitted only known kinds
 	spec, sourceTexts, err := kind.Parse(r)
 	if err != nil {
@@ -93,26 +102,45 @@ func (s *Schema) parse(r *keyschema.Reading) (*Trigger, error) {
 	t.Source, t.sourceKey = spec, spec.Key()
 	finish(t)
 	h := fnv.New64a()
-	for _, x := range append(texts, sourceTexts...) {
+	for _, x := range slices.Concat([]string{t.sourceKey}, texts, policyTexts, sourceTexts) {
 		h.Write([]byte(x))
 		h.Write([]byte{0})
 	}
 	// What the read-side target changes in the signal's options splits
 	// the sampler too.
 	fmt.Fprintf(h, "floorTarget=%g surgeTarget=%g", t.Signal.FloorTarget, t.Signal.SurgeTarget)
-	t.identity = fmt.Sprintf("%s@%016x", t.sourceKey, h.Sum64())
-	t.shortID = fmt.Sprintf("%s@%08x", t.SourceKind, h.Sum64()>>32)
-	t.poolKey = poolKey(r, common, t)
+	t.identity = fmt.Sprintf("%s@%016x", t.SourceKind, h.Sum64())
+	t.shortID = t.identity[:len(t.SourceKind)+9]
+	t.poolKey = poolKey(t, policyTexts)
 	return t, nil
 }
 
-// readers names the source kinds that read key.
-func (s *Schema) readers(key string) []string {
-	var out []string
+// sourceRequired refuses a ScaledObject's trigger that names no source:
+// the default, the scaler's own machine, would scale the workload on the
+// scaler's load. Only the scaler's own default target takes it unnamed.
+func (s *Schema) sourceRequired() error {
+	kinds := make([]string, len(s.kinds))
+	for i, k := range s.kinds {
+		kinds[i] = fmt.Sprintf("%s (%s)", k.Name, k.Doc)
+	}
+	return &keyschema.MetadataError{Key: "source", Allowed: "required in a ScaledObject's trigger, naming where its pressure comes from: " + strings.Join(kinds, "; ")}
+}
+
+// readers names the source kinds and replica policies that read key, for
+// an error on a key this trigger does not read.
+func (s *Schema) readers(key string) (sources, policies []string) {
+	has := func(keys []keyschema.Info) bool {
+		return slices.ContainsFunc(keys, func(i keyschema.Info) bool { return i.Name == key })
+	}
 	for _, kind := range s.kinds {
-		if slices.ContainsFunc(kind.Keys(), func(i keyschema.Info) bool { return i.Name == key }) {
-			out = append(out, kind.Name)
+		if has(kind.Keys()) {
+			sources = append(sources, kind.Name)
 		}
 	}
-	return out
+	for _, kind := range policy.Kinds() {
+		if has(kind.Keys()) {
+			policies = append(policies, kind.Name)
+		}
+	}
+	return sources, policies
 }

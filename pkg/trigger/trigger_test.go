@@ -168,3 +168,23 @@ func TestTargetPressureSmallest(t *testing.T) {
 		}
 	}
 }
+
+// A ScaledObject's trigger names its source: the default, the scaler's own
+// machine, would scale the workload on the scaler's load. The refusal
+// names every source and what it reads. The scaler's own default target
+// (no namespace) keeps the host source unnamed.
+func TestScaledObjectsNameTheirSource(t *testing.T) {
+	for _, raw := range []map[string]string{nil, {}, {"scalerAddress": "x:6000", "targetPressure": "0.5"}} {
+		_, err := testSources().ParseIn("shop", raw, 5*time.Second)
+		var me *keyschema.MetadataError
+		if !errors.As(err, &me) || me.Key != "source" || !strings.Contains(me.Allowed, "const (fixed pressure)") || !strings.Contains(me.Allowed, "host (") {
+			t.Errorf("%v: err = %v, want the source key required with every kind described", raw, err)
+		}
+	}
+	if md, err := testSources().ParseIn("shop", map[string]string{"source": "host"}, 5*time.Second); err != nil || md.SourceKind != "host" {
+		t.Errorf("source named: %v %v", md, err)
+	}
+	if md, err := testSources().Parse(nil, 5*time.Second); err != nil || md.SourceKind != DefaultSource {
+		t.Errorf("the default target: %v %v", md, err)
+	}
+}

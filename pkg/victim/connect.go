@@ -38,7 +38,7 @@ type Writer struct{ *Hints }
 // After is the registry's After: nil (nothing to consume) for a target
 // without hints, and on a nil writer (hints off, where the schema refuses
 // them anyway).
-func (w *Writer) After(tr *trigger.Trigger) func(context.Context, pressure.Observation, signal.Input) {
+func (w *Writer) After(tr *trigger.Spec) func(context.Context, pressure.Observation, signal.Input) {
 	ns, on := tr.VictimHints()
 	if w == nil || !on {
 		return nil

@@ -85,6 +85,21 @@ Where the TLS Secrets are mounted.
 {{- define "barometer.clientCADir" -}}/etc/barometer/client-ca{{- end }}
 {{- define "barometer.otlpTLSDir" -}}/etc/barometer/otlp-tls{{- end }}
 {{- define "barometer.otlpClientCADir" -}}/etc/barometer/otlp-client-ca{{- end }}
+{{- define "barometer.peerTokenDir" -}}/etc/barometer/peer{{- end }}
+
+{{/*
+"true" when the replicas share their OTLP pushes (docs/operations.md, "HA").
+*/}}
+{{- define "barometer.peers" -}}
+{{- if and .Values.otlp.enabled .Values.otlp.peers.enabled }}true{{ end }}
+{{- end }}
+
+{{/*
+The Secret holding the peer token: the one named, or the chart's own.
+*/}}
+{{- define "barometer.peerTokenSecret" -}}
+{{- .Values.otlp.peers.tokenSecretName | default (printf "%s-peer-token" (include "barometer.fullname" .)) }}
+{{- end }}
 
 {{/*
 Settings that the schema cannot express, failed with a message that names
@@ -99,6 +114,12 @@ the value to change.
 {{- end }}
 {{- if and .Values.otlp.tls.clientCASecretName (not .Values.otlp.tls.secretName) }}
 {{- fail "otlp.tls.clientCASecretName requires otlp.tls.secretName: the receiver verifies client certificates only when it serves TLS" }}
+{{- end }}
+{{- if include "barometer.peers" . }}
+{{- $p := int .Values.otlp.peers.port }}
+{{- if has $p (list (int .Values.ports.grpc) (int .Values.ports.http) (int .Values.otlp.ports.grpc) (int .Values.otlp.ports.http)) }}
+{{- fail (printf "otlp.peers.port %d: the pod's other ports use it (ports.grpc, ports.http, otlp.ports); choose another" $p) }}
+{{- end }}
 {{- end }}
 {{- if and .Values.serviceMonitor.enabled .Values.podMonitor.enabled }}
 {{- fail "serviceMonitor.enabled and podMonitor.enabled: enable one, not both; both would scrape every pod twice and double every alert" }}

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 
@@ -46,7 +47,7 @@ func makeCerts(dir string, n NetNS) (*certs, error) {
 	api, err := ca.Issue(pki.Leaf{
 		CommonName: "kube-apiserver",
 		DNSNames:   []string{"kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local", "localhost"},
-		IPs:        []net.IP{hostIP, net.ParseIP("127.0.0.1"), net.ParseIP(serviceIP)},
+		IPs:        []net.IP{hostIP, net.ParseIP("127.0.0.1"), kubernetesServiceIP(n)},
 		Server:     true,
 	})
 	if err != nil {
@@ -138,4 +139,11 @@ contexts:
 current-context: e2e
 `, server, b64(c.ca.CertPEM), b64(user.CertPEM), b64(user.KeyPEM))
 	return os.WriteFile(path, []byte(cfg), 0o600)
+}
+
+// kubernetesServiceIP is the kubernetes Service's ClusterIP: the first of
+// the Service range.
+func kubernetesServiceIP(n NetNS) net.IP {
+	p := netip.MustParsePrefix(n.ServiceNet).Masked()
+	return net.IP(p.Addr().Next().AsSlice())
 }

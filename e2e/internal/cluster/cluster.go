@@ -1,8 +1,9 @@
 // Package cluster starts a small real Kubernetes control plane for the
 // end-to-end suite: etcd, kube-apiserver, kube-controller-manager (only the
-// deployment, replicaset, endpointslice, serviceaccount, serviceaccount-token
-// and horizontal-pod-autoscaler controllers), the KEDA operator and the KEDA
-// metrics adapter behind the v1beta1.external.metrics.k8s.io APIService.
+// deployment, replicaset, endpointslice, serviceaccount, serviceaccount-token,
+// horizontal-pod-autoscaler, disruption and root-ca-certificate-publisher
+// controllers), the KEDA operator and the KEDA metrics adapter behind the
+// v1beta1.external.metrics.k8s.io APIService.
 //
 // Everything listens on loopback, except what the aggregator must reach:
 // Endpoints and EndpointSlices refuse loopback addresses, so the adapter
@@ -27,12 +28,11 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/barometer-scaler/barometer/e2e/internal/mountns"
 	"github.com/barometer-scaler/barometer/e2e/internal/proc"
 )
 
 const (
-	serviceCIDR    = "10.0.0.0/24"
-	serviceIP      = "10.0.0.1"
 	frontProxyName = "front-proxy-client"
 	kedaNamespace  = "keda"
 )
@@ -50,6 +50,11 @@ type Config struct {
 	NetNS NetNS
 	// HPASyncPeriod is the HPA controller's sync period.
 	HPASyncPeriod time.Duration
+	// HostsFile is the KEDA operator's /etc/hosts (the pod runner's, so
+	// that a scalerAddress naming a Service resolves to its pods, as
+	// cluster DNS would resolve it); empty leaves the operator this
+	// machine's.
+	HostsFile string
 	// Logf reports progress.
 	Logf func(format string, args ...any)
 }
@@ -155,12 +160,24 @@ func (c *Cluster) makeCerts() error {
 	return err
 }
 
-func (c *Cluster) start(s proc.Spec) (*proc.Proc, error) {
+// start starts a process of the control plane; with hosts, in a mount
+// namespace where that file is /etc/hosts and no name lookup leaves the
+// machine.
+func (c *Cluster) start(s proc.Spec, hosts ...string) (*proc.Proc, error) {
 	if s.LogDir == "" {
 		s.LogDir = c.LogDir
 	}
 	if !filepath.IsAbs(s.Path) {
 		s.Path = filepath.Join(c.cfg.BinDir, s.Path)
+	}
+	if len(hosts) > 0 && hosts[0] != "" {
+		ns, err := mountns.Resolver(filepath.Join(c.cfg.WorkDir, s.Name), hosts[0])
+		if err != nil {
+			return nil, err
+		}
+		if s, err = mountns.Wrap(s, ns); err != nil {
+			return nil, err
+		}
 	}
 	p, err := proc.Start(s)
 	if err != nil {
@@ -214,7 +231,7 @@ func (c *Cluster) apiserver(ctx context.Context) error {
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 		"--service-account-key-file=" + ct.saPub,
 		"--service-account-signing-key-file=" + ct.saKey,
-		"--service-cluster-ip-range=" + serviceCIDR,
+		"--service-cluster-ip-range=" + n.ServiceNet,
 		"--authorization-mode=RBAC",
 		"--requestheader-client-ca-file=" + ct.frontCA,
 		"--requestheader-allowed-names=" + frontProxyName,
@@ -267,7 +284,7 @@ func (c *Cluster) controllerManager(ctx context.Context) error {
 		"--bind-address=127.0.0.1",
 		"--secure-port=" + strconv.Itoa(FreePort("127.0.0.1")),
 		"--cert-dir=" + filepath.Join(c.cfg.WorkDir, "kcm"),
-		"--controllers=deployment-controller,replicaset-controller,endpointslice-controller,serviceaccount-controller,serviceaccount-token-controller,horizontal-pod-autoscaler-controller",
+		"--controllers=deployment-controller,replicaset-controller,endpointslice-controller,serviceaccount-controller,serviceaccount-token-controller,horizontal-pod-autoscaler-controller,disruption-controller,root-ca-certificate-publisher-controller",
 		"--horizontal-pod-autoscaler-sync-period=" + c.cfg.HPASyncPeriod.String(),
 		"--service-account-private-key-file=" + ct.saKey,
 		"--root-ca-file=" + ct.path("ca.crt"),
@@ -293,7 +310,7 @@ func (c *Cluster) controllerManager(ctx context.Context) error {
 func (c *Cluster) kedaOperator() error {
 	n, ct := c.cfg.NetNS, c.certs
 	c.metricsServiceAddr = net.JoinHostPort(n.HostIP, strconv.Itoa(FreePort(n.HostIP)))
-	_, err := c.start(proc.Spec{Name: "keda-operator", Path: "keda-operator",
+	_, err := c.start(proc.Spec{Name: "keda-operator", Path: filepath.Join(c.cfg.BinDir, "keda-operator"),
 		Env: c.kedaEnv(),
 		Args: []string{
 			"--leader-elect=false",
@@ -305,7 +322,7 @@ func (c *Cluster) kedaOperator() error {
 			"--ca-dir=" + ct.path("keda-ca-dir"),
 			"--zap-log-level=info",
 			"--zap-encoder=console",
-		}})
+		}}, c.cfg.HostsFile)
 	return err
 }
 
@@ -351,6 +368,9 @@ func (c *Cluster) kedaAdapter(ctx context.Context) error {
 		return c.apiServiceAvailable(ctx)
 	})
 }
+
+// APIServer is the apiserver's host:port.
+func (c *Cluster) APIServer() string { return strings.TrimPrefix(c.server, "https://") }
 
 // adapterPort is the adapter's secure port inside the namespace.
 const adapterPort = 6443

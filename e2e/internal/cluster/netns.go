@@ -16,6 +16,10 @@ import (
 // addresses. Pods need addresses that are not loopback, because
 // kube-apiserver refuses loopback (and link-local) addresses in
 // EndpointSlices. The route goes with the veth pair.
+//
+// ServiceNet, the apiserver's Service CIDR, is local the same way: the pod
+// runner listens on a ClusterIP Service's address and proxies it to the
+// Service's pods, the suite's kube-proxy.
 type NetNS struct {
 	Name   string // the namespace
 	HostIf string // the host end of the veth pair
@@ -24,11 +28,14 @@ type NetNS struct {
 	NSIP   string // address of the namespace end
 	Prefix int    // prefix length of both
 	PodNet string // the pod network, a CIDR local to this machine
+	// ServiceNet is the Services' ClusterIP range, local to this machine.
+	ServiceNet string
 }
 
 // DefaultNetNS is the namespace the suite creates.
 func DefaultNetNS() NetNS {
-	return NetNS{Name: "barometer-e2e", HostIf: "brme2e0", NSIf: "brme2e1", HostIP: "10.213.0.1", NSIP: "10.213.0.2", Prefix: 30, PodNet: "10.214.0.0/24"}
+	return NetNS{Name: "barometer-e2e", HostIf: "brme2e0", NSIf: "brme2e1", HostIP: "10.213.0.1", NSIP: "10.213.0.2", Prefix: 30,
+		PodNet: "10.214.0.0/24", ServiceNet: "10.215.0.0/24"}
 }
 
 // Up creates the namespace, removing a stale one of the same name first
@@ -45,8 +52,10 @@ func (n NetNS) Up() error {
 		{"-n", n.Name, "link", "set", n.NSIf, "up"},
 		{"-n", n.Name, "link", "set", "lo", "up"},
 	}
-	if n.PodNet != "" {
-		steps = append(steps, []string{"route", "add", "local", n.PodNet, "dev", n.HostIf})
+	for _, local := range []string{n.PodNet, n.ServiceNet} {
+		if local != "" {
+			steps = append(steps, []string{"route", "add", "local", local, "dev", n.HostIf})
+		}
 	}
 	for _, s := range steps {
 		if err := ip(s...); err != nil {

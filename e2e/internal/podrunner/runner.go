@@ -1,9 +1,15 @@
 // Package podrunner plays the kubelet for the end-to-end suite. It registers
-// a Node, watches the Pods bound to it, and for each one starts a
-// demo-workload process on its own address in the pod network (Config.PodNet,
-// one port), reports the Pod Running and Ready with that address as its
-// podIP, and when the Pod is deleted stops the process and confirms the
-// deletion.
+// a Node, binds to it the pods that name no node (the scheduler's part),
+// watches the Pods bound to it, and for each one starts a process on its own
+// address in the pod network (Config.PodNet), reports the Pod Running and
+// Ready with that address as its podIP, and when the Pod is deleted stops
+// the process and confirms the deletion.
+//
+// The process is the demo workload (on one port, with the container's args
+// after the runner's own -listen and -replicas 1, and its environment), or,
+// for an image Config.Images names, that program run as a container
+// (container.go: its volumes, its service account token, its readiness
+// probe, a mount namespace of its own).
 //
 // The pod addresses are not loopback: kube-apiserver refuses loopback and
 // link-local addresses in EndpointSlices, and the EndpointSlice controller
@@ -16,20 +22,22 @@
 // played the way a kubelet plays it: the pod stays Ready and its process
 // serves through its preStop hook (a container's lifecycle.preStop.sleep,
 // bounded by the deletion's grace period), so the EndpointSlice controller
-// publishes it as serving and terminating; then the process is stopped and
-// the deletion confirmed with grace 0.
+// publishes it as serving and terminating; then the process is stopped (a
+// container gets SIGTERM and the grace period) and the deletion confirmed
+// with grace 0.
 //
-// It also plays the Service in front of the pods: a workload's request rate
-// is set as a total (SetLoad) and spread evenly over its ready pods, as a
-// load balancer would, or set per pod (SetPodLoads); and it keeps a hosts
-// file naming every ready pod of a workload under "<app>.<namespace>.svc",
-// which the scaler (in its own mount namespace) reads as a headless
-// Service's DNS records. A terminating pod gets no share of new load and
-// leaves the hosts file, as it leaves a Service's ready endpoints; it keeps
-// the load it last had (its in-flight work) until it stops.
-//
-// Every pod's container is the demo workload, run with the container's args
-// after the runner's own (-listen, -replicas 1).
+// It also plays the Services in front of the pods (services.go): a
+// workload's request rate is set as a total (SetLoad) and spread evenly over
+// its ready pods, as a load balancer would, or set per pod (SetPodLoads);
+// a hosts file names every ready pod of a workload under
+// "<app>.<namespace>.svc", and every Service with a selector by its name:
+// its ready pods when it is headless, its ClusterIP otherwise, on which the
+// runner proxies connections to the ready pods (the suite's kube-proxy).
+// The scalers and the KEDA operator, each in its own mount namespace, read
+// that file as cluster DNS. A terminating pod gets no share of new load and
+// leaves the hosts file and the proxy, as it leaves a Service's ready
+// endpoints; it keeps the load it last had (its in-flight work) until it
+// stops.
 package podrunner
 
 import (
@@ -41,7 +49,6 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -84,6 +91,22 @@ type Config struct {
 	// bindable on this machine. Its first address and its last are never
 	// given to a pod.
 	PodNet netip.Prefix
+	// ServiceNet is where the apiserver hands out ClusterIPs; every address
+	// in it must be bindable on this machine. A ClusterIP Service's
+	// address in it is named in the hosts file and proxied to the
+	// Service's ready pods (services.go). Zero: ClusterIP Services are not
+	// played.
+	ServiceNet netip.Prefix
+	// Images maps a container image, by its name without tag or digest,
+	// to the program the runner runs as that image's entrypoint. A pod
+	// whose first container's image is listed runs as a container
+	// (container.go); every other pod runs the demo workload.
+	Images map[string]string
+	// APIServer (host:port) is the apiserver a container's in-cluster
+	// configuration reaches: KUBERNETES_SERVICE_HOST and _PORT.
+	APIServer string
+	// WorkDir holds each container's volumes and scratch directory.
+	WorkDir string
 	// Logf reports pod events.
 	Logf func(format string, args ...any)
 }
@@ -96,11 +119,12 @@ type Runner struct {
 	wg     sync.WaitGroup
 	http   *http.Client
 
-	mu      sync.Mutex
-	pods    map[types.UID]*pod
-	ips     map[netip.Addr]bool
-	lastIP  netip.Addr
-	traffic map[string]*traffic // by workload key
+	mu       sync.Mutex
+	pods     map[types.UID]*pod
+	ips      map[netip.Addr]bool
+	lastIP   netip.Addr
+	traffic  map[string]*traffic // by workload key
+	services map[string]*service // by namespace/name
 
 	applyMu sync.Mutex // one rebalance at a time, in order
 }
@@ -110,10 +134,16 @@ type pod struct {
 	namespace string
 	name      string
 	app       string
-	ip        string
-	addr      string
-	ready     bool
-	readyAt   time.Time
+	labels    map[string]string
+	// ports are the first container's named ports.
+	ports map[string]int32
+	// program is the container's program (Config.Images), "" for the
+	// demo workload.
+	program string
+	ip      string
+	addr    string
+	ready   bool
+	readyAt time.Time
 	// terminating is set on a graceful deletion: the process still
 	// serves, but gets no new load and is out of the hosts file.
 	terminating bool
@@ -122,8 +152,11 @@ type pod struct {
 	// the deletion's grace period).
 	terminate chan struct{}
 	hold      time.Duration
-	cancel    context.CancelFunc
-	done      chan struct{}
+	// grace is how long a stopping container has between SIGTERM and
+	// SIGKILL: the deletion's grace period.
+	grace  time.Duration
+	cancel context.CancelFunc
+	done   chan struct{}
 }
 
 type traffic struct {
@@ -149,11 +182,12 @@ func Start(ctx context.Context, cfg Config) (*Runner, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	r := &Runner{
 		cfg: cfg, ctx: ctx, cancel: cancel,
-		http:    &http.Client{Timeout: 5 * time.Second},
-		pods:    map[types.UID]*pod{},
-		ips:     map[netip.Addr]bool{},
-		lastIP:  cfg.PodNet.Addr(),
-		traffic: map[string]*traffic{},
+		http:     &http.Client{Timeout: 5 * time.Second},
+		pods:     map[types.UID]*pod{},
+		ips:      map[netip.Addr]bool{},
+		lastIP:   cfg.PodNet.Addr(),
+		traffic:  map[string]*traffic{},
+		services: map[string]*service{},
 	}
 	if err := r.writeHosts(); err != nil {
 		cancel()
@@ -184,10 +218,20 @@ func Start(ctx context.Context, cfg Config) (*Runner, error) {
 		cancel()
 		return nil, err
 	}
-	factory.Start(ctx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+	synced, err := r.watchServices(ctx)
+	if err != nil {
 		cancel()
-		return nil, errors.New("pod informer did not sync")
+		return nil, err
+	}
+	unscheduled, err := r.schedule(ctx)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	factory.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced, synced, unscheduled) {
+		cancel()
+		return nil, errors.New("pod and service informers did not sync")
 	}
 	return r, nil
 }
@@ -195,6 +239,7 @@ func Start(ctx context.Context, cfg Config) (*Runner, error) {
 // Stop stops every pod's process. Pods stay in the API.
 func (r *Runner) Stop() {
 	r.cancel()
+	r.closeServices()
 	r.wg.Wait()
 }
 
@@ -263,6 +308,10 @@ func (r *Runner) startTermination(p *pod, k *corev1.Pod) {
 	default:
 	}
 	p.hold = hold
+	p.grace = 30 * time.Second
+	if g := k.DeletionGracePeriodSeconds; g != nil {
+		p.grace = time.Duration(*g) * time.Second
+	}
 	close(p.terminate)
 }
 
@@ -302,6 +351,7 @@ func (r *Runner) admit(k *corev1.Pod) {
 	ctx, cancel := context.WithCancel(r.ctx)
 	p := &pod{
 		uid: k.UID, namespace: k.Namespace, name: k.Name, app: k.Labels[AppLabel],
+		labels: maps.Clone(k.Labels), ports: containerPorts(k), program: r.program(k),
 		ip: ip.String(), addr: net.JoinHostPort(ip.String(), strconv.Itoa(r.cfg.Port)),
 		terminate: make(chan struct{}), cancel: cancel, done: make(chan struct{}),
 	}
@@ -342,21 +392,31 @@ func (r *Runner) run(ctx context.Context, p *pod, k *corev1.Pod) {
 		r.mu.Unlock()
 	}()
 	started := time.Now()
-	pr, err := proc.Start(proc.Spec{
-		Name: "pod_" + p.namespace + "_" + p.name, Path: r.cfg.DemoBin,
-		Args:   append([]string{"-listen", p.addr, "-replicas", "1"}, containerArgs(k)...),
-		LogDir: filepath.Join(r.cfg.LogDir, "pods"),
-	})
+	spec, err := r.spec(ctx, p, k)
+	if err != nil {
+		r.cfg.Logf("podrunner: %s/%s: %v", p.namespace, p.name, err)
+		<-ctx.Done()
+		return
+	}
+	pr, err := proc.Start(spec)
 	if err != nil {
 		r.cfg.Logf("podrunner: %s/%s: %v", p.namespace, p.name, err)
 		return
 	}
 	defer pr.Stop(5 * time.Second)
-	if err := r.waitServing(ctx, p, pr); err != nil {
+	if p.program != "" {
+		// A kubelet reports a container Running on its address as soon as
+		// it starts, Ready only once its readiness probe passes: the
+		// EndpointSlice controller lists it as starting meanwhile.
+		if err := r.reportReady(ctx, k, p, started, false); err != nil && ctx.Err() == nil {
+			r.cfg.Logf("podrunner: %s/%s: status: %v", p.namespace, p.name, err)
+		}
+	}
+	if err := r.waitServing(ctx, p, k, pr); err != nil {
 		if ctx.Err() == nil {
 			r.cfg.Logf("podrunner: %s/%s never served: %v\n%s", p.namespace, p.name, err, pr.Tail(1000))
 		}
-	} else if err := r.reportRunning(ctx, k, p, started); err != nil {
+	} else if err := r.reportReady(ctx, k, p, started, true); err != nil {
 		if ctx.Err() == nil {
 			r.cfg.Logf("podrunner: %s/%s: status: %v", p.namespace, p.name, err)
 		}
@@ -365,7 +425,10 @@ func (r *Runner) run(ctx context.Context, p *pod, k *corev1.Pod) {
 		p.ready, p.readyAt = true, time.Now()
 		r.mu.Unlock()
 		r.changed(p.namespace, p.app)
-		r.cfg.Logf("podrunner: %s/%s ready at %s in %.1fs", p.namespace, p.name, p.addr, time.Since(started).Seconds())
+		r.cfg.Logf("podrunner: %s/%s ready at %s in %.1fs", p.namespace, p.name, p.ip, time.Since(started).Seconds())
+		if p.program != "" {
+			go r.probe(ctx, p, k, started)
+		}
 	}
 	select {
 	case <-ctx.Done():
@@ -393,12 +456,37 @@ func (r *Runner) run(ctx context.Context, p *pod, k *corev1.Pod) {
 	}
 	r.mu.Lock()
 	p.ready = false
+	grace := p.grace
 	r.mu.Unlock()
 	r.changed(p.namespace, p.app)
-	pr.Stop(5 * time.Second)
+	if p.program == "" || grace == 0 {
+		grace = 5 * time.Second
+	}
+	// A container gets SIGTERM and the deletion's grace period to drain,
+	// as a kubelet gives it; the demo workload stops at once.
+	pr.Stop(grace)
 	if r.ctx.Err() == nil {
 		r.confirmDelete(p.namespace, p.name, p.uid)
 	}
+}
+
+// spec is how a pod's process starts: a container's program
+// (container.go), or the demo workload on the pod's address with the
+// container's args after the runner's own.
+func (r *Runner) spec(ctx context.Context, p *pod, k *corev1.Pod) (proc.Spec, error) {
+	if p.program != "" {
+		return r.containerSpec(ctx, p, k)
+	}
+	env, err := containerEnv(k, p.ip)
+	if err != nil {
+		return proc.Spec{}, err
+	}
+	return proc.Spec{
+		Name: "pod_" + p.namespace + "_" + p.name, Path: r.cfg.DemoBin,
+		Args:   append([]string{"-listen", p.addr, "-replicas", "1"}, containerArgs(k)...),
+		Env:    env,
+		LogDir: filepath.Join(r.cfg.LogDir, "pods"),
+	}, nil
 }
 
 // containerArgs are the first container's args: the runner runs every pod's
@@ -410,20 +498,20 @@ func containerArgs(k *corev1.Pod) []string {
 	return k.Spec.Containers[0].Args
 }
 
-func (r *Runner) waitServing(ctx context.Context, p *pod, pr *proc.Proc) error {
+// waitServing waits for a demo pod's /state, or for a container's
+// readiness probe to pass.
+func (r *Runner) waitServing(ctx context.Context, p *pod, k *corev1.Pod, pr *proc.Proc) error {
+	if p.program != "" {
+		return r.waitProbe(ctx, p, k, pr)
+	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		if done, err := pr.Exited(); done {
 			return fmt.Errorf("exited: %v", err)
 		}
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.addr+"/state", nil)
-		resp, err := r.http.Do(req)
+		err := r.request(ctx, http.MethodGet, "http://"+p.addr+"/state")
 		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			err = errors.New(resp.Status)
+			return nil
 		}
 		if time.Now().After(deadline) {
 			return err
@@ -436,7 +524,9 @@ func (r *Runner) waitServing(ctx context.Context, p *pod, pr *proc.Proc) error {
 	}
 }
 
-func (r *Runner) reportRunning(ctx context.Context, k *corev1.Pod, p *pod, started time.Time) error {
+// reportReady reports the pod Running on its address, Ready or not as its
+// readiness says.
+func (r *Runner) reportReady(ctx context.Context, k *corev1.Pod, p *pod, started time.Time, ready bool) error {
 	pods := r.cfg.Client.CoreV1().Pods(p.namespace)
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		cur, err := pods.Get(ctx, p.name, metav1.GetOptions{})
@@ -448,7 +538,7 @@ func (r *Runner) reportRunning(ctx context.Context, k *corev1.Pod, p *pod, start
 		}
 		now := metav1.Now()
 		start := metav1.NewTime(started)
-		if cur.DeletionTimestamp != nil {
+		if cur.DeletionTimestamp != nil && ready {
 			// Deleted while starting: it never becomes ready.
 			return fmt.Errorf("pod is being deleted")
 		}
@@ -460,14 +550,18 @@ func (r *Runner) reportRunning(ctx context.Context, k *corev1.Pod, p *pod, start
 		cur.Status.StartTime = &start
 		cur.Status.Conditions = nil
 		for _, t := range []corev1.PodConditionType{corev1.PodScheduled, corev1.PodInitialized, corev1.ContainersReady, corev1.PodReady} {
-			cur.Status.Conditions = append(cur.Status.Conditions, corev1.PodCondition{Type: t, Status: corev1.ConditionTrue, LastTransitionTime: now})
+			status := corev1.ConditionTrue
+			if !ready && (t == corev1.ContainersReady || t == corev1.PodReady) {
+				status = corev1.ConditionFalse
+			}
+			cur.Status.Conditions = append(cur.Status.Conditions, corev1.PodCondition{Type: t, Status: status, LastTransitionTime: now})
 		}
 		cur.Status.ContainerStatuses = nil
 		isStarted := true
 		for _, c := range cur.Spec.Containers {
 			cur.Status.ContainerStatuses = append(cur.Status.ContainerStatuses, corev1.ContainerStatus{
 				Name: c.Name, Image: c.Image, ImageID: "e2e://" + c.Image, ContainerID: "e2e://" + string(p.uid),
-				Ready: true, Started: &isStarted,
+				Ready: ready, Started: &isStarted,
 				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: start}},
 			})
 		}
@@ -620,7 +714,7 @@ func (r *Runner) apply(namespace, app string) error {
 	perPod := maps.Clone(t.perPod)
 	var ready []*pod
 	for _, p := range r.pods {
-		if p.serving() && p.namespace == namespace && p.app == app {
+		if p.serving() && p.program == "" && p.namespace == namespace && p.app == app {
 			ready = append(ready, p)
 		}
 	}
@@ -649,7 +743,13 @@ func (r *Runner) apply(namespace, app string) error {
 
 func (r *Runner) post(addr, path, param string, v float64) error {
 	u := "http://" + addr + path + "?" + url.Values{param: {strconv.FormatFloat(v, 'f', -1, 64)}}.Encode()
-	req, err := http.NewRequestWithContext(r.ctx, http.MethodPost, u, nil)
+	return r.request(r.ctx, http.MethodPost, u)
+}
+
+// request sends a request without a body; a status other than 2xx or 3xx
+// is an error.
+func (r *Runner) request(ctx context.Context, method, u string) error {
+	req, err := http.NewRequestWithContext(ctx, method, u, nil)
 	if err != nil {
 		return err
 	}
@@ -658,34 +758,8 @@ func (r *Runner) post(addr, path, param string, v float64) error {
 		return err
 	}
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusNoContent && resp.StatusCode != http.StatusOK {
+	if resp.StatusCode < 200 || resp.StatusCode >= 400 {
 		return errors.New(resp.Status)
 	}
 	return nil
-}
-
-// writeHosts rewrites the hosts file in place with one line per ready pod.
-func (r *Runner) writeHosts() error {
-	r.mu.Lock()
-	var lines []string
-	for _, p := range r.pods {
-		if p.serving() {
-			name := ServiceName(p.namespace, p.app)
-			lines = append(lines, p.ip+"\t"+name+" "+name+".cluster.local")
-		}
-	}
-	r.mu.Unlock()
-	slices.Sort(lines)
-	content := "# written by the barometer e2e pod runner\n127.0.0.1\tlocalhost\n::1\tlocalhost\n" + strings.Join(lines, "\n") + "\n"
-	// One write of the whole file: it is read by another process, and a
-	// rename would not reach a bind mount.
-	f, err := os.OpenFile(r.cfg.HostsFile, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write([]byte(content))
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }

@@ -22,8 +22,10 @@ type Spec struct {
 	// Path and Args are the program and its arguments.
 	Path string
 	Args []string
-	// Env is added to the suite's environment.
-	Env []string
+	// Env is added to the suite's environment, or with Clean is the
+	// whole environment.
+	Env   []string
+	Clean bool
 	// LogDir receives Name.log (stdout and stderr).
 	LogDir string
 	// NetNS, when set, runs the process in that network namespace
@@ -62,6 +64,9 @@ func Start(s Spec) (*Proc, error) {
 	fmt.Fprintf(f, "=== %s start %s %q\n", time.Now().Format(time.RFC3339Nano), path, args)
 	cmd := exec.Command(path, args...)
 	cmd.Env = append(os.Environ(), s.Env...)
+	if s.Clean {
+		cmd.Env = s.Env
+	}
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {

@@ -69,7 +69,7 @@
 // redirect to another host even then. Every error of a profile's
 // transport names the profile, and a failed TLS handshake the setting to
 // look at (tls_config.ca_file, server_name, cert_file).
-
+//
 // # Who may use a profile
 //
 // A profile names the server it may talk to (url, or url_pattern, a

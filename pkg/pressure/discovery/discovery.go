@@ -42,8 +42,9 @@ var ErrNoService = errors.New("no such Service")
 
 // Namespace answers for the Services of one namespace.
 type Namespace interface {
-	// Endpoints returns the endpoints of service on port (a number, or the
-	// name of an EndpointSlice port), sorted by pod name then address. A
+	// Endpoints returns the endpoints of service on port (a number, the
+	// name of an EndpointSlice port, or "" for every endpoint whatever its
+	// ports, Port 0), sorted by pod name then address. A
 	// Service with no endpoints yields none and no error. It waits, at most
 	// until ctx ends, for the namespace's first full listing.
 	Endpoints(ctx context.Context, service, port string) ([]Endpoint, error)

@@ -71,16 +71,21 @@ func TestEndpointsStatesAndPods(t *testing.T) {
 		defer release()
 		ctx := context.Background()
 
-		for _, port := range []string{"metrics", "9100"} {
+		// "" reads the pods whatever their ports, at port 0.
+		for _, port := range []string{"metrics", "9100", ""} {
 			got, err := ns.Endpoints(ctx, "web", port)
 			if err != nil {
 				t.Fatal(err)
 			}
+			n := uint16(9100)
+			if port == "" {
+				n = 0
+			}
 			want := []discovery.Endpoint{
-				{Addr: netip.MustParseAddr("10.0.0.1"), Port: 9100, Pod: "web-a", State: discovery.Ready},
-				{Addr: netip.MustParseAddr("10.0.0.2"), Port: 9100, Pod: "web-b", State: discovery.Ready},
-				{Addr: netip.MustParseAddr("10.0.0.3"), Port: 9100, Pod: "web-c", State: discovery.Starting},
-				{Addr: netip.MustParseAddr("10.0.0.4"), Port: 9100, Pod: "web-d", State: discovery.Terminating},
+				{Addr: netip.MustParseAddr("10.0.0.1"), Port: n, Pod: "web-a", State: discovery.Ready},
+				{Addr: netip.MustParseAddr("10.0.0.2"), Port: n, Pod: "web-b", State: discovery.Ready},
+				{Addr: netip.MustParseAddr("10.0.0.3"), Port: n, Pod: "web-c", State: discovery.Starting},
+				{Addr: netip.MustParseAddr("10.0.0.4"), Port: n, Pod: "web-d", State: discovery.Terminating},
 			}
 			if len(got) != len(want) {
 				t.Fatalf("port %s: %+v, want %+v", port, got, want)

@@ -15,9 +15,10 @@ import (
 // Endpoints reads service's endpoints on port from the namespace's
 // informers: no API call per sample. A port given as a number is the pod's
 // port, as a target URL names it; a name is looked up in each slice's
-// ports (an EndpointSlice names its ports after the Service's). An endpoint
-// that appears in several slices (as one moves between them) is counted
-// once, in its most live state.
+// ports (an EndpointSlice names its ports after the Service's); "" is every
+// endpoint whatever its ports (Port 0), for a reader that wants the pods,
+// not an address to dial. An endpoint that appears in several slices (as
+// one moves between them) is counted once, in its most live state.
 func (s *space) Endpoints(ctx context.Context, service, port string) ([]discovery.Endpoint, error) {
 	if err := s.waitSynced(ctx); err != nil {
 		return nil, err
@@ -40,8 +41,8 @@ func (s *space) Endpoints(ctx context.Context, service, port string) ([]discover
 		if !ok || es.AddressType == addressTypeFQDN || es.Namespace != s.name {
 			continue
 		}
-		p, found := number, numeric
-		if !numeric {
+		p, found := number, numeric || port == ""
+		if !found {
 			p, found = portNamed(es.Ports, port)
 		}
 		if !found {

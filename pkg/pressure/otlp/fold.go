@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
@@ -16,13 +18,17 @@ import (
 // exposition contract's rules (docs/exposition.md), as the scrape source
 // folds its scrapes. Called with s.mu held: the queue counters are kept
 // between samples.
-func (s *Source) fold(replicas []store.Replica, now time.Time) pressure.Observation {
+func (s *Source) fold(replicas []store.Replica, pods *pool, now time.Time) pressure.Observation {
 	obs := pressure.Observation{ObservedAt: now}
 	cutoff := now.Add(-s.cfg.MaxAge)
+	kinds := contractKinds(&s.cfg.Names)
 	var queue exposition.QueueFold
 	var trees exposition.TreeFold
 	var splitErrs []error
 	for _, r := range replicas {
+		if pods.leftOut(r.Name) { // starting or terminating: named by waitForPool
+			continue
+		}
 		if r.Newest.Before(cutoff) {
 			obs.Missing = append(obs.Missing, pressure.MissingReplica{Name: r.Name,
 				Err: fmt.Errorf("no push for %s (maxAge %s)", now.Sub(r.Newest).Round(time.Millisecond), s.cfg.MaxAge)})
@@ -30,14 +36,22 @@ func (s *Source) fold(replicas []store.Replica, now time.Time) pressure.Observat
 		}
 		fams := map[string][]store.Series{}
 		var measured time.Time
+		var wrong []error
 		for _, x := range r.Series {
 			if x.At.Before(cutoff) { // a series the replica no longer pushes
+				continue
+			}
+			if err := kinds.check(x); err != nil { // read as absent
+				wrong = append(wrong, err)
 				continue
 			}
 			fams[x.Metric] = append(fams[x.Metric], x)
 			measured = later(measured, x.At)
 		}
 		rep, err := s.replica(r, fams)
+		if err != nil && len(fams) == 0 && len(wrong) > 0 {
+			err = fmt.Errorf("%w: %w", err, errors.Join(wrong...))
+		}
 		if err != nil {
 			obs.Missing = append(obs.Missing, pressure.MissingReplica{Name: r.Name, Err: err})
 			continue
@@ -59,7 +73,43 @@ func (s *Source) fold(replicas []store.Replica, now time.Time) pressure.Observat
 	obs.SplitsErr = errors.Join(splitErrs...)
 	obs.Trees = trees.Trees()
 	obs.Queue = queue.Observation(&s.queue, now)
+	if obs.MeasuredAt.After(now) { // never fresher than the sample
+		obs.MeasuredAt = now
+	}
 	return obs
+}
+
+// kindSet is the store kinds a contract metric may be pushed as.
+type kindSet map[string][]store.Kind
+
+// contractKinds is what each of the contract's metrics may be pushed as:
+// a value (a gauge, or a counter read raw) for most; a counter for the
+// CPU seconds, whose rate is read; a histogram (or summary) for the run
+// duration.
+func contractKinds(n *exposition.Names) kindSet {
+	value := []store.Kind{store.Gauge, store.Counter}
+	k := kindSet{}
+	for _, name := range n.Families() {
+		k[name] = value
+	}
+	k[n.CPUSeconds] = []store.Kind{store.Counter}
+	k[n.QueueRunDuration] = []store.Kind{store.Histogram}
+	return k
+}
+
+// check names a series of the contract pushed as the wrong kind: a gauge
+// pushed as a histogram says nothing the contract can read, and is read
+// as absent.
+func (k kindSet) check(x store.Series) error {
+	allowed, ok := k[x.Metric]
+	if !ok || slices.Contains(allowed, x.Kind) {
+		return nil
+	}
+	want := make([]string, len(allowed))
+	for i, a := range allowed {
+		want[i] = a.String()
+	}
+	return fmt.Errorf("%s is pushed as a %s (the contract's is a %s)", x.Metric, x.Kind, strings.Join(want, " or "))
 }
 
 func later(a, b time.Time) time.Time {
@@ -70,9 +120,10 @@ func later(a, b time.Time) time.Time {
 }
 
 // value reads a gauge or a counter's cumulative value; a histogram is not
-// a contract value and reads as absent, as in the scrape source.
+// a contract value, and no contract value is NaN, infinite or negative
+// (the store refuses such points): each reads as absent.
 func value(x store.Series) (float64, bool) {
-	if x.Kind == store.Histogram {
+	if x.Kind == store.Histogram || math.IsNaN(x.Value) || math.IsInf(x.Value, 0) || x.Value < 0 {
 		return 0, false
 	}
 	return x.Value, true

@@ -40,7 +40,6 @@ const (
 )
 
 type harness struct {
-	t     *testing.T
 	reg   *prometheus.Registry
 	store *store.Store
 	recv  *receiver.Receiver
@@ -49,9 +48,9 @@ type harness struct {
 
 // newHarness starts a receiver on loopback with two token credentials
 // (team-a and team-b, one namespace each) plus extra credential entries.
-func newHarness(t *testing.T, opts store.Options, cfg receiver.Config, extra string) *harness {
+func newHarness(t testing.TB, opts store.Options, cfg receiver.Config, extra string) *harness {
 	t.Helper()
-	h := &harness{t: t, reg: prometheus.NewRegistry(), dir: t.TempDir()}
+	h := &harness{reg: prometheus.NewRegistry(), dir: t.TempDir()}
 	writeFile(t, filepath.Join(h.dir, "a.token"), tokenA+"\n")
 	writeFile(t, filepath.Join(h.dir, "b.token"), tokenB)
 	creds := `credentials:
@@ -93,7 +92,7 @@ func newHarness(t *testing.T, opts store.Options, cfg receiver.Config, extra str
 	return h
 }
 
-func writeFile(t *testing.T, path, content string) {
+func writeFile(t testing.TB, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		t.Fatal(err)

@@ -29,7 +29,7 @@ func parseOTLP(t *testing.T, st *store.Store, namespace string, kv map[string]st
 	t.Helper()
 	raw := map[string]string{"source": KindName, "resourceSelector": "k8s.deployment.name=shop"}
 	maps.Copy(raw, kv)
-	return trigger.NewSchema(Kind(st)).ParseIn(namespace, raw, time.Second)
+	return trigger.NewSchema(Kind(st, nil)).ParseIn(namespace, raw, time.Second)
 }
 
 func TestOTLPDefaults(t *testing.T) {
@@ -65,8 +65,9 @@ func TestOTLPKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := src.Observe(context.Background()); err == nil || !strings.Contains(err.Error(), "has pushed") {
-		t.Errorf("an empty store: %v, want no replica has pushed", err)
+	// A store that has just started holds too little to know the pool.
+	if _, err := src.Observe(context.Background()); err == nil || !strings.Contains(err.Error(), "waiting for the pool") {
+		t.Errorf("a store that has just started: %v, want a sample that waits", err)
 	}
 }
 
@@ -109,6 +110,8 @@ func TestOTLPRefusals(t *testing.T) {
 		{map[string]string{"maxAge": "1h"}, "maxAge"}, // beyond its retention
 		{map[string]string{"cpuLimitCores": "-1"}, "cpuLimitCores"},
 		{map[string]string{"cpuMetric": "shop", "memoryMetric": "shop"}, "memoryMetric"},
+		{map[string]string{"poolService": "Shop"}, "poolService"},
+		{map[string]string{"poolService": "shop"}, "poolService"}, // no Kubernetes
 	} {
 		if _, err := parseOTLP(t, st, "team-a", tc.kv); !isKeyError(err, tc.key) {
 			t.Errorf("%v: %v, want an error on %s", tc.kv, err, tc.key)

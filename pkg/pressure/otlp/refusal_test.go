@@ -194,7 +194,10 @@ func TestCaps(t *testing.T) {
 	})
 	t.Run("memory", func(t *testing.T) {
 		// A replica and one gauge series fit; a second series does not.
-		partial(t, store.Options{MaxMemoryBytes: 1300}, 3, "memory_cap", "memory cap")
+		partial(t, store.Options{MaxMemoryBytes: 1300, MaxMemoryBytesPerNamespace: 1400}, 3, "memory_cap", "store's memory cap")
+	})
+	t.Run("memory per namespace", func(t *testing.T) {
+		partial(t, store.Options{MaxMemoryBytesPerNamespace: 1300}, 3, "namespace_memory_cap", "namespace's memory cap")
 	})
 }
 
@@ -253,46 +256,4 @@ func TestTokenFileRotation(t *testing.T) {
 	if got := metricValue(t, h.reg, "barometer_otlp_credential_file_errors_total"); got != 2 {
 		t.Errorf("file errors counted %v, want 2", got)
 	}
-}
-
-// A push beyond MaxConcurrentRequests is told to retry later: HTTP 429
-// with Retry-After, gRPC ResourceExhausted with RetryInfo.
-func TestTooManyConcurrentPushes(t *testing.T) {
-	h := newHarness(t, store.Options{}, receiver.Config{MaxConcurrentRequests: 1}, "")
-	// A push whose body never ends holds the one slot: the slot is taken
-	// before the body is read.
-	pr, pw := io.Pipe()
-	req, _ := http.NewRequest(http.MethodPost, "http://"+h.recv.HTTPAddr().String()+"/v1/metrics", pr)
-	req.Header.Set("Content-Type", "application/x-protobuf")
-	req.Header.Set("Authorization", "Bearer "+tokenA)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if resp, err := http.DefaultClient.Do(req); err == nil {
-			resp.Body.Close()
-		}
-	}()
-	_, _ = pw.Write([]byte{0x0a}) // the request is on its way
-	c := newRawClient(t, h, tokenA)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		_, err := c.export(activations("team-a", "shop-1", 1, 1))
-		if status.Code(err) == codes.ResourceExhausted {
-			st, _ := status.FromError(err)
-			if len(st.Details()) != 1 {
-				t.Errorf("details %v, want a RetryInfo", st.Details())
-			}
-			break
-		}
-		if err != nil || time.Now().After(deadline) {
-			t.Fatalf("while another push holds the slot: %v", err)
-		}
-	}
-	resp := post(t, h, tokenA, "application/x-protobuf", "", marshal(t, activations("team-a", "shop-1", 1, 1)))
-	wantStatus(t, resp, http.StatusTooManyRequests)
-	if resp.Header.Get("Retry-After") == "" {
-		t.Error("no Retry-After")
-	}
-	pw.Close()
-	<-done
 }

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure"
+	"github.com/barometer-scaler/barometer/pkg/pressure/discovery"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
 	"github.com/barometer-scaler/barometer/pkg/pressure/otlp/store"
 )
@@ -48,6 +49,20 @@ type Config struct {
 	// CPULimitCores is the CPU limit of a replica that pushes no limit
 	// gauge; 0 leaves such a replica's CPU unmeasured.
 	CPULimitCores float64
+	// HeldSince, when set, is when the store began to hold every push made
+	// to the scaler (store.Store.HeldSince): its start, or earlier when it
+	// took a peer's state. Until MaxAge after it, a replica that pushed
+	// before may not have pushed again, so the source cannot tell the
+	// pool's size from the pushes alone: without a Pool it fails its
+	// samples until then (the previous signal stands), rather than read a
+	// partial pool as a smaller one. nil waits for nothing.
+	HeldSince func() time.Time
+	// Pool, when set with PoolService, reads the workload's pods from the
+	// EndpointSlices of PoolService, a Service of Namespace: the ready
+	// ones are the pool, and a sample waits for each of them to push
+	// (docs/otlp.md, "The pool's size").
+	Pool        discovery.Discovery
+	PoolService string
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
 }
@@ -67,6 +82,11 @@ type Source struct {
 
 	mu    sync.Mutex
 	queue exposition.QueueCounters
+	seen  map[string]time.Time // when each ready pod of the pool was first seen ready
+
+	poolMu      sync.Mutex
+	poolNS      discovery.Namespace
+	poolRelease func()
 }
 
 var _ pressure.Source = (*Source)(nil)
@@ -93,7 +113,7 @@ func New(st *store.Store, cfg Config, logger *slog.Logger) (*Source, error) {
 	for _, n := range cfg.Names.Families() {
 		want[n] = true
 	}
-	return &Source{store: st, cfg: cfg, want: want, log: logger}, nil
+	return &Source{store: st, cfg: cfg, want: want, log: logger, seen: map[string]time.Time{}}, nil
 }
 
 func (c Config) check(o store.Options) error {
@@ -120,6 +140,9 @@ func (c Config) check(o store.Options) error {
 	if c.MaxAge < 0 || c.MaxAge > o.Retention {
 		return fmt.Errorf("maxAge: %s (allowed: above 0 and at most %s, the OTLP store's retention)", c.MaxAge, o.Retention)
 	}
+	if c.PoolService != "" && c.Pool == nil {
+		return fmt.Errorf("poolService %q: the scaler cannot read Kubernetes", c.PoolService)
+	}
 	if c.CPULimitCores < 0 {
 		return fmt.Errorf("cpuLimitCores: %v (allowed: 0 or more)", c.CPULimitCores)
 	}
@@ -127,16 +150,27 @@ func (c Config) check(o store.Options) error {
 }
 
 // Observe reads the workload's replicas as they last pushed. It fails
-// when no replica pushed within MaxAge.
+// when no replica pushed within MaxAge, and while the pool may be larger
+// than the replicas heard (see Config.HeldSince and Config.Pool).
 func (s *Source) Observe(ctx context.Context) (pressure.Observation, error) {
 	if err := ctx.Err(); err != nil {
 		return pressure.Observation{}, err
 	}
 	now := s.cfg.Now()
+	var pods *pool
+	if s.cfg.PoolService != "" {
+		var err error
+		if pods, err = s.readPool(ctx); err != nil {
+			return pressure.Observation{}, fmt.Errorf("otlp: poolService: %w", err)
+		}
+	}
 	replicas := s.store.Read(store.Query{Namespace: s.cfg.Namespace, Selector: s.cfg.Selector, Metrics: s.want, Window: s.cfg.Window})
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	obs := s.fold(replicas, now)
+	obs := s.fold(replicas, pods, now)
+	if err := s.waitForPool(replicas, pods, now, &obs); err != nil {
+		return pressure.Observation{}, err
+	}
 	if len(obs.Replicas) == 0 {
 		if len(obs.Missing) == 0 {
 			return obs, fmt.Errorf("otlp: no replica of %s in namespace %s has pushed", s.selector(), s.cfg.Namespace)

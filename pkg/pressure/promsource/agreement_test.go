@@ -11,6 +11,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
 	"github.com/barometer-scaler/barometer/pkg/pressure/scrape"
+	"github.com/barometer-scaler/barometer/pkg/pressure/scrape/target"
 )
 
 // cpuTolerance absorbs the one thing the two reads measure differently: the
@@ -26,9 +27,9 @@ const cpuTolerance = 0.15
 // asking the Prometheus that scrapes them, under steady load and again after
 // the load moved, and requires the same pressure.
 func (f *fixture) agreement(t *testing.T) {
-	var targets []scrape.Target
+	var targets []target.Target
 	for _, u := range f.urls {
-		tg, err := scrape.ParseTarget(u)
+		tg, err := target.Parse(u)
 		if err != nil {
 			t.Fatal(err)
 		}

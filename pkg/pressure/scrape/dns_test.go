@@ -15,6 +15,7 @@ import (
 	"github.com/barometer-scaler/barometer/examples/demo-workload/demo"
 	"github.com/barometer-scaler/barometer/pkg/allow"
 	"github.com/barometer-scaler/barometer/pkg/pressure"
+	"github.com/barometer-scaler/barometer/pkg/pressure/scrape/target"
 )
 
 func mustAllow(t *testing.T, spec string) *allow.List {
@@ -194,7 +195,7 @@ func TestEndpoint(t *testing.T) {
 		"http://[::ffff:10.0.0.1]:9100/metrics": "http://10.0.0.1:9100/metrics?",
 		"http://[fd00::1]:9100/m?x=1":           "http://[fd00::1]:9100/m?x=1",
 	} {
-		tg, err := ParseTarget(in)
+		tg, err := target.Parse(in)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -238,23 +239,4 @@ func portOf(t *testing.T, raw string) string {
 		t.Fatal(err)
 	}
 	return u.Port()
-}
-
-func TestParseTarget(t *testing.T) {
-	for in, want := range map[string]string{
-		"http://Web.NS.svc:8080":             "http://web.ns.svc:8080/metrics",
-		"https://web.ns.svc/custom?x=1":      "https://web.ns.svc/custom?x=1",
-		"DNS+HTTP://web.ns.svc:9100/metrics": "dns+http://web.ns.svc:9100/metrics",
-		"http://[fd00::1]:80/m":              "http://[fd00::1]:80/m",
-	} {
-		tg, err := ParseTarget(in)
-		if err != nil || tg.String() != want {
-			t.Errorf("ParseTarget(%q) = %q, %v; want %q", in, tg.String(), err, want)
-		}
-	}
-	for _, in := range []string{"", "ftp://x/", "dns+https://x:1/", "http://user:pw@x/", "http:///metrics", "http://x/#frag", "web.ns.svc:80", "mailto:x@y"} {
-		if tg, err := ParseTarget(in); err == nil {
-			t.Errorf("ParseTarget(%q) accepted: %v", in, tg)
-		}
-	}
 }

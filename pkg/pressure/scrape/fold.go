@@ -40,9 +40,11 @@ type replicaState struct {
 
 // fold turns a sample's results into an Observation and updates the
 // per-replica state. ok results become replicas; failed ones become missing.
+// unrated: some answered replica read a CPU counter and none had a rate.
 // It is called with the source's state lock held.
-func (s *Source) fold(results []result, missing []pressure.MissingReplica, at time.Time) pressure.Observation {
-	obs := pressure.Observation{ObservedAt: at, Missing: missing}
+func (s *Source) fold(results []result, missing []pressure.MissingReplica, at time.Time) (obs pressure.Observation, unrated bool) {
+	obs = pressure.Observation{ObservedAt: at, Missing: missing}
+	counters, rated := 0, 0
 	var splitErrs []error
 	var answered []result
 	for _, m := range missing {
@@ -56,7 +58,14 @@ func (s *Source) fold(results []result, missing []pressure.MissingReplica, at ti
 			obs.Missing = append(obs.Missing, pressure.MissingReplica{Name: r.name, Err: r.err})
 			continue
 		}
+		had := st.hasCPU
 		obs.Replicas = append(obs.Replicas, s.replica(r, st))
+		if st.hasCPU {
+			counters++
+			if had {
+				rated++
+			}
+		}
 		// The sample is as old as its oldest answer.
 		if obs.MeasuredAt.IsZero() || r.at.Before(obs.MeasuredAt) {
 			obs.MeasuredAt = r.at
@@ -73,7 +82,7 @@ func (s *Source) fold(results []result, missing []pressure.MissingReplica, at ti
 	slices.SortFunc(obs.Replicas, func(a, b pressure.ReplicaObservation) int { return strings.Compare(a.Name, b.Name) })
 	slices.SortFunc(obs.Missing, func(a, b pressure.MissingReplica) int { return strings.Compare(a.Name, b.Name) })
 	s.prune(at)
-	return obs
+	return obs, counters > 0 && rated == 0
 }
 
 func (s *Source) state(name string, at time.Time) *replicaState {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/barometer-scaler/barometer/examples/demo-workload/demo"
+	"github.com/barometer-scaler/barometer/pkg/pressure/scrape/target"
 )
 
 // clock is a hand-moved clock shared by a source and demo replicas.
@@ -112,12 +113,12 @@ func static(t testing.TB, body string) *httptest.Server {
 	return garbage(t, "text/plain; version=0.0.4; charset=utf-8", body)
 }
 
-func targets(t testing.TB, urls ...string) []Target {
+func targets(t testing.TB, urls ...string) []target.Target {
 	t.Helper()
-	out := make([]Target, len(urls))
+	out := make([]target.Target, len(urls))
 	for i, u := range urls {
 		var err error
-		if out[i], err = ParseTarget(u); err != nil {
+		if out[i], err = target.Parse(u); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
 	"github.com/barometer-scaler/barometer/pkg/pressure/discovery"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
+	"github.com/barometer-scaler/barometer/pkg/pressure/scrape/target"
 	"github.com/barometer-scaler/barometer/pkg/pressure/sourcekind"
 )
 
@@ -47,8 +48,8 @@ func Kind(list *allow.List, profiles *connprofile.Set, kube Kube) sourcekind.Kin
 	exchange := NewExchange(ExchangeOptions{})
 	keys := []keyschema.Key[scrapeConfig]{
 		connprofile.Key(func(c *scrapeConfig) *string { return &c.profile }),
-		keyschema.Text("targets", func(c *scrapeConfig) *[]Target { return &c.opts.Targets }, nil,
-			"comma-separated http://, https://, dns+http:// or k8s:// URLs", func(s string, c *keyschema.Context) ([]Target, string, bool) {
+		keyschema.Text("targets", func(c *scrapeConfig) *[]target.Target { return &c.opts.Targets }, nil,
+			"comma-separated http://, https://, dns+http:// or k8s:// URLs", func(s string, c *keyschema.Context) ([]target.Target, string, bool) {
 				return scrapeTargets(s, list, c.Namespace, kube)
 			}, targetsText).Require().
 			Describe("comma-separated `http://`, `https://`, `dns+http://name:port/path` or `k8s://service:port/path` URLs; a `dns+http` name expands to every A/AAAA record (one replica each) on each sample; a `k8s` Service of the ScaledObject's namespace to its ready EndpointSlice endpoints, one replica per pod, `port` a number or a port name (docs/kubernetes.md); at most 1,000"),
@@ -69,14 +70,14 @@ func Kind(list *allow.List, profiles *connprofile.Set, kube Kube) sourcekind.Kin
 		func(s string) bool { return len(s) <= 200 && model.UTF8Validation.IsValidMetricName(s) })...)
 	return sourcekind.New(KindName, "reads the pressure exposition contract straight from the replicas",
 		func() scrapeConfig {
-			return scrapeConfig{opts: Options{Allow: list, Discovery: kube.Discovery, Exchange: exchange}, profiles: profiles}
+			return scrapeConfig{opts: Options{Allow: list, Discovery: kube.Discovery, Exchange: exchange, PrimeDelay: DefaultPrimeDelay}, profiles: profiles}
 		}, keys,
 		[]keyschema.Check[scrapeConfig]{
 			func(c *scrapeConfig, _ *keyschema.Context, _ func(string) bool) error {
 				return exposition.CheckUniqueNames(c.opts.Names)
 			},
 			func(c *scrapeConfig, ctx *keyschema.Context, _ func(string) bool) error {
-				if slices.ContainsFunc(c.opts.Targets, func(t Target) bool { return t.Kube != nil }) {
+				if slices.ContainsFunc(c.opts.Targets, func(t target.Target) bool { return t.Kube != nil }) {
 					c.opts.Namespace = ctx.Namespace
 				}
 				return checkHints(c, kube)
@@ -104,7 +105,7 @@ func checkHints(c *scrapeConfig, kube Kube) error {
 	if !kube.Hints {
 		return &keyschema.MetadataError{Key: keyVictimHints, Value: "true", Allowed: "victim hints are off in this scaler: set BAROMETER_VICTIM_HINTS=true (the scaler then needs patch on pods; the chart's victimHints.enabled grants it)"}
 	}
-	if slices.ContainsFunc(c.opts.Targets, func(t Target) bool { return t.Kube == nil }) {
+	if slices.ContainsFunc(c.opts.Targets, func(t target.Target) bool { return t.Kube == nil }) {
 		return &keyschema.MetadataError{Key: keyVictimHints, Value: "true", Allowed: "only when every target is a k8s:// target, whose replicas are pods"}
 	}
 	return nil
@@ -146,15 +147,15 @@ type Kube struct {
 	Hints bool
 }
 
-func scrapeTargets(raw string, list *allow.List, namespace string, kube Kube) ([]Target, string, bool) {
-	var out []Target
+func scrapeTargets(raw string, list *allow.List, namespace string, kube Kube) ([]target.Target, string, bool) {
+	var out []target.Target
 	seen := map[string]bool{}
 	for entry := range strings.SplitSeq(raw, ",") {
 		entry = strings.TrimSpace(entry)
 		if entry == "" {
 			continue
 		}
-		t, err := ParseTarget(entry)
+		t, err := target.Parse(entry)
 		if err != nil {
 			return nil, fmt.Sprintf("%s: %v; each target is an http://, https://, dns+http:// or k8s:// URL", keyschema.Quote(entry), err), false
 		}
@@ -185,11 +186,11 @@ func scrapeTargets(raw string, list *allow.List, namespace string, kube Kube) ([
 	}
 	// Order does not change what is scraped; sorted, it does not split the
 	// sampler either.
-	slices.SortFunc(out, func(a, b Target) int { return strings.Compare(a.String(), b.String()) })
+	slices.SortFunc(out, func(a, b target.Target) int { return strings.Compare(a.String(), b.String()) })
 	return out, "", true
 }
 
-func targetsText(ts []Target) string {
+func targetsText(ts []target.Target) string {
 	var b strings.Builder
 	for _, t := range ts {
 		b.WriteString(t.String())

@@ -37,24 +37,6 @@ func (n fakeNamespace) Endpoints(_ context.Context, svc, _ string) ([]discovery.
 	return eps, nil
 }
 
-func TestParseKubeTarget(t *testing.T) {
-	for in, want := range map[string]string{
-		"k8s://web:9100":           "k8s://web:9100/metrics",
-		"K8S://web:metrics/p?x=1":  "k8s://web:metrics/p?x=1",
-		"k8s://web-2:http-metrics": "k8s://web-2:http-metrics/metrics",
-	} {
-		tg, err := ParseTarget(in)
-		if err != nil || tg.String() != want || tg.Kube == nil {
-			t.Errorf("%s: %v, %v; want %s", in, tg, err, want)
-		}
-	}
-	for _, bad := range []string{"k8s://web", "k8s://Web:80", "k8s://web:0", "k8s://web:99999", "k8s://web:a_b", "k8s://web:80/x#f", "k8s://u@web:80", "k8s://web.ns:80"} {
-		if _, err := ParseTarget(bad); err == nil {
-			t.Errorf("%s: accepted", bad)
-		}
-	}
-}
-
 // TestKubeExpansion: ready endpoints are scraped and named by their pods;
 // starting and terminating ones are named, not scraped; the allow-list
 // vets every address; a missing Service fails the sample naming it; a

@@ -16,6 +16,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/pressure/connprofile"
 	"github.com/barometer-scaler/barometer/pkg/pressure/discovery"
 	"github.com/barometer-scaler/barometer/pkg/pressure/exposition"
+	"github.com/barometer-scaler/barometer/pkg/pressure/scrape/target"
 )
 
 // The defaults of the limits.
@@ -38,7 +39,7 @@ const (
 // Options configure a Source.
 type Options struct {
 	// Targets are the replicas to scrape; at least one.
-	Targets []Target
+	Targets []target.Target
 	// Names are the metric names read; the zero value means
 	// exposition.DefaultNames.
 	Names exposition.Names
@@ -77,6 +78,11 @@ type Options struct {
 	Namespace string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// PrimeDelay: when no replica has a CPU rate yet (a target's first
+	// sample), Observe reads them all again this much later, deadline
+	// permitting; 0 does not (the first sample is then memory alone). The
+	// scrape kind sets DefaultPrimeDelay.
+	PrimeDelay time.Duration
 	// Logger receives debug lines about CPU rates; nil discards.
 	Logger *slog.Logger
 	// Exchange, when set, shares scrapes of the same replica with the
@@ -136,7 +142,7 @@ func New(opts Options) (*Source, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	var kube *kubeSpace
-	if slices.ContainsFunc(opts.Targets, func(t Target) bool { return t.Kube != nil }) {
+	if slices.ContainsFunc(opts.Targets, func(t target.Target) bool { return t.Kube != nil }) {
 		if opts.Discovery == nil || opts.Namespace == "" {
 			return nil, errors.New("scrape: a k8s:// target needs a Kubernetes discovery and a namespace")
 		}
@@ -167,11 +173,48 @@ func New(opts Options) (*Source, error) {
 // target), the Observation has zero replicas and nothing missing: the
 // workload is scaled to zero. It returns by ctx's deadline: each scrape runs
 // under min(Timeout, what is left of ctx).
+//
+// A CPU rate needs two reads of a replica's counter. When no replica has
+// one yet (the target's first sample) but they expose the counter, Observe
+// reads them all again Options.PrimeDelay later, if the deadline leaves
+// room, so that a CPU-bound pool is not read as memory alone.
 func (s *Source) Observe(ctx context.Context) (pressure.Observation, error) {
 	s.sampling.Lock()
 	defer s.sampling.Unlock()
+	start := time.Now()
+	obs, unrated, err := s.observe(ctx)
+	if err != nil || !unrated || s.opts.PrimeDelay <= 0 {
+		return obs, err
+	}
+	took := time.Since(start)
+	if d, ok := ctx.Deadline(); ok && time.Until(d) < s.opts.PrimeDelay+took {
+		s.log.Debug("first sample: no room for a second read, resource is memory only")
+		return obs, nil
+	}
+	wait := time.NewTimer(s.opts.PrimeDelay)
+	defer wait.Stop()
+	select {
+	case <-wait.C:
+	case <-ctx.Done():
+		return obs, nil
+	}
+	if again, _, err := s.observe(ctx); err == nil {
+		return again, nil
+	}
+	return obs, nil
+}
+
+// DefaultPrimeDelay is how long after a target's first read Observe reads
+// its replicas again for a CPU rate: a counter of 10 ms ticks then
+// resolves 2 % of a core, and the first sample still comes well within
+// the scaler's warm-up wait.
+const DefaultPrimeDelay = 500 * time.Millisecond
+
+// observe is one round of Observe; unrated reports that answered replicas
+// expose a CPU counter but none has a rate yet.
+func (s *Source) observe(ctx context.Context) (obs pressure.Observation, unrated bool, err error) {
 	if err := ctx.Err(); err != nil {
-		return pressure.Observation{}, err
+		return pressure.Observation{}, false, err
 	}
 	at := s.opts.Now()
 
@@ -195,13 +238,13 @@ func (s *Source) Observe(ctx context.Context) (pressure.Observation, error) {
 	})
 
 	s.mu.Lock()
-	obs := s.fold(results, exp.missing, at)
+	obs, unrated = s.fold(results, exp.missing, at)
 	s.mu.Unlock()
 	obs.Starting, obs.Terminating = exp.starting, exp.terminating
 	if len(obs.Replicas) == 0 && len(obs.Missing) > 0 {
-		return pressure.Observation{}, noAnswer(obs.Missing)
+		return pressure.Observation{}, false, noAnswer(obs.Missing)
 	}
-	return obs, nil
+	return obs, unrated, nil
 }
 
 // scrapeOne reads one replica, through a scrape started after after (this

@@ -8,87 +8,11 @@ import (
 	"net/netip"
 	"net/url"
 	"slices"
-	"strings"
 
 	"github.com/barometer-scaler/barometer/pkg/allow"
 	"github.com/barometer-scaler/barometer/pkg/pressure"
+	"github.com/barometer-scaler/barometer/pkg/pressure/scrape/target"
 )
-
-// DNSScheme marks a target whose host is expanded, on every sample, into one
-// replica per A/AAAA record (a headless Service).
-const DNSScheme = "dns+http"
-
-// DefaultPath is the path of a target URL that names none.
-const DefaultPath = "/metrics"
-
-// Target is one configured scrape target.
-type Target struct {
-	// URL is an http or https URL. For a DNS target it is the http URL
-	// whose host is the name to expand; for a Kubernetes target, the http
-	// URL whose host is the Service and whose port is the one it names.
-	URL *url.URL
-	// DNS says the host is expanded on every sample.
-	DNS bool
-	// Kube, when set, says the target is a Service's EndpointSlices,
-	// expanded on every sample (kube.go).
-	Kube *KubeService
-}
-
-// ParseTarget reads "http://host:port/path", "https://...",
-// "dns+http://name:port/path" or "k8s://service:port/path". The path
-// defaults to DefaultPath. Credentials and fragments are refused: metadata
-// is not a secret store, and a fragment would never reach the server.
-func ParseTarget(s string) (Target, error) {
-	s = strings.TrimSpace(s)
-	if scheme, rest, ok := strings.Cut(s, "://"); ok && strings.EqualFold(scheme, KubeScheme) {
-		return parseKube(rest)
-	}
-	u, err := url.Parse(s)
-	if err != nil {
-		return Target{}, err
-	}
-	u.Scheme = strings.ToLower(u.Scheme)
-	var t Target
-	switch u.Scheme {
-	case "http", "https":
-	case DNSScheme:
-		t.DNS = true
-		u.Scheme = "http"
-	default:
-		return Target{}, fmt.Errorf("scheme %q: use http://, https://, %s:// or %s://", u.Scheme, DNSScheme, KubeScheme)
-	}
-	switch {
-	case u.Host == "" || u.Hostname() == "":
-		return Target{}, errors.New("no host")
-	case u.User != nil:
-		return Target{}, errors.New("credentials in a target URL are not accepted")
-	case u.Fragment != "":
-		return Target{}, errors.New("a target URL has no fragment")
-	case u.Opaque != "":
-		return Target{}, errors.New("not an absolute URL with a host")
-	}
-	u.Host = strings.ToLower(u.Host)
-	if u.Path == "" {
-		u.Path = DefaultPath
-	}
-	t.URL = u
-	return t, nil
-}
-
-// String is the target's canonical form, as configured.
-func (t Target) String() string {
-	s := t.URL.String()
-	switch {
-	case t.Kube != nil:
-		return KubeScheme + strings.TrimPrefix(s, "http")
-	case t.DNS:
-		return "dns+" + s
-	}
-	return s
-}
-
-// Host is the host name or IP literal the target names, without port.
-func (t Target) Host() string { return t.URL.Hostname() }
 
 // Resolver looks up a name's addresses. *net.Resolver satisfies it; tests
 // inject their own.
@@ -130,7 +54,7 @@ type expansion struct {
 //
 // static holds the job of each static target (staticJobs), the same at
 // every sample.
-func expand(ctx context.Context, targets []Target, static []job, r Resolver, k *kubeSpace, guard *allow.List, conc int) expansion {
+func expand(ctx context.Context, targets []target.Target, static []job, r Resolver, k *kubeSpace, guard *allow.List, conc int) expansion {
 	per := make([]expansion, len(targets))
 	forEach(len(targets), conc, func(i int) {
 		t := targets[i]
@@ -159,7 +83,7 @@ func expand(ctx context.Context, targets []Target, static []job, r Resolver, k *
 
 // staticJobs is the job of each static target, by the targets' index (a
 // zero job for the others): a static target is one replica named by its URL.
-func staticJobs(targets []Target) []job {
+func staticJobs(targets []target.Target) []job {
 	jobs := make([]job, len(targets))
 	for i, t := range targets {
 		if t.Kube == nil && !t.DNS {
@@ -209,7 +133,7 @@ func endpoint(u *url.URL) string {
 	return u.Scheme + "://" + net.JoinHostPort(host, port) + u.EscapedPath() + "?" + u.RawQuery
 }
 
-func resolve(ctx context.Context, t Target, r Resolver, guard *allow.List) ([]job, []pressure.MissingReplica) {
+func resolve(ctx context.Context, t target.Target, r Resolver, guard *allow.List) ([]job, []pressure.MissingReplica) {
 	host, port := t.URL.Hostname(), t.URL.Port()
 	if port == "" {
 		port = "80"

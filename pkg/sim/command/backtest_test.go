@@ -108,22 +108,6 @@ func TestBacktestRefusesAnOversizedResponse(t *testing.T) {
 	}
 }
 
-func TestPromSeriesFillsGaps(t *testing.T) {
-	start := time.Unix(1000, 0)
-	ss := &model.SampleStream{Values: []model.SamplePair{
-		{Timestamp: model.TimeFromUnix(1010), Value: 5},
-		{Timestamp: model.TimeFromUnix(1030), Value: 7},
-	}}
-	s, err := promSeries(ss, start, start.Add(40*time.Second), 10*time.Second, "p")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []float64{5, 5, 5, 7, 7}
-	if fmt.Sprint(s.Load) != fmt.Sprint(want) {
-		t.Errorf("load %v, want %v", s.Load, want)
-	}
-}
-
 // TestBacktestReadsTheSeasonFromPrometheus: a backtest reads the seasonal
 // forecast's history from Prometheus, as the prometheus source does. The
 // server holds nine days of a load that steps from 200 to 1000 at 08:00

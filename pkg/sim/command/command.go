@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 
 	"github.com/barometer-scaler/barometer/pkg/sim"
+	"github.com/barometer-scaler/barometer/pkg/sim/backtest"
 	"github.com/barometer-scaler/barometer/pkg/sim/report"
 )
 
@@ -67,20 +68,20 @@ func Simulate(args []string, stdout io.Writer) error {
 // --trace (a load series, or a queue trace returned second, to be made a
 // series once the model is known).
 func (o *simulateOptions) loadSeries(ctx context.Context) (sim.Series, *sim.QueueTrace, error) {
-	if o.prom.server == "" {
+	if o.prom.Server == "" {
 		s, q, err := loadTrace(o)
 		if err != nil {
 			return s, q, fmt.Errorf("--trace: %w", err)
 		}
 		return s, q, nil
 	}
-	series, history, err := o.prom.load(ctx, o.saturation)
+	series, history, err := backtest.Load(ctx, o.prom.Range(), o.saturation)
 	if err != nil {
 		return series, nil, err
 	}
 	o.history = history
 	if !o.set["turn"] {
-		o.turn = o.prom.step
+		o.turn = o.prom.Step
 	}
 	if o.set["event"] {
 		series.EventStart, series.EventEnd, _ = parseEvent(o.event)

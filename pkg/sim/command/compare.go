@@ -39,7 +39,7 @@ func compareSettings(cfg sim.Config, s sim.Series, o *simulateOptions) (sets []s
 	}
 	// The policies' launch TTL is a trigger key: parsed as one (for any
 	// replica policy; every one reads it).
-	t, err := o.keys.trigger(policy.PolicyFixed, nil)
+	t, err := o.keys.trigger(policy.Fixed.Name, nil)
 	if err != nil {
 		return nil, "", err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/barometer-scaler/barometer/pkg/policy"
 	"github.com/barometer-scaler/barometer/pkg/sim"
+	"github.com/barometer-scaler/barometer/pkg/sim/backtest"
 	"github.com/barometer-scaler/barometer/pkg/sim/control"
 	"github.com/barometer-scaler/barometer/pkg/sim/policies"
 )
@@ -40,10 +41,10 @@ type simulateOptions struct {
 	wiring                                             policies.Wiring
 	kpa                                                control.KPAOptions
 	keys                                               *keyFlags
-	prom                                               promTrace
+	prom                                               backtest.Flags
 	// history is a backtest's history from Prometheus, for the seasonal
 	// forecast; nil for a trace.
-	history *promHistory
+	history *backtest.History
 }
 
 func parseSimulate(args []string) (*simulateOptions, *flag.FlagSet, error) {
@@ -54,7 +55,7 @@ func parseSimulate(args []string) (*simulateOptions, *flag.FlagSet, error) {
 	o.defineAnchorFlags(fs)
 	o.keys = defineKeyFlags(fs)
 	fs.BoolVar(&o.compare, "compare", false, "run every controller and profile on the trace side by side: one table (and --svg draws them all)")
-	definePromFlags(fs, &o.prom)
+	o.prom.Define(fs)
 	fs.BoolVar(&o.wiring.CurrentReplicas, "current-replicas", false, "policies: see the replicas ready at the decision, not the sample's (the engine's)")
 	if err := fs.Parse(args); err != nil {
 		return o, fs, err
@@ -94,7 +95,7 @@ func (o *simulateOptions) defineAnchorFlags(fs *flag.FlagSet) {
 	hpa, kpa := control.DefaultHPAOptions(), control.DefaultKPAOptions()
 	fs.IntVar(&o.window, "window", 0, "naive: wait window, turns a scale-in must be wanted in a row")
 	fs.IntVar(&o.step, "step-limit", 0, "naive: step limit, most replicas changed per turn (0: none)")
-	fs.Var(stepFlag{&o.step, &o.prom.step, &o.stepIsLimit}, "step", "a whole number: --step-limit; a duration: the --from-prometheus range's resolution (default 15s), one turn per step")
+	fs.Var(stepFlag{&o.step, &o.prom.Step, &o.stepIsLimit}, "step", "a whole number: --step-limit; a duration: the --from-prometheus range's resolution (default 15s), one turn per step")
 	fs.Float64Var(&o.tolerance, "hpa-tolerance", hpa.Tolerance, "hpa: no change while |1 - metric/target| <= this")
 	fs.DurationVar(&o.upWindow, "hpa-up-window", hpa.ScaleUp.StabilizationWindow, "hpa: scale-up stabilization window")
 	fs.DurationVar(&o.downWindow, "hpa-down-window", hpa.ScaleDown.StabilizationWindow, "hpa: scale-down stabilization window")

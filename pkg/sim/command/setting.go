@@ -2,7 +2,6 @@ package command
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 
 	"github.com/barometer-scaler/barometer/pkg/policy"
@@ -31,34 +30,26 @@ func (o *simulateOptions) signalOptions(profile string) (signal.Options, error) 
 	return so, nil
 }
 
-// policySetting builds a pkg/policy controller from the flags, read at m:
-// the documented defaults, the bounds of the model, targetUtilization at
-// the occupancy unless set. Every value the options take was checked
-// already, the keys' by the trigger parse and the model's by validate, so
-// a refusal by the policy is reported as the policy words it.
-func (o *simulateOptions) policySetting(m sim.Model) (sim.Setting, error) {
-	var s sim.Setting
-	t, err := o.keys.trigger(o.controller, nil)
+// policySetting builds a replica policy's controller from the flags, read
+// at m: the documented defaults, the model's bounds and, unless set, its
+// target occupancy (policies.ModelKeys). Every value was checked already,
+// the keys' by the trigger parse and the model's by validate.
+func (o *simulateOptions) policySetting(m sim.Model, k policy.Kind) (sim.Setting, error) {
+	model := policies.ModelKeys(k, m)
+	for key := range model {
+		if o.keys.isSet(key) {
+			delete(model, key)
+		}
+	}
+	t, err := o.keys.trigger(k.Name, model)
 	if err != nil {
-		return s, err
+		return sim.Setting{}, err
 	}
 	w := o.wiring
 	w.Launch.TTL = t.Policy.LaunchTTL
-	if o.controller == policy.PolicyQueue {
-		q := t.Policy.Queue
-		if !o.keys.isSet(trigger.KeyTargetUtilization) {
-			q.TargetUtilization = m.Target
-		}
-		base := policies.QueueOptions(m)
-		q.ReservationHorizon, q.MinReplicas, q.MaxReplicas = base.ReservationHorizon, base.MinReplicas, base.MaxReplicas
-		s, err = policies.QueueSetting(o.controller, q, w)
-	} else {
-		e := policies.ElasticityOptions(o.controller, m)
-		e.High, e.Low, e.Ticks = t.Policy.Elasticity.High, t.Policy.Elasticity.Low, t.Policy.Elasticity.Ticks
-		s, err = policies.ElasticitySetting(o.controller, e, w)
-	}
+	s, err := policies.Setting(k.Name, t.Policy.Options, w)
 	if err != nil {
-		return s, fmt.Errorf("--controller %s: %w", o.controller, err)
+		return s, fmt.Errorf("--controller %s: %w", k.Name, err)
 	}
 	return s, nil
 }
@@ -94,8 +85,8 @@ func tunedMaxHold(cfg sim.Config, s sim.Series) (sim.Setting, string) {
 
 // fixedSetting builds a controller that is not tuned to the trace.
 func (o *simulateOptions) fixedSetting(m sim.Model) (sim.Setting, error) {
-	if slices.Contains(policy.Names(), o.controller) {
-		return o.policySetting(m)
+	if k, ok := policy.KindNamed(o.controller); ok {
+		return o.policySetting(m, k)
 	}
 	switch o.controller {
 	case controllerHPA:

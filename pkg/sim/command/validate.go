@@ -52,7 +52,7 @@ func (o *simulateOptions) validate() error {
 	if err := o.validateApplies(); err != nil {
 		return err
 	}
-	if err := o.prom.validate(o.set); err != nil {
+	if err := o.prom.Validate(o.set); err != nil {
 		return err
 	}
 	for _, c := range o.ranges() {

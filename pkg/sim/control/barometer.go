@@ -88,9 +88,12 @@ func NewBarometer(m sim.Model, opts BarometerOptions) *Barometer {
 func (b *Barometer) Decide(s sim.State) int { return KEDAReplicas(b.Value(s), b.target) }
 
 // Value folds the delivered sample and returns the signal's ScaleValue.
+// The run's start-up reaches the signal as a measured one
+// (signal.Input.MeasuredStartup), as a k8s:// target's sampler measures
+// it from the replicas it sees starting.
 func (b *Barometer) Value(s sim.State) float64 {
 	obs := b.observation(s.Reading)
-	in := signal.Input{Compute: b.collector.Collect(obs), MeasuredAt: s.Reading.At}
+	in := signal.Input{Compute: b.collector.Collect(obs), MeasuredAt: s.Reading.At, MeasuredStartup: s.Startup}
 	if b.history != nil {
 		in.Season = b.season.read(b.history, s.Reading.At)
 	}

@@ -93,15 +93,16 @@ func TestOriginalProfileKeepsItsFigures(t *testing.T) {
 
 // TestResponsiveProfileFigures pins the responsive profile's raw signal
 // to the figures it was chosen on: delay 3 on the reference series (total
-// <= 331 and oscillation <= 8 met; shortfall 11, the goal's 8 missed:
+// <= 331 and oscillation <= 8 met when chosen; 332 since the lead's trend
+// leaves saturated samples out; shortfall 11, the goal's 8 missed:
 // docs/compensation.md says why), and delay 0, not worse than the naive
 // rule.
 func TestResponsiveProfileFigures(t *testing.T) {
 	m := sim.ReferenceModel()
 	resp := BarometerSetting("responsive", profile(t, signal.ProfileResponsive), RawSignal)
 	d3 := sim.Run(sim.Config{Model: m, Delay: 3}, sim.Reference(), resp.New(m)).Score
-	if d3.Total != 331 || d3.Shortfall != 11 || d3.Oscillation != 8 {
-		t.Errorf("delay 3: total %d, shortfall %d, oscillation %d; want 331, 11, 8", d3.Total, d3.Shortfall, d3.Oscillation)
+	if d3.Total != 332 || d3.Shortfall != 11 || d3.Oscillation != 8 {
+		t.Errorf("delay 3: total %d, shortfall %d, oscillation %d; want 332, 11, 8", d3.Total, d3.Shortfall, d3.Oscillation)
 	}
 	z := sim.Run(sim.Config{Model: m}, sim.Reference(), resp.New(m)).Score
 	n := sim.Run(sim.Config{Model: m}, sim.Reference(), NewNaive(m, NaiveOptions{})).Score

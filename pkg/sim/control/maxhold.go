@@ -1,10 +1,8 @@
 package control
 
 import (
-	"cmp"
 	"fmt"
 	"math"
-	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/sim"
 )
@@ -142,60 +140,11 @@ func (t MaxHoldTuning) Setting() sim.Setting {
 // When no setting meets the budget it picks the fewest shortfall turns,
 // then the same order.
 func TuneMaxHold(cfg sim.Config, s sim.Series, g MaxHoldGrid) MaxHoldTuning {
-	budget := g.ShortfallBudget * float64(len(s.Load))
-	var best MaxHoldTuning
-	found := false
-	for _, w := range g.Windows {
-		for _, h := range g.Holds {
-			o := MaxHoldOptions{Window: w, Hold: h}
-			sc := tuningScore(cfg, s, NewMaxHold(cfg.Model, o))
-			cand := MaxHoldTuning{Options: o, Score: sc, WithinBudget: float64(sc.Shortfall) <= budget}
-			if !found || cand.better(best) {
-				best, found = cand, true
-			}
-		}
-	}
+	best, found := ScoreMaxHoldGrid(cfg, s, g.Windows, g.Holds).tune(g.ShortfallBudget * float64(len(s.Load)))
 	if found {
 		best.Score = sim.Run(cfg, s, NewMaxHold(cfg.Model, best.Options)).Score
 	}
 	return best
-}
-
-// tuningScore is the figures the tuning weighs (total, shortfall,
-// reversals) of one run. On a load series whose new replicas serve at
-// once it is Run's loop without what the tuning does not read: a load
-// series sheds its excess each turn, so a sample is the turn's load over
-// the replicas ready before the decision, and nothing waits; the queue's
-// sample and the record of every turn, most of Run's time, are left out,
-// so the grid's hundreds of runs per series stay quick. Otherwise it is
-// Run's score. TestTuningScoreIsRuns holds the two together.
-func tuningScore(cfg sim.Config, s sim.Series, c sim.Controller) sim.Score {
-	if s.Queue != nil || cfg.StartupTurns > 0 {
-		return sim.Run(cfg, s, c).Score
-	}
-	m, turn := cfg.Model, cfg.TurnLength()
-	recent := make([]sim.Reading, cfg.Delay+1) // the newest samples, by turn modulo their count
-	sc := sim.Score{}
-	provisioned, lastDir := m.InitialReplicas, 0
-	for t, load := range s.Load {
-		ready := provisioned
-		at := sim.Epoch.Add(time.Duration(t) * turn)
-		recent[t%len(recent)] = sim.Reading{Turn: t, At: at, Occupancy: load / (float64(ready) * m.Saturation), Replicas: ready}
-		delivered := recent[max(0, t-cfg.Delay)%len(recent)]
-		want := m.Clamp(c.Decide(sim.State{Turn: t, Now: at, Replicas: provisioned, Ready: ready, Reading: delivered}))
-		if dir := cmp.Compare(want-provisioned, 0); dir != 0 {
-			if lastDir != 0 && dir != lastDir {
-				sc.Oscillation++
-			}
-			lastDir = dir
-		}
-		provisioned = want
-		sc.Total += provisioned
-		if provisioned < m.Required(load) {
-			sc.Shortfall++
-		}
-	}
-	return sc
 }
 
 // better orders candidates by the tuning rule; the grid is walked in

@@ -171,10 +171,10 @@ func loadRealTrace(t *testing.T, file string) (sim.RealTrace, sim.Series) {
 	return sim.RealTrace{}, sim.Series{}
 }
 
-// TestTuningScoreIsRuns: the tuning's quick loop gives Run's total,
-// shortfall and reversals for every setting of a grid, on a real trace
-// and on a generated series, at several delays.
-func TestTuningScoreIsRuns(t *testing.T) {
+// TestGridScoresAreRuns: the grid's shared replay gives Run's total,
+// shortfall and reversals for every setting, on a real trace and on a
+// generated series, at several delays and start-ups.
+func TestGridScoresAreRuns(t *testing.T) {
 	rt, real := loadRealTrace(t, "azure-llm-code-2023-11-16-15s.csv")
 	cases := []struct {
 		s   sim.Series
@@ -183,18 +183,21 @@ func TestTuningScoreIsRuns(t *testing.T) {
 		{real, sim.Config{Model: sim.PeakModel(real, 0.7, 24), Turn: rt.Step}},
 		{sim.Families()[0].Series(3), sim.Config{Model: sim.ReferenceModel()}},
 	}
+	windows, holds := []int{1, 2, 5, 15, 30}, []int{0, 1, 7, 30, 60}
 	for _, c := range cases {
 		for _, d := range []int{0, 1, 3, 6} {
-			cfg := c.cfg
-			cfg.Delay = d
-			for _, w := range []int{1, 2, 5, 15} {
-				for _, h := range []int{0, 1, 7, 30} {
-					o := MaxHoldOptions{Window: w, Hold: h}
-					got := tuningScore(cfg, c.s, NewMaxHold(cfg.Model, o))
-					want := sim.Run(cfg, c.s, NewMaxHold(cfg.Model, o)).Score
-					if got.Total != want.Total || got.Shortfall != want.Shortfall || got.Oscillation != want.Oscillation {
-						t.Errorf("%s delay %d W=%d h=%d: quick %d / %d / %d, Run %d / %d / %d", c.s.Name, d, w, h,
-							got.Total, got.Shortfall, got.Oscillation, want.Total, want.Shortfall, want.Oscillation)
+			for _, up := range []int{0, 1, 2} {
+				cfg := c.cfg
+				cfg.Delay, cfg.StartupTurns = d, up
+				g := ScoreMaxHoldGrid(cfg, c.s, windows, holds)
+				for i, w := range windows {
+					for j, h := range holds {
+						got := g.Scores[i][j]
+						want := sim.Run(cfg, c.s, NewMaxHold(cfg.Model, MaxHoldOptions{Window: w, Hold: h})).Score
+						if got.Total != want.Total || got.Shortfall != want.Shortfall || got.Oscillation != want.Oscillation {
+							t.Errorf("%s delay %d start-up %d W=%d h=%d: replay %d / %d / %d, Run %d / %d / %d", c.s.Name, d, up, w, h,
+								got.Total, got.Shortfall, got.Oscillation, want.Total, want.Shortfall, want.Oscillation)
+						}
 					}
 				}
 			}

@@ -50,8 +50,10 @@
 package policies
 
 import (
+	"strconv"
+
 	"github.com/barometer-scaler/barometer/pkg/policy"
-	"github.com/barometer-scaler/barometer/pkg/pressure"
+	"github.com/barometer-scaler/barometer/pkg/policy/ledger"
 	"github.com/barometer-scaler/barometer/pkg/sim"
 )
 
@@ -60,7 +62,7 @@ const target = "sim"
 
 // Wiring is how a policy is connected to the loop.
 type Wiring struct {
-	Launch policy.LaunchOptions
+	Launch ledger.LaunchOptions
 	// CurrentReplicas shows the policy the replicas ready at the decision,
 	// as the HPA reads its pods, instead of those the sample was measured
 	// across, as the engine does (a comparison, not the engine's wiring).
@@ -69,12 +71,12 @@ type Wiring struct {
 
 // DefaultWiring is the engine's: the default launch TTL, the sample's
 // replicas.
-func DefaultWiring() Wiring { return Wiring{Launch: policy.DefaultLaunchOptions()} }
+func DefaultWiring() Wiring { return Wiring{Launch: ledger.DefaultLaunchOptions()} }
 
 // Controller drives one policy; a fresh one serves one run.
 type Controller struct {
 	decide  func(r sim.Reading) policy.Decision
-	tracker *policy.LaunchTracker
+	tracker *ledger.LaunchTracker
 	current bool
 	last    policy.Decision
 }
@@ -94,99 +96,69 @@ func (c *Controller) Decide(s sim.State) int {
 // Last is the latest decision, with its reason and inputs.
 func (c *Controller) Last() policy.Decision { return c.last }
 
-// QueueSetting names the queue policy with options; the policy is
-// validated once and shared by the runs (it holds only options), the state
-// and the launch tracker are each run's own.
-func QueueSetting(name string, o policy.QueueOptions, w Wiring) (sim.Setting, error) {
-	p, err := policy.NewQueuePolicy(o)
-	if err != nil {
-		return sim.Setting{}, err
-	}
-	if err := w.Launch.Validate(); err != nil {
-		return sim.Setting{}, err
-	}
-	return sim.Setting{Name: name, New: func(sim.Model) sim.Controller {
-		c := &Controller{tracker: newTracker(w.Launch), current: w.CurrentReplicas}
-		var st policy.QueueState
-		c.decide = func(r sim.Reading) policy.Decision {
-			obs := QueueObservation(r)
-			obs.InFlight = c.tracker.Observe(target, obs.Replicas, r.At)
-			var d policy.Decision
-			d, st = p.Evaluate(st, obs, r.At)
-			return d
-		}
-		return c
-	}}, nil
-}
-
-// ElasticitySetting names one of the elasticity policies with options.
-func ElasticitySetting(name string, o policy.ElasticityOptions, w Wiring) (sim.Setting, error) {
-	p, err := policy.NewElasticityPolicy(o)
-	if err != nil {
-		return sim.Setting{}, err
-	}
+// Setting names a replica policy with its spec: the spec is validated and
+// shared by the runs (it holds only options), each run's decider, state
+// and launch tracker are its own.
+func Setting(name string, spec policy.Spec, w Wiring) (sim.Setting, error) {
 	if err := w.Launch.Validate(); err != nil {
 		return sim.Setting{}, err
 	}
 	return sim.Setting{Name: name, New: func(m sim.Model) sim.Controller {
 		c := &Controller{tracker: newTracker(w.Launch), current: w.CurrentReplicas}
-		var st policy.ElasticityState
+		d := spec.New()
 		c.decide = func(r sim.Reading) policy.Decision {
-			obs := ElasticityObservation(m, r)
+			obs := Observation(m, r)
 			obs.InFlight = c.tracker.Observe(target, obs.Replicas, r.At)
-			var d policy.Decision
-			d, st = p.Decide(st, obs, r.At)
-			return d
+			return d.Decide(obs, r.At)
 		}
 		return c
 	}}, nil
 }
 
 // newTracker builds a tracker from validated options.
-func newTracker(l policy.LaunchOptions) *policy.LaunchTracker {
-	t, err := policy.NewLaunchTracker(l)
+func newTracker(l ledger.LaunchOptions) *ledger.LaunchTracker {
+	t, err := ledger.NewLaunchTracker(l)
 	if err != nil {
-		panic(err) // validated by the setting's constructor
+		panic(err) // validated by Setting
 	}
 	return t
 }
 
-// QueueOptions are the queue policy's documented defaults read at model m:
-// targetUtilization at the model's target occupancy (so it aims where the
-// required replicas are counted), minReplicas and maxReplicas at its bounds.
-func QueueOptions(m sim.Model) policy.QueueOptions {
-	o := policy.DefaultQueueOptions()
-	o.TargetUtilization, o.MinReplicas, o.MaxReplicas = m.Target, m.MinReplicas, m.MaxReplicas
-	return o
-}
-
-// ElasticityOptions are an elasticity policy's documented defaults with
-// minReplicas and maxReplicas at model m's bounds.
-func ElasticityOptions(name string, m sim.Model) policy.ElasticityOptions {
-	o := policy.DefaultElasticityOptions(name)
-	o.Min, o.Max = m.MinReplicas, m.MaxReplicas
-	return o
-}
-
-// Names are the policies in the report's order.
-func Names() []string {
-	return []string{policy.PolicyQueue, policy.PolicyFullyElastic, policy.PolicyMaxCount, policy.PolicyPoolWithThreshold, policy.PolicyFixed}
-}
-
-// DefaultSetting is one policy at its defaults read at model m, wired by w.
-func DefaultSetting(name string, m sim.Model, w Wiring) (sim.Setting, error) {
-	if name == policy.PolicyQueue {
-		return QueueSetting(name, QueueOptions(m), w)
+// ModelKeys are the keys a policy kind reads at model m, as a ScaledObject
+// would set them beside minReplicaCount and maxReplicaCount: its bounds at
+// the model's, and targetUtilization at the model's target occupancy (so
+// the queue policy aims where the required replicas are counted).
+func ModelKeys(k policy.Kind, m sim.Model) map[string]string {
+	model := map[string]string{
+		"minReplicas":       strconv.Itoa(m.MinReplicas),
+		"maxReplicas":       strconv.Itoa(m.MaxReplicas),
+		"targetUtilization": strconv.FormatFloat(m.Target, 'g', -1, 64),
 	}
-	return ElasticitySetting(name, ElasticityOptions(name, m), w)
+	out := map[string]string{}
+	for _, info := range k.Keys() {
+		if v, ok := model[info.Name]; ok {
+			out[info.Name] = v
+		}
+	}
+	return out
+}
+
+// DefaultSetting is one policy at its defaults read at model m, wired by
+// w, named by the policy.
+func DefaultSetting(k policy.Kind, m sim.Model, w Wiring) (sim.Setting, error) {
+	spec, err := k.FromMetadata(ModelKeys(k, m))
+	if err != nil {
+		return sim.Setting{}, err
+	}
+	return Setting(k.Name, spec, w)
 }
 
 // Settings are every policy at its defaults read at model m, wired by w,
-// named by the policy, in the order of Names.
+// in the order of policy.Kinds.
 func Settings(m sim.Model, w Wiring) []sim.Setting {
-	out := make([]sim.Setting, 0, len(Names()))
-	for _, name := range Names() {
-		s, err := DefaultSetting(name, m, w)
+	out := make([]sim.Setting, 0, len(policy.Kinds()))
+	for _, k := range policy.Kinds() {
+		s, err := DefaultSetting(k, m, w)
 		if err != nil {
 			panic(err) // the documented defaults are valid for any valid model
 		}
@@ -195,26 +167,22 @@ func Settings(m sim.Model, w Wiring) []sim.Setting {
 	return out
 }
 
-// QueueObservation is a sample as the queue policy reads it: the counters
-// as they are, the backlog as one class, busy rounded up.
-func QueueObservation(r sim.Reading) policy.QueueObservation {
+// Observation is a sample as the policies read it: the counters as they
+// are, the backlog as one class, busy rounded up; pending the offered work
+// in replica-sized items (sim.Model.Items); busy over the replicas seen.
+func Observation(m sim.Model, r sim.Reading) policy.Observation {
 	q := r.Queue
-	return policy.QueueObservation{
+	return policy.Observation{
 		Replicas: r.Replicas,
-		Arrivals: q.Arrivals, RunSeconds: q.RunSeconds, Runs: q.Runs,
-		Backlog: []policy.ClassBacklog{{Class: "default", Ready: policy.CeilCount(q.Backlog)}},
-		Busy:    policy.CeilCount(q.Busy),
+		Queue: policy.QueueObservation{
+			Arrivals: q.Arrivals, RunSeconds: q.RunSeconds, Runs: q.Runs,
+			Backlog: []policy.ClassBacklog{{Class: "default", Ready: policy.CeilCount(q.Backlog)}},
+			Busy:    policy.CeilCount(q.Busy),
+		},
+		Pending:  Pending(m, q.Offered),
+		Busy:     q.Busy,
+		Answered: r.Replicas,
 	}
-}
-
-// ElasticityObservation is a sample as the elasticity policies read it;
-// InFlight is the tracker's.
-func ElasticityObservation(m sim.Model, r sim.Reading) policy.ElasticityObservation {
-	o := policy.ElasticityObservation{Replicas: r.Replicas, Pending: Pending(m, r.Queue.Offered)}
-	if r.Replicas > 0 {
-		o.Utilization = pressure.Clamp01(r.Queue.Busy / float64(r.Replicas))
-	}
-	return o
 }
 
 // Pending is offered load in replica-sized items: the required-replica rule

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/barometer-scaler/barometer/pkg/policy"
+	"github.com/barometer-scaler/barometer/pkg/policy/ledger"
 	"github.com/barometer-scaler/barometer/pkg/sim"
 )
 
@@ -20,47 +21,48 @@ func TestQueueObservation(t *testing.T) {
 	}{
 		{"counters pass through, gauges round up",
 			sim.Reading{Replicas: 3, Queue: sim.QueueSample{Arrivals: 120.5, Runs: 100, RunSeconds: 210, Backlog: 20.2, Busy: 2.1, Offered: 9}},
-			policy.QueueObservation{Replicas: 3, Arrivals: 120.5, Runs: 100, RunSeconds: 210,
+			policy.QueueObservation{Arrivals: 120.5, Runs: 100, RunSeconds: 210,
 				Backlog: []policy.ClassBacklog{{Class: "default", Ready: 21}}, Busy: 3}},
 		{"float noise does not add an item",
 			sim.Reading{Replicas: 2, Queue: sim.QueueSample{Backlog: 4 + 1e-12, Busy: 2 + 1e-12}},
-			policy.QueueObservation{Replicas: 2, Backlog: []policy.ClassBacklog{{Class: "default", Ready: 4}}, Busy: 2}},
+			policy.QueueObservation{Backlog: []policy.ClassBacklog{{Class: "default", Ready: 4}}, Busy: 2}},
 		{"empty queue",
 			sim.Reading{Replicas: 1},
-			policy.QueueObservation{Replicas: 1, Backlog: []policy.ClassBacklog{{Class: "default"}}}},
+			policy.QueueObservation{Backlog: []policy.ClassBacklog{{Class: "default"}}}},
 	}
 	for _, tt := range tests {
-		if got := QueueObservation(tt.in); !reflect.DeepEqual(got, tt.want) {
+		if got := Observation(sim.ReferenceModel(), tt.in); got.Replicas != tt.in.Replicas || !reflect.DeepEqual(got.Queue, tt.want) {
 			t.Errorf("%s: got %+v, want %+v", tt.name, got, tt.want)
 		}
 	}
 }
 
+// The elasticity policies read pending work in replica-sized items and the
+// busy work over the replicas seen (pkg/policy turns it into utilization).
 func TestElasticityObservation(t *testing.T) {
 	m := sim.ReferenceModel() // 1176.47 requests/s per replica at 70 %: 823.529 per item
 	tests := []struct {
 		name string
 		in   sim.Reading
-		want policy.ElasticityObservation
+		want policy.Observation
 	}{
 		{"pending is replica-sized items of offered load",
 			sim.Reading{Replicas: 4, Queue: sim.QueueSample{Offered: 2000, Busy: 1.7}},
-			policy.ElasticityObservation{Replicas: 4, Pending: 3, Utilization: 1.7 / 4}},
+			policy.Observation{Replicas: 4, Pending: 3, Busy: 1.7, Answered: 4}},
 		{"exactly one item",
 			sim.Reading{Replicas: 1, Queue: sim.QueueSample{Offered: 1176.47 * 0.7, Busy: 0.7}},
-			policy.ElasticityObservation{Replicas: 1, Pending: 1, Utilization: 0.7}},
+			policy.Observation{Replicas: 1, Pending: 1, Busy: 0.7, Answered: 1}},
 		{"no load, no pending",
 			sim.Reading{Replicas: 2},
-			policy.ElasticityObservation{Replicas: 2}},
-		{"utilization is at most 1",
-			sim.Reading{Replicas: 2, Queue: sim.QueueSample{Offered: 5000, Busy: 2.0000001}},
-			policy.ElasticityObservation{Replicas: 2, Pending: 7, Utilization: 1}},
-		{"no replica seen: utilization unknown (0)",
+			policy.Observation{Replicas: 2, Answered: 2}},
+		{"no replica seen",
 			sim.Reading{Queue: sim.QueueSample{Offered: 100}},
-			policy.ElasticityObservation{Pending: 1}},
+			policy.Observation{Pending: 1}},
 	}
 	for _, tt := range tests {
-		if got := ElasticityObservation(m, tt.in); got != tt.want {
+		got := Observation(m, tt.in)
+		got.Queue = policy.QueueObservation{}
+		if !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("%s: got %+v, want %+v", tt.name, got, tt.want)
 		}
 	}
@@ -101,7 +103,11 @@ func run(t *testing.T, set sim.Setting, m sim.Model, s sim.Series, cfg sim.Confi
 
 func setting(t *testing.T, name string, m sim.Model, w Wiring) sim.Setting {
 	t.Helper()
-	s, err := DefaultSetting(name, m, w)
+	k, ok := policy.KindNamed(name)
+	if !ok {
+		t.Fatalf("no policy %s", name)
+	}
+	s, err := DefaultSetting(k, m, w)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,13 +119,14 @@ func setting(t *testing.T, name string, m sim.Model, w Wiring) sim.Setting {
 func TestEachPolicyDecides(t *testing.T) {
 	m := sim.ReferenceModel()
 	sets := Settings(m, DefaultWiring())
-	if got := len(sets); got != len(Names()) {
-		t.Fatalf("%d settings, want %d", got, len(Names()))
+	if got := len(sets); got != len(policy.Kinds()) {
+		t.Fatalf("%d settings, want %d", got, len(policy.Kinds()))
 	}
 	for i, set := range sets {
+		name := policy.Kinds()[i].Name
 		sp, res := run(t, set, m, sim.Reference(), sim.Config{Delay: 1})
 		for turn, d := range sp.ds {
-			if d.Policy != Names()[i] || !strings.HasPrefix(d.Reason, Names()[i]+":") {
+			if d.Policy != name || !strings.HasPrefix(d.Reason, name+":") {
 				t.Fatalf("%s turn %d: policy %q reason %q", set.Name, turn, d.Policy, d.Reason)
 			}
 			if got := res.Steps[turn].Replicas; got != m.Clamp(d.Desired) {
@@ -182,7 +189,7 @@ func TestLaunchesInFlight(t *testing.T) {
 		want []int // provisioned replicas in turns 59..67 (load jumps at 60)
 	}{
 		{time.Minute, []int{1, 2, 3, 4, 4, 4, 4, 4, 4}},
-		{policy.DefaultLaunchTTL, []int{1, 2, 2, 2, 3, 3, 3, 4, 4}},
+		{ledger.DefaultLaunchTTL, []int{1, 2, 2, 2, 3, 3, 3, 4, 4}},
 	}
 	for _, tt := range tests {
 		w := DefaultWiring()
@@ -223,25 +230,31 @@ func TestFixedAndMaxCount(t *testing.T) {
 
 func TestSettingsRejectInvalidOptions(t *testing.T) {
 	m := sim.ReferenceModel()
-	q := QueueOptions(m)
-	q.DrainTime = 0
-	e := ElasticityOptions(policy.PolicyPoolWithThreshold, m)
-	e.High = 1.5
-	noTTL := Wiring{}
-	tests := []struct {
-		name  string
-		err   error
-		field string
-	}{
-		{"queue drain time", second(QueueSetting("q", q, DefaultWiring())), "DrainTime"},
-		{"threshold", second(ElasticitySetting("p", e, DefaultWiring())), "High"},
-		{"launch TTL", second(QueueSetting("q", QueueOptions(m), noTTL)), "TTL"},
-		{"elasticity launch TTL", second(ElasticitySetting("p", ElasticityOptions(policy.PolicyFixed, m), noTTL)), "TTL"},
+	spec := func(k policy.Kind, kv ...string) policy.Spec {
+		raw := ModelKeys(k, m)
+		for i := 0; i+1 < len(kv); i += 2 {
+			raw[kv[i]] = kv[i+1]
+		}
+		s, err := k.FromMetadata(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
 	}
-	for _, tt := range tests {
+	if _, err := policy.Queue.FromMetadata(map[string]string{"drainTime": "0s"}); err == nil {
+		t.Error("queue drain time 0s accepted")
+	}
+	if _, err := policy.PoolWithThreshold.FromMetadata(map[string]string{"threshold": "1.5"}); err == nil {
+		t.Error("threshold 1.5 accepted")
+	}
+	noTTL := Wiring{}
+	for name, err := range map[string]error{
+		"launch TTL":            second(Setting("q", spec(policy.Queue), noTTL)),
+		"elasticity launch TTL": second(Setting("p", spec(policy.Fixed), noTTL)),
+	} {
 		var oe *policy.OptionError
-		if !errors.As(tt.err, &oe) || oe.Field != tt.field {
-			t.Errorf("%s: err = %v, want an option error on %s", tt.name, tt.err, tt.field)
+		if !errors.As(err, &oe) || oe.Field != "TTL" {
+			t.Errorf("%s: err = %v, want an option error on TTL", name, err)
 		}
 	}
 }
@@ -252,17 +265,16 @@ func second(_ sim.Setting, err error) error { return err }
 // its bounds; everything else is pkg/policy's documented default.
 func TestDefaultsAtTheModel(t *testing.T) {
 	m := sim.Model{Saturation: 1, Target: 0.6, MinReplicas: 2, MaxReplicas: 9, InitialReplicas: 3}
-	q := QueueOptions(m)
-	want := policy.DefaultQueueOptions()
-	want.TargetUtilization, want.MinReplicas, want.MaxReplicas = 0.6, 2, 9
-	if !reflect.DeepEqual(q, want) {
-		t.Errorf("queue options %+v, want %+v", q, want)
+	if got, want := ModelKeys(policy.Queue, m), map[string]string{"minReplicas": "2", "maxReplicas": "9", "targetUtilization": "0.6"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("queue keys %v, want %v", got, want)
 	}
-	for _, name := range []string{policy.PolicyFullyElastic, policy.PolicyMaxCount, policy.PolicyPoolWithThreshold, policy.PolicyFixed} {
-		e := ElasticityOptions(name, m)
-		if e.Min != 2 || e.Max != 9 || e.High != policy.DefaultHighThreshold || e.Low != policy.DefaultLowThreshold || e.Ticks != policy.DefaultThresholdTicks || e.Policy != name {
-			t.Errorf("%s: options %+v", name, e)
+	for _, k := range []policy.Kind{policy.FullyElastic, policy.MaxCount, policy.PoolWithThreshold} {
+		if got, want := ModelKeys(k, m), map[string]string{"minReplicas": "2", "maxReplicas": "9"}; !reflect.DeepEqual(got, want) {
+			t.Errorf("%s keys %v, want %v", k.Name, got, want)
 		}
+	}
+	if got := ModelKeys(policy.Fixed, m); len(got) != 0 {
+		t.Errorf("fixed reads no bounds, got %v", got)
 	}
 }
 
@@ -292,7 +304,7 @@ func TestNoOpKeepsTheLastCount(t *testing.T) {
 					}
 				}
 			}
-			if long := w.Launch.TTL > policy.DefaultLaunchTTL; long != (given == 0) {
+			if long := w.Launch.TTL > ledger.DefaultLaunchTTL; long != (given == 0) {
 				t.Errorf("%s, launchTTL %s: %d no-op(s) changed the count", name, w.Launch.TTL, given)
 			}
 		}

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/barometer-scaler/barometer/internal/chart"
 	"github.com/barometer-scaler/barometer/pkg/policy"
 	"github.com/barometer-scaler/barometer/pkg/sim"
 	"github.com/barometer-scaler/barometer/pkg/sim/policies"
-	"github.com/barometer-scaler/barometer/pkg/sim/svg"
 )
 
 // coveringTTL is a launch TTL one turn longer than a change (a launch or a
@@ -68,9 +68,14 @@ func wirings() []wiring {
 
 // comparison holds the delay-3 scores of the wirings: [policy][wiring].
 type comparison struct {
-	names      []string
+	kinds      []policy.Kind
 	ref, queue [][]sim.Score
 }
+
+// compared are the policies whose wiring the report compares, and whose
+// runs it draws on the queue trace: fixed never moves, and max_count runs
+// as fully_elastic with a maximum set.
+var compared = []policy.Kind{policy.Queue, policy.FullyElastic, policy.PoolWithThreshold}
 
 // writeWiring compares, at the goal delay, the replica count the policies
 // see: the engine's (the sample's), with a launch TTL that covers the
@@ -82,14 +87,14 @@ func writeWiring(b *strings.Builder) comparison {
 	fmt.Fprintf(b, "A decision starts from current, the replicas seen plus the changes in flight (launches less removals, from the launch tracker), and a no-op publishes that count again. With the sample's replicas the count seen is %d turns old, and a change shows up in the sample %d turns after its decision. With launchTTL 15 s (one turn) every token expires before that: a scale-up is asked for again, and a no-op gives back a scale-down the sample has not seen yet. A launchTTL of %s, one turn longer than a change takes to show up, keeps launches and removals in flight until the sample shows them. The replicas ready at the decision (as the HPA reads its pods) are for comparison only: KEDA tells an external scaler no replica count. fixed is the same under all three; max_count is fully_elastic's row. Each cell is total / shortfall / oscillation; the queue trace (below) adds backlog turns.\n\n",
 		goalDelay, goalDelay+1, fmtDuration(coveringTTL))
 	b.WriteString("| policy | replicas seen | reference series | queue trace |\n|---|---|---:|---:|\n")
-	cmp := comparison{names: []string{policy.PolicyQueue, policy.PolicyFullyElastic, policy.PolicyPoolWithThreshold}}
-	for _, name := range cmp.names {
+	cmp := comparison{kinds: compared}
+	for _, k := range cmp.kinds {
 		var refRow, queueRow []sim.Score
 		for _, w := range wirings() {
-			r := run(m, ref, setting(name, m, w.w))
-			q := run(qm, queue, setting(name, qm, w.w))
+			r := run(m, ref, setting(k, m, w.w))
+			q := run(qm, queue, setting(k, qm, w.w))
 			refRow, queueRow = append(refRow, r), append(queueRow, q)
-			fmt.Fprintf(b, "| %s | %s | %d / %d / %d | %d / %d / %d / %d |\n", name, w.name,
+			fmt.Fprintf(b, "| %s | %s | %d / %d / %d | %d / %d / %d / %d |\n", k.Name, w.name,
 				r.Total, r.Shortfall, r.Oscillation, q.Total, q.Shortfall, q.Oscillation, q.BacklogTurns)
 		}
 		cmp.ref, cmp.queue = append(cmp.ref, refRow), append(cmp.queue, queueRow)
@@ -98,17 +103,9 @@ func writeWiring(b *strings.Builder) comparison {
 	return cmp
 }
 
-// setting is the named policy at its defaults read at m, wired by w.
-func setting(name string, m sim.Model, w policies.Wiring) sim.Setting {
-	var (
-		s   sim.Setting
-		err error
-	)
-	if name == policy.PolicyQueue {
-		s, err = policies.QueueSetting(name, policies.QueueOptions(m), w)
-	} else {
-		s, err = policies.ElasticitySetting(name, policies.ElasticityOptions(name, m), w)
-	}
+// setting is the policy at its defaults read at m, wired by w.
+func setting(k policy.Kind, m sim.Model, w policies.Wiring) sim.Setting {
+	s, err := policies.DefaultSetting(k, m, w)
 	if err != nil {
 		panic(err) // the defaults and the wirings above are valid
 	}
@@ -122,29 +119,25 @@ func run(m sim.Model, s sim.Series, set sim.Setting) sim.Score {
 }
 
 // writePolicyNotes states what the policy tables show; results are
-// [policy][delay] in the order of policies.Names.
+// [policy][delay] in the order of policy.Kinds.
 func writePolicyNotes(b *strings.Builder, results [][]sim.Result, cmp comparison) {
-	at := func(name string, delay int) sim.Score {
-		for i, n := range policies.Names() {
-			if n == name {
-				return results[i][delay].Score
-			}
-		}
-		panic("no policy " + name)
+	at := func(k policy.Kind, delay int) sim.Score {
+		i := slices.IndexFunc(policy.Kinds(), func(o policy.Kind) bool { return o.Name == k.Name })
+		return results[i][delay].Score
 	}
 	ideal := sim.ReferenceModel().Ideal(sim.Reference().Load)
-	q0, e0, p0, f0 := at(policy.PolicyQueue, 0), at(policy.PolicyFullyElastic, 0), at(policy.PolicyPoolWithThreshold, 0), at(policy.PolicyFixed, 0)
+	q0, e0, p0, f0 := at(policy.Queue, 0), at(policy.FullyElastic, 0), at(policy.PoolWithThreshold, 0), at(policy.Fixed, 0)
 	fmt.Fprintf(b, "## What the policy tables show\n\n")
 	fmt.Fprintf(b, "- With a fresh sample (delay 0) fully_elastic is the required-replica rule one step per turn: %d replica-turns (ideal %d), short in %d turn(s) where the requirement moved by more than one. The queue policy spends %d with %d shortfall turns: its arrival rate is an average (alpha 0.3) that trails a rising load, and it scales down one replica per 30 s after a 60 s window. pool_with_threshold, %d / %d, only adds a replica above 80 %% utilization for two turns, above the 70 %% at which the requirement is counted. fixed keeps its %d replicas: %d turns short.\n",
 		e0.Total, ideal, e0.Shortfall, q0.Total, q0.Shortfall, p0.Total, p0.Shortfall, f0.Peak, f0.Shortfall)
 	d := goalDelay
-	for i, name := range cmp.names {
+	for i, k := range cmp.kinds {
 		eng, cov, cur := cmp.ref[i][0], cmp.ref[i][1], cmp.ref[i][2]
 		fmt.Fprintf(b, "- %s at delay %d, reference series: oscillation %d with the sample's replicas, %d with launchTTL %s, %d with the current replicas (total %d / %d / %d, shortfall %d / %d / %d).\n",
-			name, d, eng.Oscillation, cov.Oscillation, fmtDuration(coveringTTL), cur.Oscillation, eng.Total, cov.Total, cur.Total, eng.Shortfall, cov.Shortfall, cur.Shortfall)
+			k.Name, d, eng.Oscillation, cov.Oscillation, fmtDuration(coveringTTL), cur.Oscillation, eng.Total, cov.Total, cur.Total, eng.Shortfall, cov.Shortfall, cur.Shortfall)
 	}
 	same := true
-	for i := range cmp.names {
+	for i := range cmp.kinds {
 		same = same && cmp.ref[i][1].Oscillation == cmp.ref[i][2].Oscillation && cmp.queue[i][1].Oscillation == cmp.queue[i][2].Oscillation
 	}
 	fmt.Fprintf(b, "- So under metric delay most of the policies' oscillation comes from the replica count they start from, not from their rules: with the default launchTTL a no-op republishes a count that is %d turns old. The launch tracker counts removals as well as launches, so with a launchTTL that covers the delay (%s) the sample's replicas ", d, fmtDuration(coveringTTL))
@@ -205,11 +198,13 @@ Backlog turns count turns that end with items waiting; peak backlog is the most 
 	b.WriteString("\n")
 	writeQueueNotes(b, all, scans, qm.Ideal(s.Load))
 
+	drawn := []string{sets[reportNaive].Name, sets[reportHPA].Name, sets[reportKPA].Name, sets[reportMaxHold].Name, sets[reportDefault].Name}
+	for _, k := range compared {
+		drawn = append(drawn, k.Name)
+	}
 	var runs []sim.Named
 	for i, set := range all {
-		switch set.Name {
-		case sets[reportNaive].Name, sets[reportHPA].Name, sets[reportKPA].Name, sets[reportMaxHold].Name, sets[reportDefault].Name,
-			policy.PolicyQueue, policy.PolicyFullyElastic, policy.PolicyPoolWithThreshold:
+		if slices.Contains(drawn, set.Name) {
 			o := scans[i][goalDelay].Score
 			name := fmt.Sprintf("%s: %s, backlog turns %d", set.Name, scoreLine(o), o.BacklogTurns)
 			runs = append(runs, sim.Named{Name: name, Result: scans[i][goalDelay]})
@@ -238,8 +233,7 @@ func writeQueueNotes(b *strings.Builder, all []sim.Setting, scans [][]sim.Result
 	fmt.Fprintf(b, "- At delay %d the fewest backlog turns: %s. The ideal is %d replica-turns.\n", d, strings.Join(fewest, "; "), ideal)
 	var fresh []string
 	for i, set := range all {
-		switch set.Name {
-		case all[reportDefault].Name, policy.PolicyQueue, policy.PolicyFullyElastic:
+		if slices.Contains([]string{all[reportDefault].Name, policy.Queue.Name, policy.FullyElastic.Name}, set.Name) {
 			o := scans[i][0].Score
 			fresh = append(fresh, fmt.Sprintf("%s %d / %d / %d", set.Name, o.Total, o.JumpShortfall, o.BacklogTurns))
 		}
@@ -254,7 +248,7 @@ const queueCeiling = 16
 
 // queueChart draws the queue trace's runs, load and required cut at
 // queueCeiling (the title says so).
-func queueChart(runs []sim.Named) svg.Figure {
+func queueChart(runs []sim.Named) chart.Figure {
 	qm := sim.QueueModel()
 	w := sim.ReferenceQueueWave(sim.QueueSeed)
 	f := sim.Chart(qm, fmt.Sprintf("Queue trace at metric delay %d (load and required drawn up to %d; the batch at turn %d requires more)", goalDelay, queueCeiling, w.BatchTurn), runs)

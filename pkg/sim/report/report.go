@@ -105,14 +105,22 @@ func Generate(base string) ([]File, error) {
 	)
 	wg.Go(func() { reals, realErr = scoreRealTraces(sim.RealTraces(), realSettings()) })
 	fams := scoreFamilies(cfg, sets)
-	results := make([][]sim.Result, len(sets)) // [setting][delay] on the reference series
-	for i, s := range sets {
-		results[i] = sim.Scan(cfg, ref, s, reportDelays)
+	// [start-up][setting][delay] on the reference series
+	startups := make([][][]sim.Result, len(reportStartups))
+	for u, up := range reportStartups {
+		wg.Go(func() {
+			c := cfg
+			c.StartupTurns = up
+			for _, s := range sets {
+				startups[u] = append(startups[u], sim.Scan(c, ref, s, reportDelays))
+			}
+		})
 	}
 	wg.Wait()
 	if realErr != nil {
 		return nil, realErr
 	}
+	results := startups[0]
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Decision quality: controllers under metric delay\n\n")
@@ -120,28 +128,35 @@ func Generate(base string) ([]File, error) {
 	fmt.Fprintf(&b, "A test (`TestReportIsCurrent` in `pkg/sim/command`) fails when this file is stale.\n\n")
 	writeIntro(&b, m, ref)
 
-	fmt.Fprintf(&b, "## The goals at delay %d (the default profile, %s, scored as deployed)\n\n", goalDelay, signal.DefaultProfile)
-	writeRealGoal(&b, sets, reals)
+	fmt.Fprintf(&b, "## The goals (the default profile, %s, scored as deployed)\n\n", signal.DefaultProfile)
+	writeGoals(&b, sets, reals, fams)
+	writeFrontiers(&b, reals, fams)
 	writeRealAdvance(&b, reals)
-	writeFamilyGoal(&b, sets, fams)
 	writeJumpGoal(&b, sim.Scan(cfg, sim.JumpTest(), sets[reportDefault], []int{goalDelay})[0].Score)
 	writeRealTraces(&b, realSettings(), reals)
 
 	fmt.Fprintf(&b, "## The reference series, delays 0..6\n\n")
-	fmt.Fprintf(&b, "Reaction is counted on this series' own jump (turn 60). Demand for the SPEC metrics is the required replicas, supply the ready replicas; jitter is per minute at %s per turn.\n\n", sim.DefaultTurn)
+	fmt.Fprintf(&b, "Reaction is counted on this series' own jump (turn 60). Demand for the SPEC metrics is the required replicas, supply the ready replicas; jitter is per minute at %s per turn. Each setting runs with new replicas serving at once, then with a start-up of 1 and 2 turns.\n\n", sim.DefaultTurn)
 	for i, s := range sets {
 		fmt.Fprintf(&b, "### %s\n\n", s.Name)
-		writeScoreTable(&b, results[i])
+		for u, up := range reportStartups {
+			fmt.Fprintf(&b, "%s:\n\n", capitalize(startupName(up)))
+			writeScoreTable(&b, startups[u][i])
+		}
 	}
 
-	fmt.Fprintf(&b, "## Jump test: reaction turns\n\n800 requests/s for 60 turns, then 3200 (required 1 -> 4); turns until the ready replicas first meet the requirement.\n\n")
-	fmt.Fprintf(&b, "| setting |%s\n|---|%s\n", delayHeader(), strings.Repeat("---:|", len(reportDelays)))
+	fmt.Fprintf(&b, "## Jump test: reaction turns\n\n800 requests/s for 60 turns, then 3200 (required 1 -> 4); turns until the ready replicas first meet the requirement, at each start-up (in turns).\n\n")
+	fmt.Fprintf(&b, "| setting | start-up |%s\n|---|---:|%s\n", delayHeader(), strings.Repeat("---:|", len(reportDelays)))
 	for _, s := range sets {
-		fmt.Fprintf(&b, "| %s |", s.Name)
-		for _, r := range sim.Scan(cfg, sim.JumpTest(), s, reportDelays) {
-			fmt.Fprintf(&b, " %d |", r.Score.Reaction)
+		for _, up := range reportStartups {
+			c := cfg
+			c.StartupTurns = up
+			fmt.Fprintf(&b, "| %s | %d |", s.Name, up)
+			for _, r := range sim.Scan(c, sim.JumpTest(), s, reportDelays) {
+				fmt.Fprintf(&b, " %d |", r.Score.Reaction)
+			}
+			b.WriteString("\n")
 		}
-		b.WriteString("\n")
 	}
 	b.WriteString("\n")
 
@@ -173,7 +188,7 @@ func scoreLine(o sim.Score) string {
 
 func writeIntro(b *strings.Builder, m sim.Model, s sim.Series) {
 	g, rec := control.DefaultMaxHoldGrid(), control.RecommendedHPAOptions()
-	fmt.Fprintf(b, `The model is the metric-delay model (docs/semantics.md, "Metric delay"): %d turns of load, the reference series (%s), %s requests/s per replica, target occupancy %s %%, %d..%d replicas starting at %d; the ideal total is %d replica-turns. New replicas serve at once. A turn is %s for the clocks of the HPA and the signal. The real traces (below) run with their own turn and model.
+	fmt.Fprintf(b, `The model is the metric-delay model (docs/semantics.md, "Metric delay"): %d turns of load, the reference series (%s), %s requests/s per replica, target occupancy %s %%, %d..%d replicas starting at %d; the ideal total is %d replica-turns. New replicas serve at once, and every table runs again with a start-up of 1 and 2 turns (a replica asked for serves only that many turns later; Barometer's signal knows the start-up, as a k8s:// target's sampler measures it). A turn is %s for the clocks of the HPA and the signal. The real traces (below) run with their own turn and model.
 
 The settings:
 
@@ -182,13 +197,13 @@ The settings:
 - **KPA, Knative defaults**: Knative's pod autoscaler (docs/kpa.md): the total demand (occupancy x the replicas it was measured across, uncapped) averaged over a 60 s stable window (4 turns) and a 6 s panic window (the newest sample), target %[11]s per pod; panic when the panic window asks for 2 x the ready pods, holding its high-water mark until a stable window has passed without; each decision within [floor(ready / 2), ceil(1000 x ready)]; it starts in panic on more than one pod.
 - **maxhold, tuned**: the tuned baseline (`+"`scaler simulate --controller maxhold`"+`): the largest demand (uncapped, in replicas at the target) among the last W delivered samples, a scale-in held until h samples in a row ask for less, a scale-out never held. W and h are tuned for each series and each delay over W %[12]d..%[13]d and h %[14]d..%[15]d: the fewest total replica-turns among the settings short in at most %[16]s %% of the turns (the fewest shortfall turns when none is). It knows the series it is scored on; no setting a user deploys does.
 - **Barometer, profile NAME, deployed, recommended behavior**: the real pkg/signal computer with that profile's options (signal.ProfileOptions), fed through the real pkg/pressure collector (each replica reports the occupancy as CPU utilisation, which the collector caps at 1; the data is measured at the sample's turn, so the signal knows its age), scored as a ScaledObject deploys it: KEDA hands the value to the HPA as a milli-precision quantity (truncated to thousandths), and the HPA's algorithm for an External metric with an AverageValue target of %[10]s asks for ceil(value / target), applied only when value / (target x current replicas) is outside the tolerance 0.1, then its behavior: the one the README's ScaledObject examples recommend, the Kubernetes default with the scale-down stabilization window at %[17]s s (the signal's own churn budget holds a scale-in; the HPA's 300 s window on top would hold every one 5 minutes more). `+"`scaler simulate --controller barometer`"+` scores this by default; `+"`--hpa-default-behavior`"+` scores Kubernetes' default behavior and `+"`--raw-signal`"+` the signal alone, ceil(value / target) with no HPA (the real traces' last row). The surge asks for replicas at that target.
-  **original** is the signal as it was: slow release (EWMA 30 s, a 2-minute gate, scale-in blocked while any dimension is at or above 0.25), no compensation. **responsive** follows demand (only a saturated dimension blocks scale-in, no gate window, no EWMA) and compensates the lag (docs/compensation.md): a lead of the Theil-Sen slope of the last 7 raw demands times the sample's age, only when the rise is significant (a Mann-Kendall z of at least 2), never negative; on stale samples a scale-in margin of 5 %% or 2.5 widths of the demand's noise, whichever is more; and the saturation surge (a capped sample across n replicas asks for 2n, n + 4 when stale and more; a larger pool still saturated multiplies that factor by the pool's growth; held while the samples stay saturated). **budgeted**, the default, is responsive provisioning to two budgets (docs/compensation.md, "The budgets"): a shortfall budget of %[18]s %% of the samples, met by headroom above the demand's level fed back from the samples that saw the pool short, and a churn budget that publishes a fall only once the lower level has lasted %[19]s minutes; its seasonal forecast is on (it finds no season in series of 30 minutes, the generated ones; docs/compensation.md, "The seasonal forecast").
+  **original** is the signal as it was: slow release (EWMA 30 s, a 2-minute gate, scale-in blocked while any dimension is at or above 0.25), no compensation. **responsive** follows demand (only a saturated dimension blocks scale-in, no gate window, no EWMA) and compensates the lag (docs/compensation.md): a lead of the Theil-Sen slope of the last 7 raw demands times the sample's age, only when the rise is significant (a Mann-Kendall z of at least 2), never negative; on stale samples a scale-in margin of 5 %% or 2.5 widths of the demand's noise, whichever is more; and the saturation surge (a capped sample across n replicas asks for 2n, n + 4 when stale and more; a larger pool still saturated multiplies that factor by the pool's growth; held while the samples stay saturated, ended by one under 90 %% of saturation). **budgeted**, the default, is responsive provisioning to two budgets (docs/compensation.md, "The budgets"): a shortfall budget of %[18]s %% of the samples, met by headroom above the demand's level fed back from the samples that saw the pool short, and a churn budget that prices a change at %[22]s replica-seconds (rent-or-buy: a surplus of S replicas is kept %[22]s / S seconds beyond a replica's start-up, twice that where the latest drops were undone, half where they lasted) and keeps none longer than %[19]s minutes; its seasonal forecast is on (it finds no season in series of 30 minutes, the generated ones; docs/compensation.md, "The seasonal forecast").
 
 Besides the reference series, every controller runs on %[20]d seeds of each of %[21]d generated families and on seven real traces (below). The replica policies of pkg/policy (queue, fully_elastic, max_count, pool_with_threshold, fixed) have their own sections after the delay-3 run, and every controller runs on a queue trace at the end.
 
 `, len(s.Load), s.Name, num(m.Saturation), num(m.Target*100), m.MinReplicas, m.MaxReplicas, m.InitialReplicas, m.Ideal(s.Load), sim.DefaultTurn, num(m.Target), num(m.Target),
 		g.Windows[0], g.Windows[len(g.Windows)-1], g.Holds[0], g.Holds[len(g.Holds)-1], num(100*g.ShortfallBudget),
-		num(rec.ScaleDown.StabilizationWindow.Seconds()), num(100*signal.DefaultShortfallBudget), num(signal.DefaultScaleInHold.Minutes()), sim.FamilySeeds, len(sim.Families()))
+		num(rec.ScaleDown.StabilizationWindow.Seconds()), num(100*signal.DefaultShortfallBudget), num(signal.DefaultScaleInHold.Minutes()), sim.FamilySeeds, len(sim.Families()), num(signal.DefaultChangeCost))
 }
 
 func writeJumpGoal(b *strings.Builder, jump sim.Score) {
@@ -229,7 +244,7 @@ func writeNotes(b *strings.Builder, cfg sim.Config, results [][]sim.Result) {
 	}
 	fmt.Fprintf(b, "- The tuned baseline knows the series it is scored on: on the reference series at delay %d its grid picks W=%d h=%d (total %d, short in %d turns, reversals %d): %s. A family's median is of %d picks, one per seed.\n",
 		goalDelay, t.Options.Window, t.Options.Hold, t.Score.Total, t.Score.Shortfall, t.Score.Oscillation, within, sim.FamilySeeds)
-	fmt.Fprintf(b, "- The default profile's shortfall budget, %s %%, was chosen on these real traces: of 2 %%, 2.5 %% and 3 %%, the largest that kept every one within 3 %% of its turns short at delay %d; its churn budget is the HPA's default scale-down window, %s minutes; nothing else was tuned to this report (docs/compensation.md, \"The budgets\"). Every option is an option of pkg/signal, so the rows above are what a ScaledObject runs. Where a goal above is NOT met, docs/compensation.md (\"What it does not reach\") says why.\n\n", num(100*signal.DefaultShortfallBudget), goalDelay, num(signal.DefaultScaleInHold.Minutes()))
+	fmt.Fprintf(b, "- The default profile's shortfall budget, %s %%, was chosen on these real traces: of 2 %%, 2.5 %% and 3 %%, the largest that kept every one within 3 %% of its turns short at delay %d; its churn budget's longest hold is the HPA's default scale-down window, %s minutes, and its price of a change the one that keeps a one-replica surplus that long even where drops last (%s replica-seconds); nothing else was tuned to this report (docs/compensation.md, \"The budgets\", \"The churn budget\"). Every option is an option of pkg/signal, so the rows above are what a ScaledObject runs. Where a goal above is NOT met, docs/compensation.md (\"What it does not reach\") says why.\n\n", num(100*signal.DefaultShortfallBudget), goalDelay, num(signal.DefaultScaleInHold.Minutes()), num(signal.DefaultChangeCost))
 }
 
 func withDelay(cfg sim.Config, d int) sim.Config {

@@ -38,7 +38,7 @@ func TestGenerate(t *testing.T) {
 		"(q-delay3.svg)", "(q-queue-delay3.svg)",
 		"### queue\n", "### fully_elastic\n", "### max_count\n", "### pool_with_threshold\n", "### fixed\n",
 		"### The replica count the policies see, at delay 3", "## The queue trace\n", "### Every controller at delay 3",
-		"## The goals at delay 3 (the default profile, budgeted, scored as deployed)", "### On each real trace", "### The tuned baseline, tuned in advance", "### On each family's median", "### The jump test",
+		"## The goals (the default profile, budgeted, scored as deployed)", "### At delay 3, start-up 0", "### At delay 6, start-up 0", "### At delay 3, start-up 2 turns", "### Judged at equal shortfall", "### The tuned baseline, tuned in advance", "### The jump test",
 		"## The real traces, delays 0..6", "| maxhold's pick |", "| Barometer, profile budgeted (default), raw signal |",
 		"### maxhold, tuned\n", "### Barometer, profile budgeted (default), deployed, recommended behavior\n",
 		"### Barometer, profile responsive, deployed, recommended behavior\n", "### Barometer, profile original, deployed, recommended behavior\n",
@@ -104,9 +104,14 @@ func TestRealTracesScoreTheSameSideBySide(t *testing.T) {
 		if !reflect.DeepEqual(a.scores, b.scores) || !reflect.DeepEqual(a.tunings, b.tunings) {
 			t.Errorf("%s: two runs side by side differ", short[i].File)
 		}
-		for d, tuning := range a.tunings {
-			if a.scores[reportMaxHold][d] != tuning.Score {
-				t.Errorf("%s delay %d: the baseline scored %+v, its pick %+v", short[i].File, reportDelays[d], a.scores[reportMaxHold][d], tuning.Score)
+		if !reflect.DeepEqual(a.frontiers, b.frontiers) {
+			t.Errorf("%s: two runs' frontiers differ", short[i].File)
+		}
+		for u, tunings := range a.tunings {
+			for d, tuning := range tunings {
+				if a.scores[u][reportMaxHold][d] != tuning.Score {
+					t.Errorf("%s start-up %d delay %d: the baseline scored %+v, its pick %+v", short[i].File, reportStartups[u], reportDelays[d], a.scores[u][reportMaxHold][d], tuning.Score)
+				}
 			}
 		}
 	}

@@ -27,6 +27,74 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// ReasonPart is one part of a reason, as its words name it.
+type ReasonPart int32
+
+const (
+	ReasonPart_REASON_PART_UNSPECIFIED ReasonPart = 0
+	// "scale-in held by safety gate"
+	ReasonPart_REASON_PART_GATE ReasonPart = 1
+	// "scale-in held by churn budget"
+	ReasonPart_REASON_PART_CHURN ReasonPart = 2
+	// "saturation surge"
+	ReasonPart_REASON_PART_SURGE ReasonPart = 3
+	// "lead +x"
+	ReasonPart_REASON_PART_LEAD ReasonPart = 4
+	// "headroom +x"
+	ReasonPart_REASON_PART_HEADROOM ReasonPart = 5
+	// "forecast +x"
+	ReasonPart_REASON_PART_FORECAST ReasonPart = 6
+)
+
+// Enum value maps for ReasonPart.
+var (
+	ReasonPart_name = map[int32]string{
+		0: "REASON_PART_UNSPECIFIED",
+		1: "REASON_PART_GATE",
+		2: "REASON_PART_CHURN",
+		3: "REASON_PART_SURGE",
+		4: "REASON_PART_LEAD",
+		5: "REASON_PART_HEADROOM",
+		6: "REASON_PART_FORECAST",
+	}
+	ReasonPart_value = map[string]int32{
+		"REASON_PART_UNSPECIFIED": 0,
+		"REASON_PART_GATE":        1,
+		"REASON_PART_CHURN":       2,
+		"REASON_PART_SURGE":       3,
+		"REASON_PART_LEAD":        4,
+		"REASON_PART_HEADROOM":    5,
+		"REASON_PART_FORECAST":    6,
+	}
+)
+
+func (x ReasonPart) Enum() *ReasonPart {
+	p := new(ReasonPart)
+	*p = x
+	return p
+}
+
+func (x ReasonPart) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ReasonPart) Descriptor() protoreflect.EnumDescriptor {
+	return file_barometer_v1_signal_proto_enumTypes[0].Descriptor()
+}
+
+func (ReasonPart) Type() protoreflect.EnumType {
+	return &file_barometer_v1_signal_proto_enumTypes[0]
+}
+
+func (x ReasonPart) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ReasonPart.Descriptor instead.
+func (ReasonPart) EnumDescriptor() ([]byte, []int) {
+	return file_barometer_v1_signal_proto_rawDescGZIP(), []int{0}
+}
+
 // Dimension is a compute dimension. The zero value never describes a sample.
 type Dimension int32
 
@@ -64,11 +132,11 @@ func (x Dimension) String() string {
 }
 
 func (Dimension) Descriptor() protoreflect.EnumDescriptor {
-	return file_barometer_v1_signal_proto_enumTypes[0].Descriptor()
+	return file_barometer_v1_signal_proto_enumTypes[1].Descriptor()
 }
 
 func (Dimension) Type() protoreflect.EnumType {
-	return &file_barometer_v1_signal_proto_enumTypes[0]
+	return &file_barometer_v1_signal_proto_enumTypes[1]
 }
 
 func (x Dimension) Number() protoreflect.EnumNumber {
@@ -77,7 +145,7 @@ func (x Dimension) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Dimension.Descriptor instead.
 func (Dimension) EnumDescriptor() ([]byte, []int) {
-	return file_barometer_v1_signal_proto_rawDescGZIP(), []int{0}
+	return file_barometer_v1_signal_proto_rawDescGZIP(), []int{1}
 }
 
 // WalSaturationState is the discrete saturation of a write-ahead-log path,
@@ -118,11 +186,11 @@ func (x WalSaturationState) String() string {
 }
 
 func (WalSaturationState) Descriptor() protoreflect.EnumDescriptor {
-	return file_barometer_v1_signal_proto_enumTypes[1].Descriptor()
+	return file_barometer_v1_signal_proto_enumTypes[2].Descriptor()
 }
 
 func (WalSaturationState) Type() protoreflect.EnumType {
-	return &file_barometer_v1_signal_proto_enumTypes[1]
+	return &file_barometer_v1_signal_proto_enumTypes[2]
 }
 
 func (x WalSaturationState) Number() protoreflect.EnumNumber {
@@ -131,7 +199,7 @@ func (x WalSaturationState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use WalSaturationState.Descriptor instead.
 func (WalSaturationState) EnumDescriptor() ([]byte, []int) {
-	return file_barometer_v1_signal_proto_rawDescGZIP(), []int{1}
+	return file_barometer_v1_signal_proto_rawDescGZIP(), []int{2}
 }
 
 // AccountClassification says what kind of storage problem an account has.
@@ -172,11 +240,11 @@ func (x AccountClassification) String() string {
 }
 
 func (AccountClassification) Descriptor() protoreflect.EnumDescriptor {
-	return file_barometer_v1_signal_proto_enumTypes[2].Descriptor()
+	return file_barometer_v1_signal_proto_enumTypes[3].Descriptor()
 }
 
 func (AccountClassification) Type() protoreflect.EnumType {
-	return &file_barometer_v1_signal_proto_enumTypes[2]
+	return &file_barometer_v1_signal_proto_enumTypes[3]
 }
 
 func (x AccountClassification) Number() protoreflect.EnumNumber {
@@ -185,7 +253,7 @@ func (x AccountClassification) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use AccountClassification.Descriptor instead.
 func (AccountClassification) EnumDescriptor() ([]byte, []int) {
-	return file_barometer_v1_signal_proto_rawDescGZIP(), []int{2}
+	return file_barometer_v1_signal_proto_rawDescGZIP(), []int{3}
 }
 
 // GetRequest names a KEDA ScaledObject. Both fields empty selects the
@@ -299,8 +367,9 @@ func (x *WatchRequest) GetName() string {
 // ScalingSignal is one published result of a target's sampler.
 type ScalingSignal struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// target is the key of the sampler that produced the signal; ScaledObjects
-	// with identical source settings share it.
+	// target is the identity of the sampler that produced the signal
+	// ("prometheus@1a2b3c4d5e6f7a8b"); ScaledObjects whose triggers sample
+	// alike share it.
 	Target string `protobuf:"bytes,1,opt,name=target,proto3" json:"target,omitempty"`
 	// stale is set when the signal is older than 3 x the sample interval or no
 	// sample has landed yet; KEDA's GetMetrics refuses to serve such a signal.
@@ -311,7 +380,8 @@ type ScalingSignal struct {
 	// raw_scale_value is the instantaneous demand, dominant dimension x
 	// replicas, before smoothing, gating and the floor.
 	RawScaleValue float64 `protobuf:"fixed64,4,opt,name=raw_scale_value,json=rawScaleValue,proto3" json:"raw_scale_value,omitempty"`
-	// recommended_replicas is max(minReplicas, ceil(scale_value)).
+	// recommended_replicas is what the reader's HPA asks for at its trigger's
+	// target: max(minReplicas, ceil(scale_value / targetPressure)).
 	RecommendedReplicas int32 `protobuf:"varint,5,opt,name=recommended_replicas,json=recommendedReplicas,proto3" json:"recommended_replicas,omitempty"`
 	// dominant is the compute dimension behind raw_scale_value.
 	Dominant Dimension        `protobuf:"varint,6,opt,name=dominant,proto3,enum=barometer.v1.Dimension" json:"dominant,omitempty"`
@@ -346,10 +416,13 @@ type ScalingSignal struct {
 	// raw_scale_value, where the trigger's forecast key turns it on (or to
 	// "only"); 0 when off or when no season was found.
 	Forecast float64 `protobuf:"fixed64,18,opt,name=forecast,proto3" json:"forecast,omitempty"`
+	// reason_parts are the parts of reason that shaped scale_value: the
+	// holds and the compensation (docs/semantics.md, "Reason strings").
+	ReasonParts []ReasonPart `protobuf:"varint,19,rep,packed,name=reason_parts,json=reasonParts,proto3,enum=barometer.v1.ReasonPart" json:"reason_parts,omitempty"`
 	// forecast_history_pending is true while the forecast reads a source's
 	// history and none has been read yet (a prometheus source reads it
 	// within its first hour): forecast is then 0 for want of history.
-	ForecastHistoryPending bool `protobuf:"varint,19,opt,name=forecast_history_pending,json=forecastHistoryPending,proto3" json:"forecast_history_pending,omitempty"`
+	ForecastHistoryPending bool `protobuf:"varint,20,opt,name=forecast_history_pending,json=forecastHistoryPending,proto3" json:"forecast_history_pending,omitempty"`
 	unknownFields          protoimpl.UnknownFields
 	sizeCache              protoimpl.SizeCache
 }
@@ -508,6 +581,13 @@ func (x *ScalingSignal) GetForecast() float64 {
 		return x.Forecast
 	}
 	return 0
+}
+
+func (x *ScalingSignal) GetReasonParts() []ReasonPart {
+	if x != nil {
+		return x.ReasonParts
+	}
+	return nil
 }
 
 func (x *ScalingSignal) GetForecastHistoryPending() bool {
@@ -1021,7 +1101,7 @@ const file_barometer_v1_signal_proto_rawDesc = "" +
 	"\x04name\x18\x02 \x01(\tR\x04name\"@\n" +
 	"\fWatchRequest\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x12\n" +
-	"\x04name\x18\x02 \x01(\tR\x04name\"\x84\x06\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\"\xc1\x06\n" +
 	"\rScalingSignal\x12\x16\n" +
 	"\x06target\x18\x01 \x01(\tR\x06target\x12\x14\n" +
 	"\x05stale\x18\x02 \x01(\bR\x05stale\x12\x1f\n" +
@@ -1044,8 +1124,9 @@ const file_barometer_v1_signal_proto_rawDesc = "" +
 	"\x04cost\x18\x10 \x01(\v2\x12.barometer.v1.CostR\x04cost\x12;\n" +
 	"\vmeasured_at\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"measuredAt\x12\x1a\n" +
-	"\bforecast\x18\x12 \x01(\x01R\bforecast\x128\n" +
-	"\x18forecast_history_pending\x18\x13 \x01(\bR\x16forecastHistoryPending\"C\n" +
+	"\bforecast\x18\x12 \x01(\x01R\bforecast\x12;\n" +
+	"\freason_parts\x18\x13 \x03(\x0e2\x18.barometer.v1.ReasonPartR\vreasonParts\x128\n" +
+	"\x18forecast_history_pending\x18\x14 \x01(\bR\x16forecastHistoryPending\"C\n" +
 	"\x04Cost\x12'\n" +
 	"\x0freplica_seconds\x18\x01 \x01(\x01R\x0ereplicaSeconds\x12\x12\n" +
 	"\x04cost\x18\x02 \x01(\x01R\x04cost\"\xfd\x02\n" +
@@ -1090,7 +1171,16 @@ const file_barometer_v1_signal_proto_rawDesc = "" +
 	"\x13target_provider_key\x18\x04 \x01(\tR\x11targetProviderKey\x12\x1c\n" +
 	"\trationale\x18\x05 \x01(\tR\trationale\x12!\n" +
 	"\fhas_headroom\x18\x06 \x01(\bR\vhasHeadroom\x12K\n" +
-	"\x0eclassification\x18\a \x01(\x0e2#.barometer.v1.AccountClassificationR\x0eclassification*t\n" +
+	"\x0eclassification\x18\a \x01(\x0e2#.barometer.v1.AccountClassificationR\x0eclassification*\xb7\x01\n" +
+	"\n" +
+	"ReasonPart\x12\x1b\n" +
+	"\x17REASON_PART_UNSPECIFIED\x10\x00\x12\x14\n" +
+	"\x10REASON_PART_GATE\x10\x01\x12\x15\n" +
+	"\x11REASON_PART_CHURN\x10\x02\x12\x15\n" +
+	"\x11REASON_PART_SURGE\x10\x03\x12\x14\n" +
+	"\x10REASON_PART_LEAD\x10\x04\x12\x18\n" +
+	"\x14REASON_PART_HEADROOM\x10\x05\x12\x18\n" +
+	"\x14REASON_PART_FORECAST\x10\x06*t\n" +
 	"\tDimension\x12\x19\n" +
 	"\x15DIMENSION_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14DIMENSION_ACTIVATION\x10\x01\x12\x16\n" +
@@ -1122,47 +1212,49 @@ func file_barometer_v1_signal_proto_rawDescGZIP() []byte {
 	return file_barometer_v1_signal_proto_rawDescData
 }
 
-var file_barometer_v1_signal_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_barometer_v1_signal_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
 var file_barometer_v1_signal_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_barometer_v1_signal_proto_goTypes = []any{
-	(Dimension)(0),                     // 0: barometer.v1.Dimension
-	(WalSaturationState)(0),            // 1: barometer.v1.WalSaturationState
-	(AccountClassification)(0),         // 2: barometer.v1.AccountClassification
-	(*GetRequest)(nil),                 // 3: barometer.v1.GetRequest
-	(*WatchRequest)(nil),               // 4: barometer.v1.WatchRequest
-	(*ScalingSignal)(nil),              // 5: barometer.v1.ScalingSignal
-	(*Cost)(nil),                       // 6: barometer.v1.Cost
-	(*ComputePressure)(nil),            // 7: barometer.v1.ComputePressure
-	(*ReplicaPressure)(nil),            // 8: barometer.v1.ReplicaPressure
-	(*StoragePressure)(nil),            // 9: barometer.v1.StoragePressure
-	(*WalAccountPressure)(nil),         // 10: barometer.v1.WalAccountPressure
-	(*WalRebalanceRecommendation)(nil), // 11: barometer.v1.WalRebalanceRecommendation
-	(*timestamppb.Timestamp)(nil),      // 12: google.protobuf.Timestamp
+	(ReasonPart)(0),                    // 0: barometer.v1.ReasonPart
+	(Dimension)(0),                     // 1: barometer.v1.Dimension
+	(WalSaturationState)(0),            // 2: barometer.v1.WalSaturationState
+	(AccountClassification)(0),         // 3: barometer.v1.AccountClassification
+	(*GetRequest)(nil),                 // 4: barometer.v1.GetRequest
+	(*WatchRequest)(nil),               // 5: barometer.v1.WatchRequest
+	(*ScalingSignal)(nil),              // 6: barometer.v1.ScalingSignal
+	(*Cost)(nil),                       // 7: barometer.v1.Cost
+	(*ComputePressure)(nil),            // 8: barometer.v1.ComputePressure
+	(*ReplicaPressure)(nil),            // 9: barometer.v1.ReplicaPressure
+	(*StoragePressure)(nil),            // 10: barometer.v1.StoragePressure
+	(*WalAccountPressure)(nil),         // 11: barometer.v1.WalAccountPressure
+	(*WalRebalanceRecommendation)(nil), // 12: barometer.v1.WalRebalanceRecommendation
+	(*timestamppb.Timestamp)(nil),      // 13: google.protobuf.Timestamp
 }
 var file_barometer_v1_signal_proto_depIdxs = []int32{
-	0,  // 0: barometer.v1.ScalingSignal.dominant:type_name -> barometer.v1.Dimension
-	7,  // 1: barometer.v1.ScalingSignal.compute:type_name -> barometer.v1.ComputePressure
-	9,  // 2: barometer.v1.ScalingSignal.storage:type_name -> barometer.v1.StoragePressure
-	12, // 3: barometer.v1.ScalingSignal.sampled_at:type_name -> google.protobuf.Timestamp
-	6,  // 4: barometer.v1.ScalingSignal.cost:type_name -> barometer.v1.Cost
-	12, // 5: barometer.v1.ScalingSignal.measured_at:type_name -> google.protobuf.Timestamp
-	1,  // 6: barometer.v1.ComputePressure.wal_saturation:type_name -> barometer.v1.WalSaturationState
-	8,  // 7: barometer.v1.ComputePressure.replicas:type_name -> barometer.v1.ReplicaPressure
-	1,  // 8: barometer.v1.ReplicaPressure.wal_saturation:type_name -> barometer.v1.WalSaturationState
-	10, // 9: barometer.v1.StoragePressure.accounts:type_name -> barometer.v1.WalAccountPressure
-	11, // 10: barometer.v1.StoragePressure.recommendation:type_name -> barometer.v1.WalRebalanceRecommendation
-	1,  // 11: barometer.v1.WalAccountPressure.saturation:type_name -> barometer.v1.WalSaturationState
-	2,  // 12: barometer.v1.WalAccountPressure.classification:type_name -> barometer.v1.AccountClassification
-	2,  // 13: barometer.v1.WalRebalanceRecommendation.classification:type_name -> barometer.v1.AccountClassification
-	3,  // 14: barometer.v1.SignalService.Get:input_type -> barometer.v1.GetRequest
-	4,  // 15: barometer.v1.SignalService.Watch:input_type -> barometer.v1.WatchRequest
-	5,  // 16: barometer.v1.SignalService.Get:output_type -> barometer.v1.ScalingSignal
-	5,  // 17: barometer.v1.SignalService.Watch:output_type -> barometer.v1.ScalingSignal
-	16, // [16:18] is the sub-list for method output_type
-	14, // [14:16] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	1,  // 0: barometer.v1.ScalingSignal.dominant:type_name -> barometer.v1.Dimension
+	8,  // 1: barometer.v1.ScalingSignal.compute:type_name -> barometer.v1.ComputePressure
+	10, // 2: barometer.v1.ScalingSignal.storage:type_name -> barometer.v1.StoragePressure
+	13, // 3: barometer.v1.ScalingSignal.sampled_at:type_name -> google.protobuf.Timestamp
+	7,  // 4: barometer.v1.ScalingSignal.cost:type_name -> barometer.v1.Cost
+	13, // 5: barometer.v1.ScalingSignal.measured_at:type_name -> google.protobuf.Timestamp
+	0,  // 6: barometer.v1.ScalingSignal.reason_parts:type_name -> barometer.v1.ReasonPart
+	2,  // 7: barometer.v1.ComputePressure.wal_saturation:type_name -> barometer.v1.WalSaturationState
+	9,  // 8: barometer.v1.ComputePressure.replicas:type_name -> barometer.v1.ReplicaPressure
+	2,  // 9: barometer.v1.ReplicaPressure.wal_saturation:type_name -> barometer.v1.WalSaturationState
+	11, // 10: barometer.v1.StoragePressure.accounts:type_name -> barometer.v1.WalAccountPressure
+	12, // 11: barometer.v1.StoragePressure.recommendation:type_name -> barometer.v1.WalRebalanceRecommendation
+	2,  // 12: barometer.v1.WalAccountPressure.saturation:type_name -> barometer.v1.WalSaturationState
+	3,  // 13: barometer.v1.WalAccountPressure.classification:type_name -> barometer.v1.AccountClassification
+	3,  // 14: barometer.v1.WalRebalanceRecommendation.classification:type_name -> barometer.v1.AccountClassification
+	4,  // 15: barometer.v1.SignalService.Get:input_type -> barometer.v1.GetRequest
+	5,  // 16: barometer.v1.SignalService.Watch:input_type -> barometer.v1.WatchRequest
+	6,  // 17: barometer.v1.SignalService.Get:output_type -> barometer.v1.ScalingSignal
+	6,  // 18: barometer.v1.SignalService.Watch:output_type -> barometer.v1.ScalingSignal
+	17, // [17:19] is the sub-list for method output_type
+	15, // [15:17] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_barometer_v1_signal_proto_init() }
@@ -1176,7 +1268,7 @@ func file_barometer_v1_signal_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_barometer_v1_signal_proto_rawDesc), len(file_barometer_v1_signal_proto_rawDesc)),
-			NumEnums:      3,
+			NumEnums:      4,
 			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   1,

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.yaml.in/yaml/v2"
@@ -50,7 +51,7 @@ type Credentials struct {
 
 type credential struct {
 	name       string
-	token      *tokenFile // nil for a certificate credential
+	token      *credentialToken // nil for a certificate credential
 	certName   string
 	namespaces []string
 	any        bool
@@ -142,54 +143,44 @@ func (c *Credentials) build(fc fileCredential, dir string) (*credential, error) 
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(dir, path)
 		}
-		cr.token = &tokenFile{path: path}
-		if err := cr.token.refresh(); err != nil {
+		cr.token = &credentialToken{TokenFile: NewTokenFile(path)}
+		if _, _, _, err := cr.token.Current(); err != nil {
 			return nil, fmt.Errorf("token_file: %w", err)
 		}
 	}
 	return cr, nil
 }
 
-// tokenFile is a bearer token read from a file, re-read only when the
+// TokenFile is a bearer token read from a file, re-read only when the
 // file changed (its size, modification time or identity), so a rotated
-// Secret is used from the next push on. A read that fails keeps the last
-// good token.
-type tokenFile struct {
+// Secret is used from the next call on. A read that fails keeps the last
+// good token. Safe for concurrent use; the receiver's credentials and the
+// scaler's peer token read theirs through it.
+type TokenFile struct {
 	path string
 
-	mu      sync.Mutex
-	stat    os.FileInfo
-	hash    [sha256.Size]byte
-	ok      bool
-	failing bool
+	mu   sync.Mutex
+	stat os.FileInfo
+	raw  string
+	hash [sha256.Size]byte
+	ok   bool
 }
 
-// current returns the token's hash, re-reading the file if it changed.
-func (t *tokenFile) current(c *Credentials, name string) ([sha256.Size]byte, bool) {
+// NewTokenFile reads the token at path when first asked.
+func NewTokenFile(path string) *TokenFile { return &TokenFile{path: path} }
+
+// Current returns the token and its hash, re-reading the file if it
+// changed; ok says there is a token (the last good one when the read
+// failed), err why the read failed.
+func (t *TokenFile) Current() (raw string, hash [sha256.Size]byte, ok bool, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	err := t.refreshLocked()
-	switch {
-	case err != nil && !t.failing:
-		t.failing = true
-		c.errors.Inc()
-		c.log.Warn("otlp credential: token file unreadable, keeping the last good token", "credential", name, "err", err)
-	case err != nil:
-		c.errors.Inc()
-	case t.failing:
-		t.failing = false
-		c.log.Info("otlp credential: token file readable again", "credential", name)
-	}
-	return t.hash, t.ok
+	err = t.refresh()
+	return t.raw, t.hash, t.ok, err
 }
 
-func (t *tokenFile) refresh() error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.refreshLocked()
-}
-
-func (t *tokenFile) refreshLocked() error {
+// refresh re-reads the file if it changed; t.mu is held.
+func (t *TokenFile) refresh() error {
 	st, err := os.Stat(t.path)
 	if err != nil {
 		return err
@@ -213,8 +204,30 @@ func (t *tokenFile) refreshLocked() error {
 	if len(token) == 0 {
 		return fmt.Errorf("%s: empty", t.path)
 	}
-	t.stat, t.hash, t.ok = st, sha256.Sum256(token), true
+	t.stat, t.raw, t.hash, t.ok = st, string(token), sha256.Sum256(token), true
 	return nil
+}
+
+// credentialToken is a credential's TokenFile, and whether its last read
+// failed (logged once until it reads again).
+type credentialToken struct {
+	*TokenFile
+	failing atomic.Bool
+}
+
+// current returns the token's hash, re-reading the file if it changed.
+func (t *credentialToken) current(c *Credentials, name string) ([sha256.Size]byte, bool) {
+	_, hash, ok, err := t.Current()
+	switch {
+	case err != nil && !t.failing.Swap(true):
+		c.errors.Inc()
+		c.log.Warn("otlp credential: token file unreadable, keeping the last good token", "credential", name, "err", err)
+	case err != nil:
+		c.errors.Inc()
+	case t.failing.Swap(false):
+		c.log.Info("otlp credential: token file readable again", "credential", name)
+	}
+	return hash, ok
 }
 
 // grant is what an authenticated push may write; it is a store.Grant.

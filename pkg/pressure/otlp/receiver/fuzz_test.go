@@ -1,6 +1,7 @@
 package receiver
 
 import (
+	"errors"
 	"math"
 	"testing"
 	"time"
@@ -14,6 +15,8 @@ import (
 	colmetrics "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure/otlp/store"
+	"github.com/barometer-scaler/barometer/pkg/pressure/otlp/wirescan"
+	"github.com/barometer-scaler/barometer/pkg/pressure/otlp/wirescan/wirescantest"
 )
 
 // anyNamespace grants every namespace, so the fuzzer reaches the store.
@@ -40,11 +43,12 @@ func seedRequest() *colmetrics.ExportMetricsServiceRequest {
 	}}}
 }
 
-// FuzzOTLPDecode feeds arbitrary bodies through the HTTP receiver's
+// FuzzOTLPDecode feeds arbitrary bodies through the receiver's scan and
 // decoders (protobuf and JSON) into a small store, twice (the second push
-// meets the first's series), and reads them back. Nothing may panic,
-// every point must be accounted for exactly once, the caps must hold and
-// no counter read may be NaN.
+// meets the first's series), and reads them back. Nothing may panic; a
+// protobuf body that decodes must pass the scan, with the counts the
+// decode finds; every point must be accounted for exactly once, the caps
+// must hold and no counter read may be NaN.
 func FuzzOTLPDecode(f *testing.F) {
 	req := seedRequest()
 	pb, _ := proto.Marshal(req)
@@ -52,14 +56,31 @@ func FuzzOTLPDecode(f *testing.F) {
 	f.Add(pb, false)
 	f.Add(js, true)
 	f.Add([]byte(`{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"name":"x","gauge":{"dataPoints":[{"timeUnixNano":"1","asInt":"7"}]}}]}]}]}`), true)
+	for _, b := range wirescantest.HostileBodies(4 << 10) {
+		f.Add(b, false)
+	}
 	f.Fuzz(func(t *testing.T, body []byte, json bool) {
 		ctype := contentProtobuf
 		if json {
 			ctype = contentJSON
 		}
+		var scanned wirescan.Tally
+		var scanErr error
+		if json {
+			scanned.Decoded, scanErr = wirescan.JSON(body)
+		} else {
+			scanned, scanErr = wirescan.Proto(body)
+		}
 		msg, err := decode(ctype, body)
 		if err != nil {
 			return
+		}
+		if scanErr != nil && !errors.Is(scanErr, wirescan.ErrTooDeep) {
+			t.Fatalf("the scan refused a body that decodes: %v", scanErr)
+		}
+		if counted := wirescan.Count(msg); !json && scanErr == nil && (counted.Resources != scanned.Resources ||
+			counted.Scopes != scanned.Scopes || counted.Metrics != scanned.Metrics || counted.Points != scanned.Points) {
+			t.Fatalf("the scan counted %+v, the decode holds %+v", scanned, counted)
 		}
 		now := time.Date(2026, 1, 1, 0, 0, 30, 0, time.UTC)
 		st, err := store.New(store.Options{MaxSeries: 50, MaxMemoryBytes: 64 << 10, MaxPointsPerRequest: 500, Now: func() time.Time { return now }}, nil)
@@ -94,6 +115,9 @@ func FuzzOTLPDecode(f *testing.F) {
 			}
 			for _, r := range st.Read(store.Query{Namespace: ns, Selector: sel, Metrics: metrics, Window: time.Minute}) {
 				for _, x := range r.Series {
+					if math.IsNaN(x.Value) || math.IsInf(x.Value, 0) || x.Value < 0 {
+						t.Fatalf("a value the store refuses was stored: %+v", x)
+					}
 					if x.Kind == store.Counter && x.HasRate && math.IsNaN(x.Rate) {
 						t.Fatalf("NaN rate: %+v", x)
 					}

@@ -1,6 +1,7 @@
 package receiver
 
 import (
+	"bytes"
 	"compress/gzip"
 	"crypto/x509"
 	"errors"
@@ -8,7 +9,10 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"os"
 	"strconv"
+	"strings"
+	"time"
 
 	colmetrics "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	spb "google.golang.org/genproto/googleapis/rpc/status"
@@ -23,19 +27,20 @@ const (
 	contentJSON     = "application/json"
 )
 
-// serveHTTP is POST /v1/metrics. The credential is checked before the
-// body is read, and the body is read under MaxRequestBytes, decompressed
-// too.
+// serveHTTP is POST /v1/metrics. The credential is checked from the
+// headers, before any of the body is read; the body is read under
+// MaxRequestBytes (decompressed too) and the minimum rate.
 func (r *Receiver) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	rec := &statusRecorder{ResponseWriter: w}
 	defer func() { r.m.requests.WithLabelValues("http", strconv.Itoa(rec.code())).Inc() }()
 	w = rec
+	ctype, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type"))
 	if req.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		http.Error(w, "OTLP metrics are POSTed", http.StatusMethodNotAllowed)
+		writeMessage(w, ctype, http.StatusMethodNotAllowed, &spb.Status{Code: int32(codes.Unimplemented),
+			Message: fmt.Sprintf("%s /v1/metrics: OTLP metrics are POSTed", req.Method)})
 		return
 	}
-	ctype, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type"))
 	var chains [][]*x509.Certificate
 	if req.TLS != nil {
 		chains = req.TLS.VerifiedChains
@@ -46,97 +51,123 @@ func (r *Receiver) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		r.refuseHTTP(w, ctype, ref)
 		return
 	}
-	if ctype != contentProtobuf && ctype != contentJSON {
-		r.refuseHTTP(w, ctype, &refusal{reason: "unsupported_media_type", code: codes.InvalidArgument, status: http.StatusUnsupportedMediaType,
-			msg: fmt.Sprintf("Content-Type %q (allowed: %s, %s)", ctype, contentProtobuf, contentJSON)})
-		return
-	}
-	if !r.acquire() {
-		w.Header().Set("Retry-After", "1")
-		r.refuseHTTP(w, ctype, refuseBusy)
-		return
-	}
-	defer r.release()
-	body, ref := r.readBody(w, req)
+	resp, ref := r.exportHTTP(w, req, ctype, g)
 	if ref != nil {
-		r.refuseHTTP(w, ctype, ref)
-		return
-	}
-	msg, err := decode(ctype, body)
-	if err != nil {
-		r.refuseHTTP(w, ctype, &refusal{reason: "malformed", code: codes.InvalidArgument, status: http.StatusBadRequest, msg: "request does not decode as an OTLP ExportMetricsServiceRequest: " + err.Error()})
-		return
-	}
-	resp, ref := r.ingest(msg, g)
-	if ref != nil {
+		if ref.retry {
+			w.Header().Set("Retry-After", "1")
+		}
 		r.refuseHTTP(w, ctype, ref)
 		return
 	}
 	writeMessage(w, ctype, http.StatusOK, resp)
 }
 
-// decode reads an OTLP/HTTP body of content type ctype. OTLP/JSON is
-// protojson of the same types; unknown fields are ignored, as OTLP asks of
-// receivers.
-func decode(ctype string, body []byte) (*colmetrics.ExportMetricsServiceRequest, error) {
-	msg := &colmetrics.ExportMetricsServiceRequest{}
-	var err error
-	if ctype == contentJSON {
-		err = protojson.UnmarshalOptions{DiscardUnknown: true}.Unmarshal(body, msg)
-	} else {
-		err = proto.Unmarshal(body, msg)
+func (r *Receiver) exportHTTP(w http.ResponseWriter, req *http.Request, ctype string, g grant) (*colmetrics.ExportMetricsServiceResponse, *refusal) {
+	if ctype != contentProtobuf && ctype != contentJSON {
+		return nil, &refusal{reason: "unsupported_media_type", code: codes.InvalidArgument, status: http.StatusUnsupportedMediaType,
+			msg: fmt.Sprintf("Content-Type %q (allowed: %s, %s)", ctype, contentProtobuf, contentJSON)}
 	}
-	return msg, err
+	enc := req.Header.Get("Content-Encoding")
+	if enc != "" && enc != "identity" && enc != "gzip" {
+		return nil, &refusal{reason: "unsupported_media_type", code: codes.InvalidArgument, status: http.StatusUnsupportedMediaType,
+			msg: fmt.Sprintf("Content-Encoding %q (allowed: gzip, identity)", enc)}
+	}
+	if req.ContentLength > int64(r.cfg.MaxRequestBytes) {
+		return nil, refuseTooLarge(r.cfg.MaxRequestBytes)
+	}
+	done, ref := r.admit(g)
+	if ref != nil {
+		return nil, ref
+	}
+	defer done()
+	body, ref := r.readBody(w, req, enc == "gzip")
+	if ref != nil {
+		return nil, ref
+	}
+	return r.push(req.Context(), g, ctype, body)
 }
 
-var errTooLarge = errors.New("too large")
+// bodyDeadline is how long a body of n bytes may take: the grace, then
+// the minimum rate.
+func (r *Receiver) bodyDeadline(n int) time.Duration {
+	return r.cfg.BodyGrace + time.Duration(int64(n)*int64(time.Second)/int64(r.cfg.MinBodyBytesPerSecond))
+}
 
 // readBody reads the request body, gunzipped if need be, refusing one
-// over MaxRequestBytes before or after decompression.
-func (r *Receiver) readBody(w http.ResponseWriter, req *http.Request) ([]byte, *refusal) {
+// over MaxRequestBytes before or after decompression, or one that arrives
+// slower than the minimum rate.
+func (r *Receiver) readBody(w http.ResponseWriter, req *http.Request, gzipped bool) ([]byte, *refusal) {
 	limit := int64(r.cfg.MaxRequestBytes)
-	tooLarge := &refusal{reason: "too_large", code: codes.ResourceExhausted, status: http.StatusRequestEntityTooLarge,
-		msg: fmt.Sprintf("request body over %d bytes", limit)}
-	if req.ContentLength > limit {
-		return nil, tooLarge
-	}
-	var body io.Reader = http.MaxBytesReader(w, req.Body, limit)
-	switch enc := req.Header.Get("Content-Encoding"); enc {
-	case "", "identity":
-	case "gzip":
+	tooLarge := refuseTooLarge(r.cfg.MaxRequestBytes)
+	timed := &minRate{r: req.Body, rc: http.NewResponseController(w), start: time.Now(), deadline: r.bodyDeadline}
+	defer timed.clear()
+	var body io.Reader = http.MaxBytesReader(w, io.NopCloser(timed), limit)
+	if gzipped {
 		gz, err := gzip.NewReader(body)
 		if err != nil {
 			return nil, bodyError(err, tooLarge)
 		}
 		defer gz.Close()
 		body = gz
-	default:
-		return nil, &refusal{reason: "unsupported_media_type", code: codes.InvalidArgument, status: http.StatusUnsupportedMediaType,
-			msg: fmt.Sprintf("Content-Encoding %q (allowed: gzip, identity)", enc)}
 	}
-	data, err := io.ReadAll(io.LimitReader(body, limit+1))
-	if err == nil && int64(len(data)) > limit {
+	// Sized from Content-Length when it is given: read once, no copies.
+	buf := bytes.NewBuffer(make([]byte, 0, min(max(req.ContentLength, 512), limit)+1))
+	n, err := buf.ReadFrom(io.LimitReader(body, limit+1))
+	if err == nil && n > limit {
 		err = errTooLarge
 	}
 	if err != nil {
 		return nil, bodyError(err, tooLarge)
 	}
-	return data, nil
+	return buf.Bytes(), nil
 }
+
+// minRate reads a body under a read deadline that moves with what has
+// arrived: after n bytes it is the grace plus n bytes at the minimum
+// rate, from the start.
+type minRate struct {
+	r        io.Reader
+	rc       *http.ResponseController
+	start    time.Time
+	read     int
+	deadline func(n int) time.Duration
+}
+
+func (m *minRate) Read(p []byte) (int, error) {
+	if err := m.rc.SetReadDeadline(m.start.Add(m.deadline(m.read))); err != nil {
+		return 0, fmt.Errorf("setting the body's read deadline: %w", err)
+	}
+	n, err := m.r.Read(p)
+	m.read += n
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		err = errSlowBody
+	}
+	return n, err
+}
+
+// clear lifts the deadline, for the next request on the connection.
+func (m *minRate) clear() { _ = m.rc.SetReadDeadline(time.Time{}) }
+
+var errTooLarge = errors.New("too large")
 
 func bodyError(err error, tooLarge *refusal) *refusal {
 	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) || errors.Is(err, errTooLarge) {
+	switch {
+	case errors.As(err, &mbe) || errors.Is(err, errTooLarge):
 		return tooLarge
+	case errors.Is(err, errSlowBody):
+		return refuseSlowBody
 	}
 	return &refusal{reason: "malformed", code: codes.InvalidArgument, status: http.StatusBadRequest, msg: "reading the request body: " + err.Error()}
 }
 
 // refuseHTTP answers a refusal with its status and, as OTLP/HTTP asks, a
-// google.rpc.Status body in the request's encoding.
+// google.rpc.Status body in the request's encoding. A decoder's message
+// may quote the body's bytes, which a Status's string must not carry
+// unless they are UTF-8.
 func (r *Receiver) refuseHTTP(w http.ResponseWriter, ctype string, ref *refusal) {
 	r.m.refused.WithLabelValues("http", ref.reason).Inc()
-	writeMessage(w, ctype, ref.status, &spb.Status{Code: int32(ref.code), Message: ref.msg})
+	writeMessage(w, ctype, ref.status, &spb.Status{Code: int32(ref.code), Message: strings.ToValidUTF8(ref.msg, "\uFFFD")})
 }
 
 func writeMessage(w http.ResponseWriter, ctype string, code int, m proto.Message) {
@@ -169,6 +200,9 @@ func (s *statusRecorder) WriteHeader(code int) {
 	}
 	s.ResponseWriter.WriteHeader(code)
 }
+
+// Unwrap lets an http.ResponseController reach the connection.
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 func (s *statusRecorder) code() int {
 	if s.status == 0 {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/barometer-scaler/barometer/pkg/envconfig"
 	"github.com/barometer-scaler/barometer/pkg/pressure/otlp/store"
 )
 
@@ -17,6 +18,21 @@ type PushConfig struct {
 	Config
 	Credentials string
 	Store       store.Options
+}
+
+// PushConfigFrom maps the process's configuration onto the push path's.
+func PushConfigFrom(c envconfig.Config) PushConfig {
+	return PushConfig{
+		Config: Config{GRPCAddress: c.OTLPGRPCAddr, HTTPAddress: c.OTLPHTTPAddr,
+			TLSCertFile: c.OTLPTLSCertFile, TLSKeyFile: c.OTLPTLSKeyFile, ClientCAFile: c.OTLPTLSClientCAFile,
+			MaxRequestBytes: c.OTLPMaxRequestBytes, MaxDecodedBytes: c.OTLPMaxDecodedBytes,
+			MaxOpenRequests: c.OTLPMaxOpenRequests, MaxOpenRequestsPerCredential: c.OTLPMaxOpenRequestsPerCredential,
+			MaxConcurrentRequests: c.OTLPMaxConcurrentRequests, MinBodyBytesPerSecond: c.OTLPMinBodyBytesPerSecond},
+		Credentials: c.OTLPCredentials,
+		Store: store.Options{MaxSeries: c.OTLPMaxSeries, MaxSeriesPerNamespace: c.OTLPMaxSeriesPerNamespace,
+			MaxMemoryBytes: int64(c.OTLPMaxMemoryBytes), MaxMemoryBytesPerNamespace: int64(c.OTLPMaxMemoryBytesPerNamespace),
+			MaxPointsPerRequest: c.OTLPMaxPointsPerRequest},
+	}
 }
 
 // Push is the process's push path: the one store, which the receiver

@@ -4,12 +4,17 @@
 // The wire format is the official OTLP protobuf types
 // (go.opentelemetry.io/proto/otlp), never hand-written.
 //
-// Every push is authenticated before it is read (a bearer token, or a
-// client certificate verified against the client CA: see Credentials),
-// and writes only the namespaces its credential lists. Refusals are
-// answered as OTLP asks (gRPC status codes, HTTP status codes with a
-// google.rpc.Status body, or a partial success naming the rejected points)
-// and counted; docs/otlp.md lists them.
+// A push is let in step by step. Its credential is checked from its
+// headers, before any of its body is read (a bearer token, or a client
+// certificate verified against the client CA: see Credentials). Its body
+// is read under a minimum rate while the push holds one of the open
+// requests, of which each credential may hold a few. Its wire form is
+// scanned for what it would decode into, and only then is it decoded and
+// stored, in one of a few shared slots, waiting its turn briefly. It
+// writes only the namespaces its credential lists. Refusals are answered
+// as OTLP asks (gRPC status codes, HTTP status codes with a
+// google.rpc.Status body, or a partial success naming the rejected
+// points) and counted; docs/otlp.md lists them.
 package receiver
 
 import (
@@ -21,21 +26,13 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	colmetrics "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"golang.org/x/sync/semaphore"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials"
-	_ "google.golang.org/grpc/encoding/gzip" // OTLP exporters may compress with gzip
-	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/peer"
-	"google.golang.org/grpc/stats"
-	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure/otlp/store"
 )
@@ -52,16 +49,61 @@ type Config struct {
 	// MaxRequestBytes caps a request's body, after decompression
 	// (default 4 MiB).
 	MaxRequestBytes int
-	// MaxConcurrentRequests caps the pushes decoded and stored at once;
-	// one more is answered "retry later" (default 8).
+	// MaxDecodedBytes caps what a request may decode into, as its wire
+	// form says before it is decoded (default 8 MiB). The store's
+	// MaxPointsPerRequest caps its data points, and its resources, scopes
+	// and metrics as well.
+	MaxDecodedBytes int
+	// MaxOpenRequests caps the authenticated pushes in progress at once,
+	// from their headers to their answer (default 8): their bodies
+	// arriving or in hand. MaxOpenRequestsPerCredential caps one
+	// credential's (default 2).
+	MaxOpenRequests, MaxOpenRequestsPerCredential int
+	// MaxConcurrentRequests caps the pushes decoded and stored at once
+	// (default 2); one more waits its turn, 5 s at most, then is told to
+	// retry later.
 	MaxConcurrentRequests int
+	// MinBodyBytesPerSecond is the slowest a body may arrive, after
+	// BodyGrace (defaults 256 KiB/s and 5 s): a slower one is cut off.
+	MinBodyBytesPerSecond int
+	BodyGrace             time.Duration
+	// Forward, when set, gets every push that was stored (not refused
+	// whole), for the scaler's peers.
+	Forward Forwarder
 }
 
 // The default bounds.
 const (
-	DefaultMaxRequestBytes       = 4 << 20
-	DefaultMaxConcurrentRequests = 8
+	DefaultMaxRequestBytes              = 4 << 20
+	DefaultMaxDecodedBytes              = 8 << 20
+	DefaultMaxOpenRequests              = 8
+	DefaultMaxOpenRequestsPerCredential = 2
+	DefaultMaxConcurrentRequests        = 2
+	DefaultMinBodyBytesPerSecond        = 256 << 10
+	DefaultBodyGrace                    = 5 * time.Second
 )
+
+// maxHeaderBytes caps a request's headers on both transports: a push
+// refused for its credential costs no more.
+const maxHeaderBytes = 64 << 10
+
+func (c Config) withDefaults() Config {
+	set := func(v *int, def int) {
+		if *v <= 0 {
+			*v = def
+		}
+	}
+	set(&c.MaxRequestBytes, DefaultMaxRequestBytes)
+	set(&c.MaxDecodedBytes, DefaultMaxDecodedBytes)
+	set(&c.MaxOpenRequests, DefaultMaxOpenRequests)
+	set(&c.MaxOpenRequestsPerCredential, DefaultMaxOpenRequestsPerCredential)
+	set(&c.MaxConcurrentRequests, DefaultMaxConcurrentRequests)
+	set(&c.MinBodyBytesPerSecond, DefaultMinBodyBytesPerSecond)
+	if c.BodyGrace <= 0 {
+		c.BodyGrace = DefaultBodyGrace
+	}
+	return c
+}
 
 // Receiver serves OTLP metrics pushes into a store.
 type Receiver struct {
@@ -70,7 +112,8 @@ type Receiver struct {
 	creds  *Credentials
 	log    *slog.Logger
 	m      *metrics
-	slots  chan struct{}
+	open   *shares // authenticated pushes in progress
+	slots  *semaphore.Weighted
 	grpcLn net.Listener
 	httpLn net.Listener
 	grpc   *grpc.Server
@@ -87,12 +130,7 @@ func New(cfg Config, st *store.Store, creds *Credentials, reg prometheus.Registe
 	if creds == nil {
 		return nil, errors.New("otlp receiver: no credentials: every push would be refused")
 	}
-	if cfg.MaxRequestBytes <= 0 {
-		cfg.MaxRequestBytes = DefaultMaxRequestBytes
-	}
-	if cfg.MaxConcurrentRequests <= 0 {
-		cfg.MaxConcurrentRequests = DefaultMaxConcurrentRequests
-	}
+	cfg = cfg.withDefaults()
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -104,14 +142,11 @@ func New(cfg Config, st *store.Store, creds *Credentials, reg prometheus.Registe
 	if err != nil {
 		return nil, err
 	}
-	r := &Receiver{cfg: cfg, store: st, creds: creds, log: logger, m: m, slots: make(chan struct{}, cfg.MaxConcurrentRequests)}
+	r := &Receiver{cfg: cfg, store: st, creds: creds, log: logger, m: m,
+		open:  newShares(cfg.MaxOpenRequests, cfg.MaxOpenRequestsPerCredential, creds.creds),
+		slots: semaphore.NewWeighted(int64(cfg.MaxConcurrentRequests))}
 	if cfg.GRPCAddress != "" {
-		opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(cfg.MaxRequestBytes), grpc.StatsHandler(grpcStats{r})}
-		if tlsCfg != nil {
-			opts = append(opts, grpc.Creds(credentials.NewTLS(tlsCfg)))
-		}
-		r.grpc = grpc.NewServer(opts...)
-		colmetrics.RegisterMetricsServiceServer(r.grpc, grpcService{r: r})
+		r.grpc = r.newGRPCServer(tlsCfg)
 		if r.grpcLn, err = net.Listen("tcp", cfg.GRPCAddress); err != nil {
 			return nil, fmt.Errorf("otlp receiver: gRPC listener: %w", err)
 		}
@@ -119,7 +154,9 @@ func New(cfg Config, st *store.Store, creds *Credentials, reg prometheus.Registe
 	if cfg.HTTPAddress != "" {
 		mux := http.NewServeMux()
 		mux.HandleFunc("/v1/metrics", r.serveHTTP)
-		r.http = &http.Server{Handler: mux, TLSConfig: tlsCfg, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute,
+		// No ReadTimeout: a body is read under its own minimum rate.
+		r.http = &http.Server{Handler: mux, TLSConfig: tlsCfg, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+			MaxHeaderBytes: maxHeaderBytes,
 			// Handshake failures (a client certificate of another CA) go
 			// to the scaler's log, at debug.
 			ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelDebug)}
@@ -205,7 +242,16 @@ var (
 		msg: "a bearer token or a verified client certificate of a configured credential is required"}
 	refuseBusy = &refusal{reason: "busy", code: codes.ResourceExhausted, status: http.StatusTooManyRequests,
 		msg: "too many pushes at once, retry later", retry: true}
+	refuseCredentialBusy = &refusal{reason: "credential_busy", code: codes.ResourceExhausted, status: http.StatusTooManyRequests,
+		msg: "too many pushes of this credential at once, retry later", retry: true}
+	refuseSlowBody = &refusal{reason: "slow_body", code: codes.DeadlineExceeded, status: http.StatusRequestTimeout,
+		msg: "the request body arrived slower than the receiver's minimum rate"}
 )
+
+func refuseTooLarge(limit int) *refusal {
+	return &refusal{reason: "too_large", code: codes.ResourceExhausted, status: http.StatusRequestEntityTooLarge,
+		msg: fmt.Sprintf("request body over %d bytes", limit)}
+}
 
 // authenticate names the push's credential, from its Authorization
 // header ("Bearer <token>") or its verified client certificate.
@@ -225,20 +271,43 @@ func (r *Receiver) authenticate(authorization string, chains [][]*x509.Certifica
 	return g, nil
 }
 
-// acquire takes a slot for one push without waiting.
-func (r *Receiver) acquire() bool {
-	select {
-	case r.slots <- struct{}{}:
-		return true
-	default:
-		return false
+// admit opens a push of g's credential, without waiting; done closes it.
+func (r *Receiver) admit(g grant) (done func(), ref *refusal) {
+	switch r.open.take(g.cred) {
+	case tookShare:
+		r.m.open.Inc()
+		return func() { r.open.give(g.cred); r.m.open.Dec() }, nil
+	case overShare:
+		return nil, refuseCredentialBusy
 	}
+	return nil, refuseBusy
 }
 
-func (r *Receiver) release() { <-r.slots }
+// maxSlotWait is how long a body in hand waits for a slot, in turn
+// (decoding and storing one takes milliseconds).
+const maxSlotWait = 5 * time.Second
+
+// push decodes and stores a body in hand: scanned first, then decoded and
+// stored in one of the shared slots.
+func (r *Receiver) push(ctx context.Context, g grant, ctype string, body []byte) (*colmetrics.ExportMetricsServiceResponse, *refusal) {
+	if _, ref := r.scan(ctype, body); ref != nil {
+		return nil, ref
+	}
+	ctx, cancel := context.WithTimeout(ctx, maxSlotWait)
+	defer cancel()
+	if r.slots.Acquire(ctx, 1) != nil {
+		return nil, refuseBusy
+	}
+	defer r.slots.Release(1)
+	req, ref := r.decode(ctype, body)
+	if ref != nil {
+		return nil, ref
+	}
+	return r.ingest(req, g)
+}
 
 // ingest stores a decoded push: a response (with a partial success when
-// points were rejected), or a refusal of the whole push.
+// points were rejected, or a warning), or a refusal of the whole push.
 func (r *Receiver) ingest(req *colmetrics.ExportMetricsServiceRequest, g grant) (*colmetrics.ExportMetricsServiceResponse, *refusal) {
 	res, err := r.store.Ingest(req.GetResourceMetrics(), g)
 	switch {
@@ -249,94 +318,21 @@ func (r *Receiver) ingest(req *colmetrics.ExportMetricsServiceRequest, g grant) 
 	case res.Accepted == 0 && res.Forbidden > 0 && res.Forbidden == res.Rejected:
 		return nil, &refusal{reason: "forbidden", code: codes.PermissionDenied, status: http.StatusForbidden, msg: res.Message}
 	}
+	if r.cfg.Forward != nil {
+		r.cfg.Forward.Forward(req.GetResourceMetrics(), g)
+	}
 	resp := &colmetrics.ExportMetricsServiceResponse{}
-	if res.Rejected > 0 {
+	if res.Rejected > 0 || res.Message != "" {
+		// With nothing rejected, the message is a warning, as OTLP allows.
 		resp.PartialSuccess = &colmetrics.ExportMetricsPartialSuccess{RejectedDataPoints: int64(res.Rejected), ErrorMessage: res.Message}
 	}
 	return resp, nil
 }
 
-// grpcService is the OTLP MetricsService.
-type grpcService struct {
-	colmetrics.UnimplementedMetricsServiceServer
-	r *Receiver
-}
-
-type handledKey struct{}
-
-func (s grpcService) Export(ctx context.Context, req *colmetrics.ExportMetricsServiceRequest) (*colmetrics.ExportMetricsServiceResponse, error) {
-	if h, ok := ctx.Value(handledKey{}).(*atomic.Bool); ok {
-		h.Store(true)
-	}
-	resp, ref := s.export(ctx, req)
-	if ref != nil {
-		s.r.m.refused.WithLabelValues("grpc", ref.reason).Inc()
-		st := status.New(ref.code, ref.msg)
-		if ref.retry {
-			if d, err := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(time.Second)}); err == nil {
-				st = d
-			}
-		}
-		return nil, st.Err()
-	}
-	return resp, nil
-}
-
-func (s grpcService) export(ctx context.Context, req *colmetrics.ExportMetricsServiceRequest) (*colmetrics.ExportMetricsServiceResponse, *refusal) {
-	var authorization string
-	if md, ok := metadata.FromIncomingContext(ctx); ok {
-		if v := md.Get("authorization"); len(v) > 0 {
-			authorization = v[0]
-		}
-	}
-	var chains [][]*x509.Certificate
-	if p, ok := peer.FromContext(ctx); ok {
-		if info, ok := p.AuthInfo.(credentials.TLSInfo); ok {
-			chains = info.State.VerifiedChains
-		}
-	}
-	g, ref := s.r.authenticate(authorization, chains)
-	if ref != nil {
-		return nil, ref
-	}
-	if !s.r.acquire() {
-		return nil, refuseBusy
-	}
-	defer s.r.release()
-	return s.r.ingest(req, g)
-}
-
-// grpcStats counts every gRPC push by its status code, and as refused the
-// ones gRPC refused before the service saw them: a message over
-// MaxRequestBytes, or one that does not decode.
-type grpcStats struct{ r *Receiver }
-
-func (grpcStats) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context {
-	return context.WithValue(ctx, handledKey{}, new(atomic.Bool))
-}
-
-func (s grpcStats) HandleRPC(ctx context.Context, st stats.RPCStats) {
-	end, ok := st.(*stats.End)
-	if !ok {
-		return
-	}
-	code := status.Code(end.Error)
-	s.r.m.requests.WithLabelValues("grpc", code.String()).Inc()
-	if h, ok := ctx.Value(handledKey{}).(*atomic.Bool); ok && !h.Load() && code != codes.OK {
-		reason := "malformed"
-		if code == codes.ResourceExhausted {
-			reason = "too_large"
-		}
-		s.r.m.refused.WithLabelValues("grpc", reason).Inc()
-	}
-}
-
-func (grpcStats) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context { return ctx }
-func (grpcStats) HandleConn(context.Context, stats.ConnStats)                       {}
-
 type metrics struct {
 	requests *prometheus.CounterVec
 	refused  *prometheus.CounterVec
+	open     prometheus.Gauge
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -349,9 +345,13 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "barometer_otlp_requests_refused_total",
 			Help: "OTLP metrics pushes refused whole, by transport and reason.",
 		}, []string{"transport", "reason"}),
+		open: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "barometer_otlp_requests_open",
+			Help: "OTLP metrics pushes authenticated and not yet answered: their bodies arriving, in hand or being stored.",
+		}),
 	}
 	if reg != nil {
-		for _, c := range []prometheus.Collector{m.requests, m.refused} {
+		for _, c := range []prometheus.Collector{m.requests, m.refused, m.open} {
 			if err := reg.Register(c); err != nil {
 				return nil, fmt.Errorf("otlp receiver metrics: %w", err)
 			}

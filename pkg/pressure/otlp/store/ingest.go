@@ -29,7 +29,12 @@ type Result struct {
 	// Ignored points were out of order, duplicates or carried no value:
 	// not errors (a retried push repeats points), so not rejected.
 	Ignored int
-	// Message names the rejections' reasons; "" when none.
+	// Retimed points, among the accepted, were timed in the future within
+	// MaxClockSkew and stored at their receive time.
+	Retimed int
+	// Message names the rejections' reasons, and warns of points retimed
+	// by a second or more (a clock that far ahead is wrong; a few
+	// milliseconds are the clocks' usual drift); "" when neither.
 	Message string
 }
 
@@ -82,6 +87,7 @@ func (s *Store) Ingest(rms []*metricspb.ResourceMetrics, g Grant) (Result, error
 		in.resource(rm, g)
 	}
 	s.m.accepted.Add(float64(in.res.Accepted))
+	s.m.retimed.Add(float64(in.res.Retimed))
 	in.res.Message = in.message()
 	s.m.series.Set(float64(s.series.Load()))
 	s.m.memory.Set(float64(s.memory.Load()))
@@ -94,6 +100,7 @@ type ingest struct {
 	s           *Store
 	now, future int64
 	res         Result
+	ahead       int64    // the most a retimed point was ahead, nanoseconds
 	reasons     []string // in the order first met
 	counts      map[string]int
 	key         []byte  // reused series key
@@ -124,9 +131,13 @@ func (in *ingest) ignore(reason string) {
 }
 
 func (in *ingest) message() string {
-	parts := make([]string, 0, len(in.reasons))
+	parts := make([]string, 0, len(in.reasons)+1)
 	for _, r := range in.reasons {
 		parts = append(parts, fmt.Sprintf("%d points: %s", in.counts[r], reasonText[r]))
+	}
+	if in.ahead >= int64(time.Second) {
+		parts = append(parts, fmt.Sprintf("%d points timed up to %s in the future (check the pusher's clock): stored at their receive time",
+			in.res.Retimed, time.Duration(in.ahead).Round(time.Millisecond)))
 	}
 	return strings.Join(parts, "; ")
 }
@@ -165,7 +176,7 @@ func (in *ingest) resource(rm *metricspb.ResourceMetrics, g Grant) {
 	}
 	if len(r.series) == 0 {
 		delete(n.replicas, name)
-		in.s.memory.Add(-replicaOverhead)
+		in.s.release(n, replicaOverhead)
 	}
 }
 
@@ -285,14 +296,25 @@ func (in *ingest) point(n *namespace, r *replica, name string, attrs []*commonpb
 		in.reject(reasonFuture, 1)
 		return
 	}
-	// A NaN counter or running total would poison every later rate.
-	if (kind != Gauge || delta) && (math.IsNaN(p.v) || math.IsNaN(p.count)) {
-		in.ignore(reasonNoValue)
+	if reason := badValue(p.v, kind == Gauge && delta); reason != "" {
+		in.reject(reason, 1)
 		return
 	}
 	in.labels(name, attrs)
 	x := r.series[string(in.key)]
-	if x == nil || x.kind != kind || kind == Histogram && !sameBounds(x.bounds, bounds) {
+	fresh := x == nil || x.kind != kind || kind == Histogram && !sameBounds(x.bounds, bounds)
+	if delta {
+		// A running total must stay a value too.
+		total := p.v
+		if !fresh {
+			total += x.raw.v
+		}
+		if reason := badValue(total, false); reason != "" {
+			in.reject(reason, 1)
+			return
+		}
+	}
+	if fresh {
 		// A new series, or one whose type or buckets changed: it starts
 		// over, and its cost is reserved anew.
 		key := string(in.key)
@@ -313,9 +335,16 @@ func (in *ingest) point(n *namespace, r *replica, name string, attrs []*commonpb
 		}
 		r.series[key] = x
 	}
-	ti, si := int64(t), int64(start)
+	// A point timed ahead of the receiver's clock, within the skew, is
+	// stored as received: kept at its own time it would hold the series
+	// ahead, and every on-time point after it would be out of order.
+	ti, si, own := int64(t), int64(start), int64(t)
+	retimed := ti > in.now
+	if retimed {
+		ti = in.now
+	}
 	switch {
-	case ti == x.lastT:
+	case own == x.lastOwn || ti == x.lastT:
 		in.ignore(reasonDuplicate)
 		return
 	case ti < x.lastT:
@@ -347,10 +376,30 @@ func (in *ingest) point(n *namespace, r *replica, name string, attrs []*commonpb
 	if x.lastT == 0 && si > 0 && si < ti {
 		x.firstStart = si
 	}
-	x.lastT, x.start, x.touched = ti, si, in.now
+	x.lastT, x.lastOwn, x.start, x.touched = ti, own, si, in.now
 	x.add(x.adjusted(ti), int64(in.s.opts.HistoryResolution), in.s.opts.HistoryPoints)
 	r.newest = max(r.newest, ti)
 	in.res.Accepted++
+	if retimed {
+		in.res.Retimed++
+		in.ahead = max(in.ahead, own-in.now)
+	}
+}
+
+// badValue is why a point's value (a gauge's, a counter's, a histogram's
+// sum) cannot be stored, "" when it can: no pressure, count, limit or
+// duration is NaN, infinite or negative. An increment of a delta
+// UpDownCounter may be negative (increment); its running total may not.
+func badValue(v float64, increment bool) string {
+	switch {
+	case math.IsNaN(v):
+		return reasonNaN
+	case math.IsInf(v, 0):
+		return reasonInfinite
+	case v < 0 && !increment:
+		return reasonNegative
+	}
+	return ""
 }
 
 // labels sorts the point's attributes into in.attrs and encodes the series
@@ -363,13 +412,7 @@ func (in *ingest) labels(name string, attrs []*commonpb.KeyValue) {
 		}
 	}
 	slices.SortFunc(in.attrs, func(a, b Label) int { return strings.Compare(a.Name, b.Name) })
-	in.key = append(in.key[:0], name...)
-	for _, l := range in.attrs {
-		in.key = append(in.key, 0xff)
-		in.key = append(in.key, l.Name...)
-		in.key = append(in.key, 0xfe)
-		in.key = append(in.key, l.Value...)
-	}
+	in.key = appendKey(in.key[:0], name, in.attrs)
 }
 
 // attrString reads an attribute value as a label value; arrays, maps and

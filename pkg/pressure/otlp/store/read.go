@@ -29,7 +29,7 @@ type Replica struct {
 	Name string
 	Pod  bool
 	// Newest is the newest data point of any of its series, in the
-	// point's own time.
+	// point's own time (its receive time when it was timed ahead).
 	Newest time.Time
 	Series []Series
 }
@@ -39,7 +39,8 @@ type Series struct {
 	Metric string
 	Labels []Label // sorted by name
 	Kind   Kind
-	// At is the newest point's own time.
+	// At is the newest point's own time (its receive time when it was
+	// timed ahead).
 	At time.Time
 	// Value is a gauge's value, a counter's cumulative count (never
 	// falling: resets are added up) or a histogram's cumulative sum; Count

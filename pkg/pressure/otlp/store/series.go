@@ -36,7 +36,7 @@ func (k Kind) String() string {
 // count, reset-adjusted; for a Histogram v is the sum, count the count and
 // buckets the per-bucket counts, all reset-adjusted.
 type sample struct {
-	t       int64 // the point's own time, Unix nanoseconds
+	t       int64 // the point's time as stored, Unix nanoseconds
 	v       float64
 	count   float64
 	buckets []float64
@@ -56,11 +56,12 @@ type series struct {
 	hist []sample // oldest first; hist[len-1] is the newest point
 
 	// What the last raw point said, to detect resets, duplicates and
-	// overlapping deltas.
-	lastT, start int64
-	raw          sample // the last raw cumulative values (delta: the running total)
-	offset       sample // added to raw: what was counted before resets
-	bounds       []float64
+	// overlapping deltas: lastT is its time as stored, lastOwn its own
+	// (they differ for a point retimed to its receive time).
+	lastT, lastOwn, start int64
+	raw                   sample // the last raw cumulative values (delta: the running total)
+	offset                sample // added to raw: what was counted before resets
+	bounds                []float64
 
 	// firstStart is the first point's start time when it is before the
 	// point: the series counted from 0 then, which a window that reaches

@@ -42,14 +42,23 @@ var WorkloadAttributes = []string{
 
 // Options bound the store. Zero fields take the defaults of DefaultOptions.
 type Options struct {
-	// MaxSeries caps the series kept in all; MaxSeriesPerNamespace caps one
-	// namespace's, so one tenant cannot fill the store for the others.
+	// MaxSeries caps the series kept in all, MaxSeriesPerNamespace one
+	// namespace's.
 	MaxSeries             int
 	MaxSeriesPerNamespace int
-	// MaxMemoryBytes caps the store's estimated memory: each series
-	// reserves its largest size when created.
-	MaxMemoryBytes int64
-	// MaxPointsPerRequest caps the data points of one push.
+	// MaxMemoryBytes caps the store's estimated memory (each series
+	// reserves its largest size when created), MaxMemoryBytesPerNamespace
+	// one namespace's (default a quarter of MaxMemoryBytes).
+	MaxMemoryBytes             int64
+	MaxMemoryBytesPerNamespace int64
+	// GuaranteedSeries and GuaranteedMemoryBytes are what every namespace
+	// may hold however full the store is: the last ReserveShare of
+	// MaxSeries and MaxMemoryBytes is kept for namespaces below them, so
+	// tenants at their caps cannot take a newcomer's first series.
+	GuaranteedSeries      int
+	GuaranteedMemoryBytes int64
+	// MaxPointsPerRequest caps the data points of one push: a default
+	// collector batch (8,192) and the request merged into it last.
 	MaxPointsPerRequest int
 	// HistoryPoints is how many points a counter or histogram series keeps
 	// to rate over a window, at least HistoryResolution apart; with the
@@ -60,19 +69,31 @@ type Options struct {
 	// and a replica with no series left.
 	Retention time.Duration
 	// MaxClockSkew refuses points timed further than this in the future: a
-	// future point would look fresh long after its replica stopped.
+	// future point would look fresh long after its replica stopped. One
+	// timed in the future within it is stored at its receive time.
 	MaxClockSkew time.Duration
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
 }
+
+// DefaultMaxMemoryBytes is the store's default memory cap: with the
+// receiver's worst case and the process' own, it fits the chart's 256 MiB
+// pod (docs/otlp.md, "Memory").
+const DefaultMaxMemoryBytes = 64 << 20
+
+// ReserveShare is the part of the store's series and memory caps kept
+// for namespaces below their guaranteed share: an eighth.
+const ReserveShare = 8
 
 // DefaultOptions are the bounds used where Options leave a field zero.
 func DefaultOptions() Options {
 	return Options{
 		MaxSeries:             100_000,
 		MaxSeriesPerNamespace: 20_000,
-		MaxMemoryBytes:        128 << 20,
-		MaxPointsPerRequest:   20_000,
+		MaxMemoryBytes:        DefaultMaxMemoryBytes,
+		GuaranteedSeries:      1_000,
+		GuaranteedMemoryBytes: 1 << 20,
+		MaxPointsPerRequest:   10_000,
 		HistoryPoints:         32,
 		HistoryResolution:     2 * time.Second,
 		Retention:             10 * time.Minute,
@@ -91,8 +112,15 @@ func (o Options) withDefaults() Options {
 	set(&o.MaxSeriesPerNamespace, d.MaxSeriesPerNamespace)
 	set(&o.MaxPointsPerRequest, d.MaxPointsPerRequest)
 	set(&o.HistoryPoints, d.HistoryPoints)
+	set(&o.GuaranteedSeries, d.GuaranteedSeries)
 	if o.MaxMemoryBytes <= 0 {
 		o.MaxMemoryBytes = d.MaxMemoryBytes
+	}
+	if o.MaxMemoryBytesPerNamespace <= 0 {
+		o.MaxMemoryBytesPerNamespace = o.MaxMemoryBytes / 4
+	}
+	if o.GuaranteedMemoryBytes <= 0 {
+		o.GuaranteedMemoryBytes = d.GuaranteedMemoryBytes
 	}
 	if o.HistoryResolution <= 0 {
 		o.HistoryResolution = d.HistoryResolution
@@ -119,6 +147,8 @@ type Store struct {
 
 	series atomic.Int64
 	memory atomic.Int64
+	// heldSince is HeldSince, Unix nanoseconds.
+	heldSince atomic.Int64
 
 	m *metrics
 }
@@ -127,7 +157,8 @@ type namespace struct {
 	mu       sync.Mutex
 	replicas map[string]*replica
 	series   int
-	dead     bool // swept out of Store.namespaces
+	memory   int64 // estimated bytes, as Store.memory counts them
+	dead     bool  // swept out of Store.namespaces
 }
 
 // replica is one pod (or service instance) of a namespace.
@@ -145,7 +176,9 @@ func New(opts Options, reg prometheus.Registerer) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{opts: opts.withDefaults(), namespaces: map[string]*namespace{}, m: m}, nil
+	s := &Store{opts: opts.withDefaults(), namespaces: map[string]*namespace{}, m: m}
+	s.heldSince.Store(s.opts.Now().UnixNano())
+	return s, nil
 }
 
 // Options returns the bounds in force.
@@ -204,7 +237,7 @@ func (s *Store) Sweep() {
 			}
 			if len(r.series) == 0 {
 				delete(n.replicas, rname)
-				s.memory.Add(-replicaOverhead)
+				s.release(n, replicaOverhead)
 			}
 		}
 		empty := len(n.replicas) == 0
@@ -237,7 +270,13 @@ func (s *Store) drop(n *namespace, r *replica, key string, x *series) {
 	delete(r.series, key)
 	n.series--
 	s.series.Add(-1)
-	s.memory.Add(-x.cost)
+	s.release(n, x.cost)
+}
+
+// release gives back bytes of n's memory.
+func (s *Store) release(n *namespace, bytes int64) {
+	n.memory -= bytes
+	s.memory.Add(-bytes)
 }
 
 // The estimated sizes behind the memory cap: a series' struct, map entry
@@ -248,25 +287,48 @@ const (
 	sampleSize      = 48
 )
 
-// reserve accounts for a cost of delta bytes in series (one series more
-// when newSeries), refusing it when a cap would be crossed.
+// reserve accounts for a cost of delta bytes in n (one series more when
+// newSeries), refusing it when a cap would be crossed: the namespace's
+// own, or the store's. The store's last ReserveShare is for a namespace
+// still within its guaranteed series and memory: past them, the store's
+// caps stop short of it. Called with n.mu held.
 func (s *Store) reserve(n *namespace, delta int64, newSeries bool) string {
 	if newSeries {
 		if n.series >= s.opts.MaxSeriesPerNamespace {
 			return reasonNamespaceSeries
 		}
-		if s.series.Add(1) > int64(s.opts.MaxSeries) {
+		ceiling := int64(s.opts.MaxSeries)
+		if n.series >= s.opts.GuaranteedSeries {
+			ceiling -= ceiling / ReserveShare
+		}
+		if s.series.Add(1) > ceiling {
 			s.series.Add(-1)
 			return reasonSeries
 		}
 	}
-	if s.memory.Add(delta) > s.opts.MaxMemoryBytes && delta > 0 {
-		s.memory.Add(-delta)
-		if newSeries {
-			s.series.Add(-1)
+	if delta > 0 {
+		reason := ""
+		ceiling := s.opts.MaxMemoryBytes
+		if n.memory+delta > s.opts.GuaranteedMemoryBytes {
+			ceiling -= ceiling / ReserveShare
 		}
-		return reasonMemory
+		switch {
+		case n.memory+delta > s.opts.MaxMemoryBytesPerNamespace:
+			reason = reasonNamespaceMemory
+		case s.memory.Add(delta) > ceiling:
+			s.memory.Add(-delta)
+			reason = reasonMemory
+		}
+		if reason != "" {
+			if newSeries {
+				s.series.Add(-1)
+			}
+			return reason
+		}
+	} else {
+		s.memory.Add(delta)
 	}
+	n.memory += delta
 	if newSeries {
 		n.series++
 	}
@@ -288,6 +350,7 @@ const (
 	reasonSeries          = "series_cap"
 	reasonNamespaceSeries = "namespace_series_cap"
 	reasonMemory          = "memory_cap"
+	reasonNamespaceMemory = "namespace_memory_cap"
 	reasonTimestamp       = "bad_timestamp"
 	reasonFuture          = "future_timestamp"
 	reasonUnsupported     = "unsupported_type"
@@ -295,6 +358,9 @@ const (
 	reasonOutOfOrder      = "out_of_order"
 	reasonDuplicate       = "duplicate"
 	reasonNoValue         = "no_value"
+	reasonNaN             = "nan"
+	reasonInfinite        = "infinite"
+	reasonNegative        = "negative"
 )
 
 var reasonText = map[string]string{
@@ -303,14 +369,19 @@ var reasonText = map[string]string{
 	reasonSeries:          "the store's series cap is reached",
 	reasonNamespaceSeries: "the namespace's series cap is reached",
 	reasonMemory:          "the store's memory cap is reached",
+	reasonNamespaceMemory: "the namespace's memory cap is reached",
 	reasonTimestamp:       "data point without time_unix_nano",
 	reasonFuture:          "data point timed in the future beyond the allowed clock skew",
 	reasonUnsupported:     "exponential histograms are not read",
 	reasonBadBuckets:      "histogram bucket_counts do not match explicit_bounds",
+	reasonNaN:             "value is NaN",
+	reasonInfinite:        "value is infinite",
+	reasonNegative:        "value is negative (no pressure, count or limit is)",
 }
 
 type metrics struct {
 	accepted prometheus.Counter
+	retimed  prometheus.Counter
 	rejected *prometheus.CounterVec
 	ignored  *prometheus.CounterVec
 	series   prometheus.Gauge
@@ -323,13 +394,17 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "barometer_otlp_points_accepted_total",
 			Help: "OTLP data points stored.",
 		}),
+		retimed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "barometer_otlp_points_retimed_total",
+			Help: "OTLP data points timed in the future within the allowed clock skew, stored at their receive time.",
+		}),
 		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "barometer_otlp_points_rejected_total",
 			Help: "OTLP data points refused, by reason; answered as rejected_data_points.",
 		}, []string{"reason"}),
 		ignored: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "barometer_otlp_points_ignored_total",
-			Help: "OTLP data points ignored as out of order, duplicate or without a value.",
+			Help: "OTLP data points ignored as out of order, duplicate or flagged as having no value.",
 		}, []string{"reason"}),
 		series: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "barometer_otlp_series",
@@ -341,7 +416,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}),
 	}
 	if reg != nil {
-		for _, c := range []prometheus.Collector{m.accepted, m.rejected, m.ignored, m.series, m.memory} {
+		for _, c := range []prometheus.Collector{m.accepted, m.retimed, m.rejected, m.ignored, m.series, m.memory} {
 			if err := reg.Register(c); err != nil {
 				return nil, fmt.Errorf("otlp store metrics: %w", err)
 			}

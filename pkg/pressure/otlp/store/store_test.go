@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/barometer-scaler/barometer/pkg/pressure/otlp/store"
+	"github.com/barometer-scaler/barometer/pkg/pressure/otlp/store/storetest"
 )
 
 func TestQuantile(t *testing.T) {
@@ -42,7 +43,7 @@ func TestSweepForgetsAndReleases(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	push := contractPush(1, now)
+	push := storetest.ContractPush(1, now)
 	if res, err := st.Ingest(push.GetResourceMetrics(), allow{}); err != nil || res.Accepted != 12 {
 		t.Fatalf("%+v %v", res, err)
 	}
@@ -51,7 +52,7 @@ func TestSweepForgetsAndReleases(t *testing.T) {
 		t.Fatal("not stored")
 	}
 	// Full: a second pod is refused.
-	other := contractPush(2, now)
+	other := storetest.ContractPush(2, now)
 	if res, _ := st.Ingest(other.GetResourceMetrics()[1:], allow{}); res.Rejected != 12 {
 		t.Fatalf("over the series cap: %+v", res)
 	}
@@ -63,7 +64,7 @@ func TestSweepForgetsAndReleases(t *testing.T) {
 	if got := testutil.ToFloat64(gaugeOf(t, reg, "barometer_otlp_memory_bytes")); got != 0 {
 		t.Errorf("memory %v after the sweep, want 0", got)
 	}
-	setTime(other, now)
+	storetest.SetTime(other, now)
 	if res, _ := st.Ingest(other.GetResourceMetrics()[1:], allow{}); res.Accepted != 12 {
 		t.Fatalf("after the sweep: %+v, want the second pod admitted", res)
 	}

@@ -44,9 +44,17 @@ func TestConnectionProfileKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	spec := tr.Source.(prometheusSpec)
-	if spec.server != "http://prometheus.monitoring.svc:9090" || spec.timeout != 2*time.Second || spec.profile.Name() != "team-a" ||
-		!strings.Contains(spec.Key(), `connectionProfile="team-a"`) {
+	if spec.server != "http://prometheus.monitoring.svc:9090" || spec.timeout != 2*time.Second || spec.profile.Name() != "team-a" {
 		t.Fatalf("resolved: %+v", spec)
+	}
+	// The key tells the settings apart by a hash, and shows no header's or
+	// parameter's value.
+	b, err := parse("shop", "connectionProfile", "team-a", "queryParameters", "dedup=false", "customHeaders", "X-Team=b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if key := spec.Key(); key == b.Source.Key() || strings.Contains(key, "X-Team") || strings.Contains(key, "dedup") {
+		t.Errorf("keys %q and %q", key, b.Source.Key())
 	}
 	if other, _ := parse("shop", "serverAddress", "http://prometheus.monitoring.svc:9090"); other == nil || other.Source.(prometheusSpec).profile.Name() != "team-a" {
 		t.Error("a server a profile matches does not use it")

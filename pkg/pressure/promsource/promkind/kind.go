@@ -7,6 +7,7 @@
 package promkind
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -343,8 +344,10 @@ type prometheusSpec struct {
 	pool        *querypool.Pool // shared by the kind's sources; not part of the Key
 }
 
-// Key lists every resolved setting in a fixed order, so two ScaledObjects
-// that mean the same server and queries share one sampler.
+// Key names the server and hashes every resolved setting in a fixed
+// order, so two ScaledObjects that mean the same server and queries share
+// one sampler, and the key stays short (the queries are thousands of
+// bytes) and says nothing of a header's or parameter's value.
 func (s prometheusSpec) Key() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "prometheus server=%q replicaLabel=%q queryTimeout=%s", s.server, s.label, s.timeout)
@@ -357,7 +360,8 @@ func (s prometheusSpec) Key() string {
 		fmt.Fprintf(&b, " connectionProfile=%q", s.profile.Name())
 	}
 	fmt.Fprintf(&b, " queryParameters=%q customHeaders=%q ignoreNullValues=%t", keyschema.PairsText(s.params), keyschema.PairsText(s.headers), !s.failOnEmpty)
-	return b.String()
+	sum := sha256.Sum256([]byte(b.String()))
+	return fmt.Sprintf("prometheus %s #%x", s.server, sum[:8])
 }
 
 func (s prometheusSpec) New(logger *slog.Logger) (pressure.Source, error) {
