@@ -396,6 +396,7 @@ func TestComputeAllocatesOnlyTheReason(t *testing.T) {
 
 func TestWarmSamplesCoverTheComputersMemory(t *testing.T) {
 	responsive, _ := ProfileOptions(ProfileResponsive)
+	budgeted, _ := ProfileOptions(ProfileBudgeted)
 	for _, c := range []struct {
 		opts     Options
 		interval time.Duration
@@ -403,7 +404,10 @@ func TestWarmSamplesCoverTheComputersMemory(t *testing.T) {
 	}{
 		{responsive, time.Second, DefaultLeadWindow},
 		{DefaultOptions(), 5 * time.Second, 30}, // five 30 s half-lives
-		{DefaultOptions(), time.Second, MaxBackfill},
+		{DefaultOptions(), 10 * time.Second, 15},
+		{budgeted, 5 * time.Second, 60},              // the 5 min scale-in hold
+		{budgeted, time.Minute, budgetSpreadSamples}, // the spread the budget learns from
+		{budgeted, time.Second, MaxBackfill},         // 300 s of hold, at most 240 samples
 		{responsive, 0, 0},
 	} {
 		if got := c.opts.WarmSamples(c.interval); got != c.want {

@@ -203,21 +203,28 @@ func DefaultOptions() Options {
 	}
 }
 
-// MaxBackfill bounds WarmSamples: the queries a starting sampler may send
-// to fold its past.
-const MaxBackfill = 60
+// MaxBackfill bounds WarmSamples: the instants a starting sampler may
+// fold from its source's past. A range query reads them all at once, so
+// the bound is the churn budget's own (MaxScaleInHoldSamples).
+const MaxBackfill = MaxScaleInHoldSamples
 
 // WarmSamples is how many samples at interval fill the computer's memory:
-// the lead's window, the scale-in gate's window and five half-lives of the
-// smoothing (which leave 1/32 of the samples before them), at most
-// MaxBackfill. The windows are then exactly those of a computer that has
-// run all along; the smoothing (off in the responsive profile) only nearly.
+// the lead's window, the scale-in gate's window, five half-lives of the
+// smoothing (which leave 1/32 of the samples before them) and, under a
+// shortfall budget, the spread it learns from and the scale-in hold, at
+// most MaxBackfill. The windows are then exactly those of a computer that
+// has run all along; the smoothing (off in the responsive profile) only
+// nearly, and the budget's learnt headroom only as far as the window
+// teaches it (docs/compensation.md, "A restarted replica").
 func (o Options) WarmSamples(interval time.Duration) int {
 	if interval <= 0 {
 		return 0
 	}
 	samples := func(d time.Duration) int { return int((d + interval - 1) / interval) }
 	n := max(o.LeadWindow, samples(o.ScaleInGateWindow), samples(5*o.EwmaHalfLife))
+	if o.ShortfallBudget > 0 {
+		n = max(n, budgetSpreadSamples, samples(o.ScaleInHold))
+	}
 	return min(n, MaxBackfill)
 }
 
