@@ -69,6 +69,22 @@ func dial(t *testing.T, addr string) *grpc.ClientConn {
 	return conn
 }
 
+// getOK is the body of GET http://addr+path; anything but 200 fails the
+// test.
+func getOK(t *testing.T, addr, path string) []byte {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("%s: %d %s", path, resp.StatusCode, body)
+	}
+	return body
+}
+
 // TestServeHostSignal is the fresh-machine promise: with no configuration
 // the scaler serves a live signal of this machine at /scale, KEDA's client
 // reads it, and SIGTERM drains cleanly.
@@ -165,18 +181,7 @@ func TestServePolicy(t *testing.T) {
 	if err != nil || got.MetricValues[0].MetricValueFloat != 1 {
 		t.Fatalf("GetMetrics: %v %v", got, err)
 	}
-	get := func(path string) string {
-		resp, err := http.Get("http://" + addrs.HTTP + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("%s: %d %s", path, resp.StatusCode, body)
-		}
-		return string(body)
-	}
+	get := func(path string) string { return string(getOK(t, addrs.HTTP, path)) }
 	var events []struct {
 		Policy, Action, Reason string
 	}

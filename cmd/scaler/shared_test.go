@@ -74,19 +74,7 @@ func TestSharedTargetServesEachScaledObjectItsOwnKeys(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 
-	get := func(path string) []byte {
-		t.Helper()
-		resp, err := http.Get("http://" + addrs.HTTP + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("%s: %d %s", path, resp.StatusCode, body)
-		}
-		return body
-	}
+	get := func(path string) []byte { return getOK(t, addrs.HTTP, path) }
 	var targets []struct {
 		ScaledObjects []struct{ Name string } `json:"scaledObjects"`
 	}
