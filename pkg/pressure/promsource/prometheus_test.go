@@ -145,6 +145,7 @@ func TestAgainstPrometheus(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		cpuErr := f.promCPUError(t)
 		if len(obs.Replicas) != len(loads) || len(obs.Missing) != 0 || obs.SplitsErr != nil {
 			t.Fatalf("obs = %+v", obs)
 		}
@@ -156,7 +157,7 @@ func TestAgainstPrometheus(t *testing.T) {
 			st := f.replicas[i].State()
 			if r.WorkingSet != st.WorkingSet || r.MemoryUsedBytes != st.MemoryBytes ||
 				r.MemoryLimitBytes != st.MemoryLimitBytes || int(r.WalSaturation) != st.WalState ||
-				!r.HasSplits || r.SplitsInFlight != st.Splits || math.Abs(r.CPUUtilisation-st.Load) > cpuTolerance {
+				!r.HasSplits || r.SplitsInFlight != st.Splits || math.Abs(r.CPUUtilisation-st.Load) > cpuBound(st.Load, cpuErr) {
 				t.Errorf("replica %d = %+v, demo state %+v", i, r, st)
 			}
 		}
@@ -181,6 +182,7 @@ func TestAgainstPrometheus(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		cpuErr := f.promCPUError(t)
 		if len(obs.Replicas) != len(loads) {
 			t.Fatalf("replicas %+v", obs.Replicas)
 		}
@@ -190,7 +192,7 @@ func TestAgainstPrometheus(t *testing.T) {
 			if i == 1 {
 				want /= 2
 			}
-			if math.Abs(r.CPUUtilisation-want) > cpuTolerance {
+			if math.Abs(r.CPUUtilisation-want) > cpuBound(want, cpuErr) {
 				t.Errorf("replica %d CPU %v, want %v", i, r.CPUUtilisation, want)
 			}
 		}
