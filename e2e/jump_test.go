@@ -72,8 +72,7 @@ type jumpResult struct {
 // TestJumpOneToFiveByProfile: the load jumps from one replica's worth to
 // five; each profile runs on its own Deployment, in parallel, and is timed
 // from the jump to five ready replicas. The default profile must not be
-// slower than original (issue 11: the default never reacts more slowly to
-// a jump).
+// slower than original (the default never reacts more slowly to a jump).
 func TestJumpOneToFiveByProfile(t *testing.T) {
 	skipUnlessUp(t)
 	t.Parallel()

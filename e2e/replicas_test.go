@@ -31,10 +31,10 @@ import (
 	"github.com/barometer-scaler/barometer/e2e/internal/cluster"
 )
 
-// The HA scenario (issue 36): the chart's two scaler replicas serve KEDA
-// for three workloads, one per source that reads a pool (otlp, scrape,
-// prometheus), while one replica is evicted and then the Deployment is
-// rolled.
+// The HA scenario (docs/operations.md, "HA: many scaler replicas, one
+// answer"): the chart's two scaler replicas serve KEDA for three
+// workloads, one per source that reads a pool (otlp, scrape, prometheus),
+// while one replica is evicted and then the Deployment is rolled.
 const (
 	// haPods and haPerPod: every workload runs three pods at 60 req/s each,
 	// so every pod reads pressure 0.6 (CPU: memory is 0.49 and the working

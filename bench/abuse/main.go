@@ -1,4 +1,5 @@
-// Command abuse reproduces issue 12's items 1 to 5 and 10 against the real
+// Command abuse tries the scaler as a hostile or careless caller would (see
+// bench/README.md for the cases) against the real
 // scaler binary on loopback, with bounded counts and time, using KEDA's
 // generated client, and prints RSS, goroutines and read latency before,
 // during and after each phase, then a summary. Run it from the repository

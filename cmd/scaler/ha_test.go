@@ -55,7 +55,8 @@ const (
 	haPool     = 2.4
 )
 
-// TestReplicasAnswerTheWholePool is issue 36's promise for OTLP: two
+// TestReplicasAnswerTheWholePool is the many-replicas promise for OTLP
+// (docs/operations.md, "HA: many scaler replicas, one answer"): two
 // scaler processes on loopback, each naming the other as its peer,
 // answer KEDA's GetMetrics with the whole pool on every read, whether the
 // four replicas' pushes are split between them or all go through one;

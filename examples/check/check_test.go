@@ -126,7 +126,7 @@ func report(t *testing.T, errs []error) {
 }
 
 // TestExamples decodes every example strictly and checks it, references
-// included; it also requires the examples the issue asks for, so none
+// included; it also requires the examples the README names, so none
 // disappears unnoticed.
 func TestExamples(t *testing.T) {
 	c := newChecker(t)

@@ -15,8 +15,8 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/trigger"
 )
 
-// contentionTargets is issue 12's figure: 10,000 targets listed, walked and
-// reaped while a read is timed.
+// contentionTargets is the fleet the contention is measured at: 10,000
+// targets listed, walked and reaped while a read is timed.
 const contentionTargets = 10000
 
 // churn is a registry holding many targets and one hot ScaledObject that a

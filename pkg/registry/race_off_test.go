@@ -2,5 +2,5 @@
 
 package registry_test
 
-// testTargets is the test's target count: issue 12's 10,000.
+// testTargets is the test's target count: the benchmark's 10,000.
 const testTargets = contentionTargets

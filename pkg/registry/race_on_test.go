@@ -4,5 +4,5 @@ package registry_test
 
 // testTargets is the test's target count under the race detector, which
 // allows at most 8,128 live goroutines (each target's sampler is one); the
-// benchmark, run without it, keeps issue 12's 10,000.
+// benchmark, run without it, keeps 10,000.
 const testTargets = 2000

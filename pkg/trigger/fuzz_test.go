@@ -18,7 +18,7 @@ import (
 // maxErrorBytes bounds a metadata error's message whatever the input: the
 // longest fixed text (a key's doc, what a key allows) plus a short
 // quoted prefix of the key and of the value (trigger.Quote). A message that
-// grows with the input would flood KEDA's logs (issue 12, item 7).
+// grows with the input would flood KEDA's logs.
 const maxErrorBytes = 4096
 
 // fuzzSchema is the scaler's schema, as cmd/scaler builds it.

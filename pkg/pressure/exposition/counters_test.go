@@ -41,7 +41,7 @@ func TestCounterSumNeverFallsSpuriously(t *testing.T) {
 }
 
 // TestCounterSumDoesNotCancel holds the falls a float offset produced
-// (issue 12, item 6): a late newcomer's first reading was subtracted from
+// once: a late newcomer's first reading was subtracted from
 // an offset and added back with the replica, and the rounding in between
 // could lose everything else. The first case is FuzzQueueFold's seed
 // e0bd146fe03ec8a5: a replica forgotten after the TTL, then a newcomer of

@@ -27,7 +27,7 @@ import (
 	"github.com/barometer-scaler/barometer/pkg/pressure"
 )
 
-// benchReplicas is the fleet of the benchmark: 1,000 replicas of
+// benchReplicas is the benchmark's fleet: 1,000 replicas of
 // about 300 series each, every one on its own loopback listener (as pods
 // are on their own addresses). By default (-replica-server process) they
 // are served by a process of their own, so that the benchmark's process

@@ -18,7 +18,7 @@ import (
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-6 }
 
-// TestLoopbackReplicas is the scenario: three demo replicas at
+// TestLoopbackReplicas is the scrape source's hard case: three demo replicas at
 // different loads, one that hangs, one that returns garbage and one that
 // returns 50 MB. The signal follows the worst replica, the bad ones are named
 // and left out, no sample outlives its budget, and no goroutine is left

@@ -23,7 +23,7 @@ const Command = "go run ./cmd/scaler simulate --report docs/decision-quality.md"
 // reportDelays are the metric delays every report table scans.
 var reportDelays = []int{0, 1, 2, 3, 4, 5, 6}
 
-// goalDelay is the delay the goal is set at.
+// goalDelay is the delay the report's goals are set at.
 const goalDelay = 3
 
 // Positions in settings() that the report's notes refer to.
