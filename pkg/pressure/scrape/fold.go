@@ -33,6 +33,8 @@ type cpuMark struct {
 type replicaState struct {
 	cpu      cpuMark
 	hasCPU   bool
+	rate     float64 // the CPU utilisation last read from two marks
+	hasRate  bool    // the last mark had one before it: a rate was read
 	errors   uint64
 	targeted time.Time // the last sample that tried to read it
 	scraped  time.Time // when the scrape it last read started
@@ -58,11 +60,10 @@ func (s *Source) fold(results []result, missing []pressure.MissingReplica, at ti
 			obs.Missing = append(obs.Missing, pressure.MissingReplica{Name: r.name, Err: r.err})
 			continue
 		}
-		had := st.hasCPU
 		obs.Replicas = append(obs.Replicas, s.replica(r, st))
 		if st.hasCPU {
 			counters++
-			if had {
+			if st.hasRate {
 				rated++
 			}
 		}
@@ -109,11 +110,20 @@ func (s *Source) prune(at time.Time) {
 // kept.
 const stateTTL = 10 * time.Minute
 
+// minRateWindow is the shortest span a CPU rate is taken over. Over less,
+// the reads' latencies are a large part of the span: a target's first
+// sample taken just before an aligned tick left 34 ms to the next read,
+// which read a pool at 0.6 as 0.84. A read that comes sooner after the
+// replica's last one reports the last rate and keeps the older mark, so
+// the next rate spans both. The first sample's second read comes
+// DefaultPrimeDelay after its first, so it always has its rate.
+const minRateWindow = DefaultPrimeDelay
+
 // replica reads one answered replica. CPU utilisation is the counter's rate
-// since this replica's previous answer over its CPU limit. On first sight
-// (or after a counter reset) there is no rate, so CPU reads 0 and the
-// resource dimension is memory only for that sample; this is logged, never
-// made up.
+// since this replica's previous answer over its CPU limit (or since an
+// earlier one, minRateWindow). On first sight (or after a counter reset)
+// there is no rate, so CPU reads 0 and the resource dimension is memory
+// only for that sample; this is logged, never made up.
 func (s *Source) replica(r result, st *replicaState) pressure.ReplicaObservation {
 	x := r.sample
 	out := pressure.ReplicaObservation{
@@ -135,11 +145,18 @@ func (s *Source) replica(r result, st *replicaState) pressure.ReplicaObservation
 	}
 	cpu := x.CPUSeconds
 	if !cpu.OK || math.IsNaN(cpu.V) || math.IsInf(cpu.V, 0) {
-		st.hasCPU = false
+		st.hasCPU, st.hasRate = false, false
 		return out
 	}
 	prev, had := st.cpu, st.hasCPU
+	if had && cpu.V >= prev.seconds && r.at.Sub(prev.at) < minRateWindow {
+		if st.hasRate {
+			out.CPUUtilisation = st.rate
+		}
+		return out
+	}
 	st.cpu, st.hasCPU = cpuMark{seconds: cpu.V, at: r.at}, true
+	st.rate, st.hasRate = 0, had && cpu.V >= prev.seconds
 	dt := r.at.Sub(prev.at).Seconds()
 	switch {
 	case !had:
@@ -148,6 +165,7 @@ func (s *Source) replica(r result, st *replicaState) pressure.ReplicaObservation
 		s.log.Debug("CPU counter reset: no CPU rate this sample", "replica", r.name)
 	case dt > 0 && limit > 0:
 		out.CPUUtilisation = (cpu.V - prev.seconds) / dt / limit
+		st.rate = out.CPUUtilisation
 	}
 	return out
 }

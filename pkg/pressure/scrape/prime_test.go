@@ -57,3 +57,45 @@ func TestFirstSampleHasACPURate(t *testing.T) {
 		})
 	}
 }
+
+// TestARateSpansAtLeastMinRateWindow: a read that comes within
+// minRateWindow of the replica's last one (a target's first sample just
+// before an aligned tick) reports the replica's last rate, not the rate
+// over the short gap, where the replica answering 30 ms late would read
+// 0.6 as 0.6 x 64 / 34 = 1.13; the next read's rate spans from the older
+// mark, and is exact.
+func TestARateSpansAtLeastMinRateWindow(t *testing.T) {
+	clk := newClock()
+	w := demo.New(demo.Config{Now: clk.Now})
+	w.SetLoad(60)
+	var late time.Duration // how long after the scrape starts the replica reads its counter
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		clk.Advance(late)
+		w.Handler().ServeHTTP(rw, r)
+	}))
+	defer srv.Close()
+	src := newSource(t, Options{Targets: targets(t, srv.URL+"/metrics"), Now: clk.Now, Concurrency: 1})
+	cpu := func() float64 {
+		t.Helper()
+		obs, err := src.Observe(context.Background())
+		if err != nil || len(obs.Replicas) != 1 {
+			t.Fatalf("%+v %v", obs, err)
+		}
+		return obs.Replicas[0].CPUUtilisation
+	}
+	for _, step := range []struct {
+		after, late time.Duration
+		want        float64
+	}{
+		{0, 0, 0},             // first sight: no rate
+		{time.Second, 0, 0.6}, // a rate over a second
+		{34 * time.Millisecond, 30 * time.Millisecond, 0.6}, // too soon: the last rate
+		{time.Second, 0, 0.6},                               // over the 1.064 s since the second read
+	} {
+		clk.Advance(step.after)
+		late = step.late
+		if got := cpu(); !near(got, step.want) {
+			t.Fatalf("%v after the last read, answered %v later: CPU %v, want %v", step.after, step.late, got, step.want)
+		}
+	}
+}
