@@ -3,6 +3,7 @@ package peer_test
 import (
 	"context"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -142,16 +143,32 @@ func pods(r *replica) []string {
 	return out
 }
 
-// eventually polls cond for up to 10 s: a forward crosses loopback
+// eventually polls cond for up to 30 s: a forward crosses loopback
 // between two goroutines of this process, so a bound, not a margin.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("after 10 s: %s", what)
+			t.Fatalf("after 30 s: %s", what)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// listening waits until a replica's peer listener accepts connections: a
+// forward sent before it does is retried only within the send's timeout,
+// which a busy machine can spend before the listener is up.
+func listening(t *testing.T, addrs ...string) {
+	t.Helper()
+	for _, addr := range addrs {
+		eventually(t, addr+" accepts", func() bool {
+			c, err := net.Dial("tcp", addr)
+			if err == nil {
+				c.Close()
+			}
+			return err == nil
+		})
 	}
 }
 
@@ -163,6 +180,7 @@ func TestForwardedPushesReachEveryReplica(t *testing.T) {
 	addrA, addrB := freeAddr(t), freeAddr(t)
 	a := startReplica(t, creds, token, addrA, addrB)
 	b := startReplica(t, creds, token, addrB, addrA)
+	listening(t, addrA, addrB)
 
 	pushPod(t, a, "shop-1", 60_000, attribute.String("k8s.namespace.name", "shop"))
 	pushPod(t, b, "shop-2", 60_000) // no namespace: the credential's
