@@ -189,7 +189,7 @@ func (s *Store) Import(r ReplicaState) (stored, refused int) {
 	}
 	if len(rep.series) == 0 {
 		delete(n.replicas, r.Name)
-		s.memory.Add(-replicaOverhead)
+		s.release(n, replicaOverhead)
 	}
 	s.m.series.Set(float64(s.series.Load()))
 	s.m.memory.Set(float64(s.memory.Load()))

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -144,6 +145,37 @@ func setCounters(req *colmetrics.ExportMetricsServiceRequest, v float64) {
 					dp.Value = &metricspb.NumberDataPoint_AsDouble{AsDouble: v}
 				}
 			}
+		}
+	}
+}
+
+// A replica state none of whose series can be stored leaves its
+// namespace's memory as it found it: 10,000 such imports (5 MiB of replica
+// overheads, were they kept) still leave a 1 MiB namespace room for a
+// real replica's state.
+func TestRefusedImportsGiveTheirMemoryBack(t *testing.T) {
+	now := time.Now().Truncate(time.Second)
+	clock := func() time.Time { return now }
+	from, err := store.New(store.Options{Now: clock}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := from.Ingest(storetest.ContractPush(1, now).GetResourceMetrics(), allow{}); err != nil || res.Rejected > 0 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	to, err := store.New(store.Options{Now: clock, MaxMemoryBytesPerNamespace: 1 << 20, GuaranteedMemoryBytes: 1 << 20}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r := range from.States() {
+		for i := range 10_000 {
+			empty := store.ReplicaState{Namespace: r.Namespace, Name: fmt.Sprint("empty-", i), Series: []store.SeriesState{{Metric: "m"}}}
+			if stored, refused := to.Import(empty); stored != 0 || refused != 1 {
+				t.Fatalf("an empty series: %d stored, %d refused", stored, refused)
+			}
+		}
+		if stored, refused := to.Import(r); stored == 0 || refused != 0 {
+			t.Fatalf("the real replica after the refused ones: %d stored, %d refused", stored, refused)
 		}
 	}
 }
