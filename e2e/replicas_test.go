@@ -109,6 +109,7 @@ type haWorkload struct {
 	metadata map[string]string // the trigger's, exactly as KEDA sends it
 	metric   string            // the HPA's external metric name, once known
 	served   atomic.Pointer[float64]
+	evicted  time.Duration // the eviction, on the workload's own recorder's clock
 
 	mu    sync.Mutex
 	ticks []haTick
@@ -172,7 +173,7 @@ func TestScalerReplicasThroughRestarts(t *testing.T) {
 	victim := pods[0].Name
 	rec.phase(phaseEviction)
 	for _, h := range hs {
-		h.w.rec.Mark("evict " + victim)
+		h.evicted = h.w.rec.Mark("evict " + victim)
 	}
 	evict(t, victim)
 	if _, err := waitScalerPods(ctx, 120*time.Second, "a replacement for "+victim+" ready, "+victim+" gone", 2, []string{victim}); err != nil {
@@ -600,15 +601,10 @@ func (h *haWorkload) judge(t *testing.T) haResult {
 			res.LowestPodRatio = min(res.LowestPodRatio, v/k.True)
 		}
 	}
-	from := -1.0
-	for _, k := range ticks {
-		if k.Phase == phaseEviction {
-			from = k.T
-			break
-		}
-	}
+	// From the eviction on, on the workload recorder's clock (the HA
+	// recorder's ticks count from a later start).
 	for _, p := range h.w.rec.Snapshot().Points {
-		if from >= 0 && p.T.Seconds() >= from {
+		if h.evicted > 0 && p.T >= h.evicted {
 			res.MinReplicas, res.MaxReplicas = min(res.MinReplicas, p.Desired), max(res.MaxReplicas, p.Desired)
 		}
 	}
