@@ -219,8 +219,7 @@ func (s *surge) observe(now time.Time, saturated, clear, stale bool, n int, targ
 	}
 	measured := false
 	if working > 0 {
-		// A working set a rounding error above a whole count is that count.
-		if asked := min(math.Ceil(working/target-1e-9), float64(n)*surgeMaxFactor); asked > want {
+		if asked := min(replicasAt(working, target), float64(n)*surgeMaxFactor); asked > want {
 			want, measured = asked, true
 		}
 	}

@@ -2,6 +2,7 @@ package signal
 
 import (
 	"math"
+	"math/bits"
 	"time"
 )
 
@@ -165,11 +166,7 @@ func (h *hold) undoneShare() (float64, bool) {
 		return 0, false
 	}
 	mask := uint32(1)<<h.outcomes - 1
-	count := 0
-	for b := h.undone & mask; b != 0; b &= b - 1 {
-		count++
-	}
-	return float64(count) / float64(h.outcomes), true
+	return float64(bits.OnesCount32(h.undone&mask)) / float64(h.outcomes), true
 }
 
 // replicasAt is the replica count an autoscaler asks for at target:

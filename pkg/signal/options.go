@@ -162,7 +162,7 @@ type Options struct {
 	// start-up (the longer of ReplicaStartup and the measured one, which a
 	// change undone pays again for every replica it brings back), and at
 	// most ScaleInHold; then it is dropped. 0: no price, every fall waits
-	// the whole ScaleInHold. Default 0 (budgeted: 300); range 0..86400000.
+	// the whole ScaleInHold. Default 0 (budgeted: 600); range 0..86400000.
 	ChangeCost float64
 	// Forecast turns on the seasonal forecast: a bounded history of raw
 	// demand (seasonal.Buckets buckets of seasonal.Bucket), a daily or weekly

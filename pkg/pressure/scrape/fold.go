@@ -116,12 +116,21 @@ const stateTTL = 10 * time.Minute
 // which read a pool at 0.6 as 0.84. A read that comes sooner after the
 // replica's last one reports the last rate and keeps the older mark, so
 // the next rate spans both. The first sample's second read comes
-// DefaultPrimeDelay after its first, so it always has its rate.
+// Options.PrimeDelay after its first, so the window is never longer than
+// that: the second read always has its rate.
 const minRateWindow = DefaultPrimeDelay
+
+// rateWindow is minRateWindow, or the prime delay where that is shorter.
+func (s *Source) rateWindow() time.Duration {
+	if p := s.opts.PrimeDelay; p > 0 && p < minRateWindow {
+		return p
+	}
+	return minRateWindow
+}
 
 // replica reads one answered replica. CPU utilisation is the counter's rate
 // since this replica's previous answer over its CPU limit (or since an
-// earlier one, minRateWindow). On first sight (or after a counter reset)
+// earlier one, rateWindow). On first sight (or after a counter reset)
 // there is no rate, so CPU reads 0 and the resource dimension is memory
 // only for that sample; this is logged, never made up.
 func (s *Source) replica(r result, st *replicaState) pressure.ReplicaObservation {
@@ -149,7 +158,7 @@ func (s *Source) replica(r result, st *replicaState) pressure.ReplicaObservation
 		return out
 	}
 	prev, had := st.cpu, st.hasCPU
-	if had && cpu.V >= prev.seconds && r.at.Sub(prev.at) < minRateWindow {
+	if had && cpu.V >= prev.seconds && r.at.Sub(prev.at) < s.rateWindow() {
 		if st.hasRate {
 			out.CPUUtilisation = st.rate
 		}

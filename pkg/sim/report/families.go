@@ -84,9 +84,9 @@ func scoreFamily(cfg sim.Config, f sim.Family, sets []sim.Setting) familyScores 
 	return fs
 }
 
-// median is the middle of the sorted counts, the mean of the two middles
+// median is the middle of the sorted values, the mean of the two middles
 // for an even count.
-func median(v []int) float64 {
+func median[T int | float64](v []T) float64 {
 	s := slices.Clone(v)
 	slices.Sort(s)
 	n := len(s)

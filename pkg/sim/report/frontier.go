@@ -76,11 +76,7 @@ func (f familyFrontier) median() float64 {
 	if len(f.ratios) == 0 {
 		return 0
 	}
-	n := len(f.ratios)
-	if n%2 == 1 {
-		return f.ratios[n/2]
-	}
-	return (f.ratios[n/2-1] + f.ratios[n/2]) / 2
+	return median(f.ratios)
 }
 
 // met: the median seed (of those with a frontier) within frontierBound.

@@ -213,12 +213,12 @@ func (p *Pool) run(ctx context.Context, srv *server, q Query, ask func(context.C
 	}
 	if q.Kind == History {
 		if err := srv.history.Acquire(waitCtx, 1); err != nil {
-			return nil, p.notSent(q, deadline, need, err)
+			return nil, p.notSent(q, deadline, need)
 		}
 		defer srv.history.Release(1)
 	}
 	if err := srv.slots.Acquire(waitCtx, 1); err != nil {
-		return nil, p.notSent(q, deadline, need, err)
+		return nil, p.notSent(q, deadline, need)
 	}
 	defer srv.slots.Release(1)
 	sentAt := time.Now()
@@ -229,7 +229,7 @@ func (p *Pool) run(ctx context.Context, srv *server, q Query, ask func(context.C
 		// first, say) count.
 		need = srv.expected(q.Kind, sentAt)
 		if timeout = promclient.ServerTimeout(deadline.Sub(sentAt)); timeout <= 0 || timeout < need {
-			return nil, p.notSent(q, deadline, need, context.DeadlineExceeded)
+			return nil, p.notSent(q, deadline, need)
 		}
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadline(ctx, sentAt.Add(timeout))
@@ -250,11 +250,9 @@ func (p *Pool) run(ctx context.Context, srv *server, q Query, ask func(context.C
 }
 
 // notSent is the error of a query whose turn did not come while there
-// was time to answer it (err is its wait's).
-func (p *Pool) notSent(q Query, deadline time.Time, need time.Duration, err error) error {
-	if !errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
+// was time to answer it: its wait ends only at that deadline (the caller's
+// cancellation is not its wait's).
+func (p *Pool) notSent(q Query, deadline time.Time, need time.Duration) error {
 	p.refused.WithLabelValues(q.Server).Inc()
 	return fmt.Errorf("%w: %v left before the deadline, and the server's recent answers took %v (queries in flight to it: at most %d)",
 		ErrNoTime, max(0, time.Until(deadline)).Round(time.Millisecond), need.Round(time.Millisecond), p.maxInFlight)
