@@ -33,7 +33,7 @@ var seasonDims = [...]dimension{dimReplicas, dimActivation, dimResource, dimCPU,
 // sample, a failed one again after a backoff. Every window ends at a grid
 // instant at or before at, so every point is past.
 func (s *Source) ObserveSeason(ctx context.Context, at time.Time, compute pressure.ComputeCollector) (pressure.Season, error) {
-	query := s.seasonQuery()
+	query := s.seasonQ
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	s.seasonMu.Lock()

@@ -66,6 +66,7 @@ type Source struct {
 
 	seasonMu sync.Mutex // guards season
 	season   *seasonread.Reads
+	seasonQ  string // seasonQuery(), fixed with the queries
 }
 
 // alignMargin is how far before the aligned instant an aligned source
@@ -158,6 +159,7 @@ func newSource(api querier, opts Options) *Source {
 		s.hasStore = s.hasStore || q != "" && dimension(d).storage()
 		s.hasQueue = s.hasQueue || q != "" && dimension(d).queue()
 	}
+	s.seasonQ = s.seasonQuery()
 	return s
 }
 
